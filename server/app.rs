@@ -1,0 +1,187 @@
+//! Builds the service from a [`Config`] and a state directory: store, API token, broker, web
+//! server and background jobs. `main` and the tests both go through [`Application::build`].
+
+use std::net::{SocketAddr, TcpListener};
+use std::time::Duration;
+
+use actix_web::middleware::{DefaultHeaders, from_fn};
+use actix_web::{App, HttpServer, web};
+use chrono::Utc;
+
+use crate::broker::{Broker, BrokerSettings};
+use crate::config::{Config, ConfigError};
+use crate::db::{Db, DbError, models};
+use crate::paths::{PathError, StateDir, write_private};
+use crate::web::auth::{self, ApiTokens};
+use crate::web::{AppState, allowed_hosts};
+
+/// How often pending questions are checked against their deadline.
+const EXPIRY_SWEEP: Duration = Duration::from_secs(2);
+
+/// Why the service could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    /// The config is unusable.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The state directory could not be prepared.
+    #[error(transparent)]
+    Path(#[from] PathError),
+    /// The store could not be opened or migrated.
+    #[error("cannot open the store: {0}")]
+    Db(#[from] DbError),
+    /// The listen address could not be bound.
+    #[error("cannot listen on {addr}")]
+    Bind {
+        /// The address.
+        addr: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The API token could not be created or read.
+    #[error("cannot set up the API token {0}")]
+    Token(String),
+    /// The web server failed.
+    #[error("web server failed")]
+    Server(#[source] std::io::Error),
+}
+
+/// A bound, ready-to-run service.
+pub struct Application {
+    addr: SocketAddr,
+    server: actix_web::dev::Server,
+    broker: Broker,
+}
+
+impl Application {
+    /// Prepares the state directory, opens and migrates the store, sets up the API token,
+    /// binds `listen` (port 0 picks a free port) and writes `<state>/service-url`.
+    ///
+    /// # Errors
+    /// [`StartupError`] naming what failed.
+    pub async fn build(
+        config: &Config,
+        state_root: std::path::PathBuf,
+        listen: &str,
+    ) -> Result<Application, StartupError> {
+        config.check_listen(listen)?;
+        let state = StateDir::prepare(state_root)?;
+        let db = Db::open(&state.db_file())?;
+        state.tighten_files()?;
+        let tokens = ensure_api_token(&state, &db).await?;
+
+        let listener = TcpListener::bind(listen).map_err(|source| StartupError::Bind {
+            addr: listen.to_owned(),
+            source,
+        })?;
+        let addr = listener.local_addr().map_err(|source| StartupError::Bind {
+            addr: listen.to_owned(),
+            source,
+        })?;
+        let base_url = format!("http://{addr}");
+        write_private(&state.service_url_file(), &format!("{base_url}\n"))?;
+
+        let broker = Broker::new(
+            db.clone(),
+            BrokerSettings {
+                question_timeout: Duration::from_secs(config.question_timeout_secs),
+            },
+        );
+        let data = web::Data::new(AppState {
+            broker: broker.clone(),
+            db,
+            tokens,
+            allowed_hosts: allowed_hosts(addr),
+            base_url,
+            max_request_bytes: config.max_request_bytes,
+        });
+        let server = HttpServer::new(move || {
+            App::new()
+                .app_data(data.clone())
+                .wrap(from_fn(auth::check_host_and_origin))
+                .wrap(security_headers())
+                .configure(crate::web::configure)
+        })
+        .shutdown_timeout(5)
+        .listen(listener)
+        .map_err(|source| StartupError::Bind {
+            addr: listen.to_owned(),
+            source,
+        })?
+        .run();
+        Ok(Application {
+            addr,
+            server,
+            broker,
+        })
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The broker (tests drive it directly).
+    pub fn broker(&self) -> &Broker {
+        &self.broker
+    }
+
+    /// Serves until SIGINT/SIGTERM (actix stops accepting, then finishes in-flight requests
+    /// for up to 5 seconds), running the expiry sweep alongside.
+    ///
+    /// # Errors
+    /// [`StartupError::Server`].
+    pub async fn run_until_stopped(self) -> Result<(), StartupError> {
+        let broker = self.broker.clone();
+        let sweeper = tokio::spawn(async move {
+            let mut tick = tokio::time::interval(EXPIRY_SWEEP);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            loop {
+                tick.tick().await;
+                if let Err(e) = broker.expire_due().await {
+                    tracing::warn!(error = %e, "expiry sweep failed");
+                }
+            }
+        });
+        let result = self.server.await.map_err(StartupError::Server);
+        sweeper.abort();
+        result
+    }
+}
+
+/// CSP without inline script, no sniffing, no referrer, no framing.
+fn security_headers() -> DefaultHeaders {
+    DefaultHeaders::new()
+        .add((
+            "Content-Security-Policy",
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src data:; \
+             connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        ))
+        .add(("X-Content-Type-Options", "nosniff"))
+        .add(("Referrer-Policy", "no-referrer"))
+        .add(("X-Frame-Options", "DENY"))
+}
+
+/// Creates `<state>/api-token` (0600) on first start and makes sure its digest is stored.
+async fn ensure_api_token(state: &StateDir, db: &Db) -> Result<ApiTokens, StartupError> {
+    let path = state.api_token_file();
+    let token = match std::fs::read_to_string(&path) {
+        Ok(t) if !t.trim().is_empty() => t.trim().to_owned(),
+        Ok(_) | Err(_) => {
+            let t = auth::random_token()
+                .map_err(|e| StartupError::Token(format!("{}: {e}", path.display())))?;
+            write_private(&path, &format!("{t}\n"))?;
+            t
+        }
+    };
+    let digest = auth::sha256_hex(&token);
+    let now = Utc::now().timestamp_millis();
+    let digests = db
+        .run(move |conn| {
+            models::insert_api_token(conn, &digest, now)?;
+            Ok(models::api_token_digests(conn)?)
+        })
+        .await?;
+    Ok(ApiTokens::from_hex(&digests))
+}

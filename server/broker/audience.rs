@@ -1,0 +1,111 @@
+//! Who may answer a question. `human` questions (every URL question, and forms whose fields
+//! look like they ask for secrets) are hidden from the API's lists and cannot be answered over
+//! the API; `agent` questions may be answered by a script or a person.
+//!
+//! Forms must not ask for secrets (MCP 2025-11-25 `client/elicitation.mdx` Warning, ES2), but
+//! nothing stops a server from doing so; such a form goes to the person, never to an agent.
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::elicitation::{FieldKind, FormSchema};
+
+/// Who may answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Audience {
+    /// Only a person, in the browser.
+    Human,
+    /// A script over the API/CLI, or a person.
+    Agent,
+}
+
+impl Audience {
+    /// The stored/wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Audience::Human => "human",
+            Audience::Agent => "agent",
+        }
+    }
+
+    /// Parses the stored name.
+    pub fn parse(s: &str) -> Option<Audience> {
+        match s {
+            "human" => Some(Audience::Human),
+            "agent" => Some(Audience::Agent),
+            _ => None,
+        }
+    }
+}
+
+/// Words that mark a field as asking for a secret, matched case-insensitively against the
+/// property name, title and description (separators ignored).
+const SECRET_WORDS: &[&str] = &[
+    "password",
+    "passphrase",
+    "passwd",
+    "token",
+    "secret",
+    "apikey",
+    "credential",
+    "cardnumber",
+    "creditcard",
+    "cvv",
+    "cvc",
+    "privatekey",
+    "pin",
+];
+
+/// True when a text field of the form looks like it asks for a secret.
+pub fn form_asks_for_secret(schema: &FormSchema) -> bool {
+    schema.fields.iter().any(|f| {
+        matches!(f.kind, FieldKind::Text { .. })
+            && [
+                Some(f.name.as_str()),
+                f.title.as_deref(),
+                f.description.as_deref(),
+            ]
+            .into_iter()
+            .flatten()
+            .any(looks_secret)
+    })
+}
+
+fn looks_secret(text: &str) -> bool {
+    let squashed: String = text
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect();
+    SECRET_WORDS.iter().any(|w| {
+        // "pin" alone is too short to match inside other words ("shipping").
+        if *w == "pin" {
+            squashed == "pin" || squashed.ends_with("pincode")
+        } else {
+            squashed.contains(w)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::era::Era;
+    use serde_json::json;
+
+    #[test]
+    fn api_key_form_is_for_humans_only() {
+        let s = FormSchema::parse(
+            Era::V2025_11_25,
+            &json!({"type":"object","properties":{"apiKey":{"type":"string"}}}),
+        )
+        .unwrap();
+        assert!(form_asks_for_secret(&s));
+        let s = FormSchema::parse(
+            Era::V2025_11_25,
+            &json!({"type":"object","properties":{"shipping":{"type":"string"}}}),
+        )
+        .unwrap();
+        assert!(!form_asks_for_secret(&s));
+    }
+}

@@ -1,0 +1,240 @@
+//! A typed client of the service's JSON API for the local commands (`proxy`, `login`). It
+//! finds the service by `--broker URL`, else `MCP_CONSENT_BROKER`, else `<state>/service-url`,
+//! else `http://127.0.0.1:7777`, and authenticates with the token in `<state>/api-token`.
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::Value;
+
+use crate::paths::StateDir;
+
+/// The default service address.
+pub const DEFAULT_URL: &str = "http://127.0.0.1:7777";
+
+/// Errors talking to the service.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The service could not be reached (not running, wrong address, restarting).
+    #[error("mcp-consent service unreachable at {url}: {source}")]
+    Unreachable {
+        /// The address tried.
+        url: String,
+        /// The cause.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The API token file could not be read (the service has never run for this state dir).
+    #[error(
+        "cannot read the API token {path} (has `mcp-consent serve` run with this state directory?)"
+    )]
+    NoToken {
+        /// The token file.
+        path: std::path::PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The request body was over the service's limit.
+    #[error("request too large for the service")]
+    TooLarge,
+    /// The question does not exist (any more).
+    #[error("no such question")]
+    NotFound,
+    /// Any other unexpected status.
+    #[error("mcp-consent service answered {status}: {body}")]
+    Status {
+        /// HTTP status.
+        status: StatusCode,
+        /// Response body (an `{"error"}` object, usually).
+        body: String,
+    },
+}
+
+/// Outcome of opening a question.
+#[derive(Debug, Clone)]
+pub enum Opened {
+    /// A question is pending: its id and deadline (RFC 3339).
+    Question {
+        /// Question id.
+        id: String,
+        /// Deadline, if the service reported one.
+        expires_at: Option<String>,
+    },
+    /// Refused before opening: the JSON-RPC response to give the server.
+    Response(Value),
+}
+
+/// Outcome of one long-poll.
+#[derive(Debug, Clone)]
+pub enum Waited {
+    /// The JSON-RPC response to give the server.
+    Response(Value),
+    /// Still pending.
+    Pending,
+    /// Closed without a response (withdrawn).
+    Closed,
+}
+
+/// The API client.
+#[derive(Debug, Clone)]
+pub struct ServiceClient {
+    http: reqwest::Client,
+    state: StateDir,
+    explicit_url: Option<String>,
+}
+
+impl ServiceClient {
+    /// A client for the service of `state`, or at `explicit_url`.
+    pub fn new(state: StateDir, explicit_url: Option<String>) -> ServiceClient {
+        ServiceClient {
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(90))
+                .build()
+                .unwrap_or_default(),
+            state,
+            explicit_url,
+        }
+    }
+
+    /// The service's base URL, resolved afresh on every call (a restarted service may listen
+    /// elsewhere).
+    pub fn base_url(&self) -> String {
+        if let Some(url) = &self.explicit_url {
+            return url.trim_end_matches('/').to_owned();
+        }
+        std::fs::read_to_string(self.state.service_url_file())
+            .ok()
+            .map(|s| s.trim().trim_end_matches('/').to_owned())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| DEFAULT_URL.to_owned())
+    }
+
+    fn token(&self) -> Result<String, ClientError> {
+        let path = self.state.api_token_file();
+        std::fs::read_to_string(&path)
+            .map(|t| t.trim().to_owned())
+            .map_err(|source| ClientError::NoToken { path, source })
+    }
+
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<(StatusCode, Value), ClientError> {
+        let token = self.token()?;
+        let url = format!("{}{path}", self.base_url());
+        let mut req = self.http.request(method, &url).bearer_auth(token);
+        if let Some(body) = body {
+            req = req.json(body);
+        }
+        let res = req
+            .send()
+            .await
+            .map_err(|source| ClientError::Unreachable {
+                url: self.base_url(),
+                source,
+            })?;
+        let status = res.status();
+        let text = res
+            .text()
+            .await
+            .map_err(|source| ClientError::Unreachable {
+                url: self.base_url(),
+                source,
+            })?;
+        match status {
+            StatusCode::PAYLOAD_TOO_LARGE => Err(ClientError::TooLarge),
+            StatusCode::NOT_FOUND => Err(ClientError::NotFound),
+            s if s.is_success() => Ok((s, serde_json::from_str(&text).unwrap_or(Value::Null))),
+            status => Err(ClientError::Status { status, body: text }),
+        }
+    }
+
+    /// `POST /api/v1/requests`.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub async fn open(&self, body: &Value) -> Result<Opened, ClientError> {
+        let (status, json) = self
+            .send(reqwest::Method::POST, "/api/v1/requests", Some(body))
+            .await?;
+        if let Some(response) = json.get("response") {
+            return Ok(Opened::Response(response.clone()));
+        }
+        match json.get("id").and_then(Value::as_str) {
+            Some(id) => Ok(Opened::Question {
+                id: id.to_owned(),
+                expires_at: json
+                    .get("expiresAt")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            }),
+            None => Err(ClientError::Status {
+                status,
+                body: json.to_string(),
+            }),
+        }
+    }
+
+    /// `GET /api/v1/requests/{id}/response?wait=SECONDS`.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub async fn wait(&self, id: &str, wait_secs: u64) -> Result<Waited, ClientError> {
+        let path = format!("/api/v1/requests/{id}/response?wait={wait_secs}");
+        let (status, json) = self.send(reqwest::Method::GET, &path, None).await?;
+        Ok(match json.get("response") {
+            Some(r) => Waited::Response(r.clone()),
+            None if status == StatusCode::ACCEPTED => Waited::Pending,
+            None => Waited::Closed,
+        })
+    }
+
+    /// `POST /api/v1/requests/{id}/cancel`.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub async fn cancel(&self, id: &str) -> Result<(), ClientError> {
+        self.send(
+            reqwest::Method::POST,
+            &format!("/api/v1/requests/{id}/cancel"),
+            None,
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// `POST /api/v1/elicitations/{elicitationId}/complete`.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub async fn complete(&self, elicitation_id: &str) -> Result<(), ClientError> {
+        let eid: String = form_urlencoded::byte_serialize(elicitation_id.as_bytes()).collect();
+        self.send(
+            reqwest::Method::POST,
+            &format!("/api/v1/elicitations/{eid}/complete"),
+            None,
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// `POST /api/v1/login-links`: a one-time login URL.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub async fn login_link(&self) -> Result<String, ClientError> {
+        let (status, json) = self
+            .send(reqwest::Method::POST, "/api/v1/login-links", None)
+            .await?;
+        json.get("url")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or(ClientError::Status {
+                status,
+                body: json.to_string(),
+            })
+    }
+}

@@ -1,0 +1,174 @@
+//! The service configuration: `$XDG_CONFIG_HOME/mcp-consent/config.toml` (or `--config`), read
+//! only, never written by the service. Every key is optional; the defaults below apply.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Errors reading the configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file named by `--config` does not exist or cannot be read.
+    #[error("cannot read config file {path}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML or has unknown keys or wrong types.
+    #[error("invalid config file {path}: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, from the TOML parser.
+        message: String,
+    },
+    /// `listen` names a non-loopback address without `allow_non_loopback = true`.
+    #[error("listen address {0} is not loopback; set allow_non_loopback = true to allow it")]
+    NotLoopback(String),
+}
+
+/// Service settings. Unknown keys are an error so a typo does not silently fall back to a
+/// default.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Address the web UI and API listen on. Default `"127.0.0.1:7777"`; port 0 picks a free
+    /// port.
+    pub listen: String,
+    /// Allow `listen` on a non-loopback address. Default `false`: the service holds prompts and
+    /// answers and is meant for the local user only.
+    pub allow_non_loopback: bool,
+    /// Seconds a question waits for an answer before it expires (the server then gets
+    /// `-32603` naming the expiry). Default `900` (15 minutes).
+    pub question_timeout_secs: u64,
+    /// Largest body accepted when opening a question, in bytes (images and audio travel
+    /// base64). Default `16777216` (16 MiB). Other API bodies are limited to 1 MiB.
+    pub max_request_bytes: usize,
+    /// Pruning of decided questions.
+    pub retention: Retention,
+}
+
+/// `[retention]`: how long decided questions are kept. Pending questions are never pruned.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Retention {
+    /// Delete terminal questions decided more than this many days ago. Default `30`.
+    pub max_age_days: u64,
+    /// Keep at most this many terminal questions (newest by decision time). Default `1000`.
+    pub max_terminal: u64,
+    /// Seconds between pruning runs. Default `3600`.
+    pub interval_secs: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: "127.0.0.1:7777".to_owned(),
+            allow_non_loopback: false,
+            question_timeout_secs: 900,
+            max_request_bytes: 16 * 1024 * 1024,
+            retention: Retention::default(),
+        }
+    }
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Retention {
+            max_age_days: 30,
+            max_terminal: 1000,
+            interval_secs: 3600,
+        }
+    }
+}
+
+impl Config {
+    /// The default config file: `$XDG_CONFIG_HOME/mcp-consent/config.toml` (macOS:
+    /// `~/Library/Application Support/mcp-consent/config.toml`).
+    pub fn default_path() -> Option<PathBuf> {
+        dirs::config_dir().map(|d| d.join("mcp-consent").join("config.toml"))
+    }
+
+    /// Loads `explicit` (which must exist), else the default file if it exists, else the
+    /// defaults.
+    ///
+    /// # Errors
+    /// [`ConfigError::Read`] for an unreadable file, [`ConfigError::Parse`] for bad TOML.
+    pub fn load(explicit: Option<&Path>) -> Result<Config, ConfigError> {
+        let path = match explicit {
+            Some(p) => p.to_path_buf(),
+            None => match Self::default_path() {
+                Some(p) if p.exists() => p,
+                _ => return Ok(Config::default()),
+            },
+        };
+        let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        Self::parse(&text).map_err(|message| ConfigError::Parse { path, message })
+    }
+
+    /// Parses TOML text.
+    ///
+    /// # Errors
+    /// The parser's message.
+    pub fn parse(text: &str) -> Result<Config, String> {
+        toml::from_str(text).map_err(|e| e.to_string())
+    }
+
+    /// Checks the listen address against the loopback rule.
+    ///
+    /// # Errors
+    /// [`ConfigError::NotLoopback`].
+    pub fn check_listen(&self, listen: &str) -> Result<(), ConfigError> {
+        let loopback = listen
+            .parse::<std::net::SocketAddr>()
+            .map(|a| a.ip().is_loopback())
+            .unwrap_or_else(|_| listen.starts_with("localhost:"));
+        if loopback || self.allow_non_loopback {
+            Ok(())
+        } else {
+            Err(ConfigError::NotLoopback(listen.to_owned()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_gives_documented_defaults() {
+        let c = Config::parse("").unwrap();
+        assert_eq!(c.listen, "127.0.0.1:7777");
+        assert_eq!(c.question_timeout_secs, 900);
+        assert_eq!(c.max_request_bytes, 16_777_216);
+        assert_eq!(
+            c.retention,
+            Retention {
+                max_age_days: 30,
+                max_terminal: 1000,
+                interval_secs: 3600
+            }
+        );
+    }
+
+    #[test]
+    fn unknown_keys_are_refused() {
+        assert!(Config::parse("question_timeout = 5").is_err());
+        let c = Config::parse("question_timeout_secs = 5\n[retention]\nmax_terminal = 3").unwrap();
+        assert_eq!((c.question_timeout_secs, c.retention.max_terminal), (5, 3));
+    }
+
+    #[test]
+    fn non_loopback_needs_opt_in() {
+        let c = Config::default();
+        assert!(c.check_listen("127.0.0.1:0").is_ok());
+        assert!(c.check_listen("[::1]:7777").is_ok());
+        assert!(c.check_listen("0.0.0.0:7777").is_err());
+    }
+}

@@ -1,0 +1,251 @@
+//! Rows and the queries on them. Functions take the connection first and return
+//! `QueryResult`; the broker decides what the rows mean.
+
+use diesel::prelude::*;
+use diesel::sqlite::Sqlite;
+
+use super::schema::{api_tokens, login_links, questions, web_sessions};
+
+/// A stored question (see `migrations/` for the column meanings). Times are Unix milliseconds.
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = questions, check_for_backend(Sqlite))]
+pub struct QuestionRow {
+    pub id: String,
+    pub kind: String,
+    pub server: String,
+    pub session: String,
+    pub tool: Option<String>,
+    pub audience: String,
+    pub state: String,
+    pub phase: Option<String>,
+    pub protocol_version: String,
+    pub era: String,
+    pub client_capabilities: String,
+    pub rpc_id: String,
+    pub request: String,
+    pub response: Option<String>,
+    pub elicitation_id: Option<String>,
+    pub created_at: i64,
+    pub expires_at: i64,
+    pub decided_at: Option<i64>,
+}
+
+impl QuestionRow {
+    /// Inserts a new question.
+    pub fn insert(conn: &mut SqliteConnection, row: &QuestionRow) -> QueryResult<()> {
+        diesel::insert_into(questions::table)
+            .values(row)
+            .execute(conn)
+            .map(|_| ())
+    }
+
+    /// The question with this id.
+    pub fn find(conn: &mut SqliteConnection, id: &str) -> QueryResult<Option<QuestionRow>> {
+        questions::table
+            .find(id)
+            .select(QuestionRow::as_select())
+            .first(conn)
+            .optional()
+    }
+
+    /// The pending question for the same server, session and JSON-RPC id, if any.
+    pub fn find_pending_request(
+        conn: &mut SqliteConnection,
+        server: &str,
+        session: &str,
+        rpc_id: &str,
+    ) -> QueryResult<Option<QuestionRow>> {
+        questions::table
+            .filter(questions::server.eq(server))
+            .filter(questions::session.eq(session))
+            .filter(questions::rpc_id.eq(rpc_id))
+            .filter(questions::state.eq("pending"))
+            .select(QuestionRow::as_select())
+            .first(conn)
+            .optional()
+    }
+
+    /// Questions oldest first, optionally filtered by state and audience, at most `limit`.
+    pub fn list(
+        conn: &mut SqliteConnection,
+        state: Option<&str>,
+        audience: Option<&str>,
+        limit: i64,
+    ) -> QueryResult<Vec<QuestionRow>> {
+        let mut query = questions::table
+            .select(QuestionRow::as_select())
+            .into_boxed();
+        if let Some(state) = state {
+            query = query.filter(questions::state.eq(state.to_owned()));
+        }
+        if let Some(audience) = audience {
+            query = query.filter(questions::audience.eq(audience.to_owned()));
+        }
+        query
+            .order((questions::created_at.asc(), questions::id.asc()))
+            .limit(limit)
+            .load(conn)
+    }
+
+    /// Recently decided questions, newest first.
+    pub fn recent_decided(
+        conn: &mut SqliteConnection,
+        limit: i64,
+    ) -> QueryResult<Vec<QuestionRow>> {
+        questions::table
+            .filter(questions::state.ne("pending"))
+            .select(QuestionRow::as_select())
+            .order((questions::decided_at.desc(), questions::id.desc()))
+            .limit(limit)
+            .load(conn)
+    }
+
+    /// Pending questions whose deadline is at or before `now`.
+    pub fn due(conn: &mut SqliteConnection, now: i64) -> QueryResult<Vec<QuestionRow>> {
+        questions::table
+            .filter(questions::state.eq("pending"))
+            .filter(questions::expires_at.le(now))
+            .select(QuestionRow::as_select())
+            .load(conn)
+    }
+
+    /// Moves a pending question to `state`, storing `response`. Returns false (and changes
+    /// nothing) when it was no longer pending: this conditional update is what makes every
+    /// question get exactly one response.
+    pub fn decide(
+        conn: &mut SqliteConnection,
+        id: &str,
+        state: &str,
+        response: Option<&str>,
+        now: i64,
+    ) -> QueryResult<bool> {
+        let changed = diesel::update(
+            questions::table
+                .find(id)
+                .filter(questions::state.eq("pending")),
+        )
+        .set((
+            questions::state.eq(state),
+            questions::phase.eq(None::<String>),
+            questions::response.eq(response),
+            questions::decided_at.eq(Some(now)),
+        ))
+        .execute(conn)?;
+        Ok(changed == 1)
+    }
+}
+
+impl QuestionRow {
+    /// Marks accepted URL questions with this `elicitationId` completed; returns them.
+    pub fn complete_url(
+        conn: &mut SqliteConnection,
+        elicitation_id: &str,
+        now: i64,
+    ) -> QueryResult<Vec<QuestionRow>> {
+        conn.immediate_transaction(|conn| {
+            let target = questions::table
+                .filter(questions::kind.eq("url"))
+                .filter(questions::elicitation_id.eq(elicitation_id))
+                .filter(questions::state.eq("accepted"));
+            diesel::update(target)
+                .set((
+                    questions::state.eq("completed"),
+                    questions::decided_at.eq(Some(now)),
+                ))
+                .execute(conn)?;
+            questions::table
+                .filter(questions::kind.eq("url"))
+                .filter(questions::elicitation_id.eq(elicitation_id))
+                .filter(questions::state.eq("completed"))
+                .filter(questions::decided_at.eq(Some(now)))
+                .select(QuestionRow::as_select())
+                .load(conn)
+        })
+    }
+}
+
+/// Stores the digest of an API token.
+pub fn insert_api_token(conn: &mut SqliteConnection, sha256: &str, now: i64) -> QueryResult<()> {
+    diesel::insert_or_ignore_into(api_tokens::table)
+        .values((
+            api_tokens::token_sha256.eq(sha256),
+            api_tokens::created_at.eq(now),
+        ))
+        .execute(conn)
+        .map(|_| ())
+}
+
+/// Every stored API token digest.
+pub fn api_token_digests(conn: &mut SqliteConnection) -> QueryResult<Vec<String>> {
+    api_tokens::table
+        .select(api_tokens::token_sha256)
+        .load(conn)
+}
+
+/// Stores a login link digest valid until `expires_at`.
+pub fn insert_login_link(
+    conn: &mut SqliteConnection,
+    sha256: &str,
+    expires_at: i64,
+) -> QueryResult<()> {
+    diesel::insert_into(login_links::table)
+        .values((
+            login_links::token_sha256.eq(sha256),
+            login_links::expires_at.eq(expires_at),
+        ))
+        .execute(conn)
+        .map(|_| ())
+}
+
+/// Consumes a login link: deletes it and reports whether it existed and was still valid.
+pub fn take_login_link(conn: &mut SqliteConnection, sha256: &str, now: i64) -> QueryResult<bool> {
+    let deleted = diesel::delete(
+        login_links::table
+            .filter(login_links::token_sha256.eq(sha256))
+            .filter(login_links::expires_at.gt(now)),
+    )
+    .execute(conn)?;
+    diesel::delete(login_links::table.filter(login_links::expires_at.le(now))).execute(conn)?;
+    Ok(deleted == 1)
+}
+
+/// A browser session: digest of its cookie secret and its CSRF token.
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = web_sessions, check_for_backend(Sqlite))]
+pub struct WebSessionRow {
+    pub id_sha256: String,
+    pub csrf_token: String,
+    pub created_at: i64,
+    pub expires_at: i64,
+}
+
+impl WebSessionRow {
+    /// Inserts a session.
+    pub fn insert(conn: &mut SqliteConnection, row: &WebSessionRow) -> QueryResult<()> {
+        diesel::insert_into(web_sessions::table)
+            .values(row)
+            .execute(conn)
+            .map(|_| ())
+    }
+
+    /// The unexpired session with this digest.
+    pub fn find_valid(
+        conn: &mut SqliteConnection,
+        sha256: &str,
+        now: i64,
+    ) -> QueryResult<Option<WebSessionRow>> {
+        web_sessions::table
+            .find(sha256)
+            .filter(web_sessions::expires_at.gt(now))
+            .select(WebSessionRow::as_select())
+            .first(conn)
+            .optional()
+    }
+
+    /// Deletes the session with this digest.
+    pub fn delete(conn: &mut SqliteConnection, sha256: &str) -> QueryResult<()> {
+        diesel::delete(web_sessions::table.find(sha256))
+            .execute(conn)
+            .map(|_| ())
+    }
+}

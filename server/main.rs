@@ -1,0 +1,155 @@
+//! The `mcp-consent` command: `serve` runs the service; `proxy` wraps an MCP server for a host;
+//! `login` prints a one-time browser login link.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use mcp_consent::app::Application;
+use mcp_consent::client::ServiceClient;
+use mcp_consent::config::Config;
+use mcp_consent::paths::StateDir;
+use mcp_consent::proxy::{self, ProxyOptions};
+
+/// The human trust boundary for MCP sampling and elicitation requests.
+#[derive(Debug, Parser)]
+#[command(name = "mcp-consent", version, about)]
+struct Cli {
+    /// State directory (store, API token, service URL). Default: $XDG_STATE_HOME/mcp-consent.
+    #[arg(long, global = true, env = "MCP_CONSENT_STATE_DIR")]
+    state_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the service: web UI, JSON API and the question store.
+    Serve {
+        /// Listen address (default from the config: 127.0.0.1:7777; port 0 picks a free port).
+        #[arg(long)]
+        listen: Option<String>,
+        /// Config file. Default: $XDG_CONFIG_HOME/mcp-consent/config.toml if it exists.
+        #[arg(long, env = "MCP_CONSENT_CONFIG")]
+        config: Option<PathBuf>,
+    },
+    /// Wrap an MCP server for a host: `mcp-consent proxy --name NAME -- COMMAND [ARGS...]`.
+    Proxy {
+        /// The server's name, shown to the person.
+        #[arg(long, default_value = "server")]
+        name: String,
+        /// The service URL. Default: <state>/service-url, else http://127.0.0.1:7777.
+        #[arg(long, env = "MCP_CONSENT_BROKER")]
+        broker: Option<String>,
+        /// The server command and its arguments.
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+    },
+    /// Print a one-time link that logs this browser in.
+    Login {
+        /// The service URL. Default: <state>/service-url, else http://127.0.0.1:7777.
+        #[arg(long, env = "MCP_CONSENT_BROKER")]
+        broker: Option<String>,
+    },
+}
+
+fn init_tracing(default: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+}
+
+fn state_root(cli: &Option<PathBuf>) -> Result<PathBuf, String> {
+    match cli {
+        Some(p) => Ok(p.clone()),
+        None => StateDir::default_root().map_err(|e| e.to_string()),
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let root = match state_root(&cli.state_dir) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("mcp-consent: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match cli.command {
+        Command::Serve { listen, config } => {
+            init_tracing("info");
+            // SAFETY: umask only changes this process's file-creation mask; it is called before
+            // any other thread creates files. Everything the service creates is owner-only.
+            unsafe {
+                libc::umask(0o077);
+            }
+            let config = match Config::load(config.as_deref()) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("mcp-consent: {}", error_chain(&e));
+                    return ExitCode::FAILURE;
+                }
+            };
+            let listen = listen.unwrap_or_else(|| config.listen.clone());
+            let app = match Application::build(&config, root, &listen).await {
+                Ok(app) => app,
+                Err(e) => {
+                    eprintln!("mcp-consent: {}", error_chain(&e));
+                    return ExitCode::FAILURE;
+                }
+            };
+            println!("listening on http://{}", app.addr());
+            if let Err(e) = app.run_until_stopped().await {
+                eprintln!("mcp-consent: {}", error_chain(&e));
+                return ExitCode::FAILURE;
+            }
+            ExitCode::SUCCESS
+        }
+        Command::Proxy {
+            name,
+            broker,
+            command,
+        } => {
+            init_tracing("warn");
+            let client = ServiceClient::new(StateDir::at(root), broker);
+            match proxy::run(ProxyOptions { name, command }, client).await {
+                Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+                Err(e) => {
+                    eprintln!("mcp-consent proxy: {}", error_chain(&e));
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Login { broker } => {
+            init_tracing("warn");
+            let client = ServiceClient::new(StateDir::at(root), broker);
+            match client.login_link().await {
+                Ok(url) => {
+                    println!("Open this link in your browser (it works once, for 10 minutes):");
+                    println!("{url}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("mcp-consent login: {}", error_chain(&e));
+                    ExitCode::FAILURE
+                }
+            }
+        }
+    }
+}

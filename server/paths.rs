@@ -1,0 +1,207 @@
+//! The owner-only state layout: `<state>/` and `<state>/broker/` are 0700;
+//! `broker/broker.db` with its `-wal`/`-shm`, `api-token` and `service-url` are 0600. Looser
+//! modes of an existing install are tightened on open; if that fails, startup fails naming the
+//! path.
+
+use std::fs::{self, OpenOptions, Permissions};
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// A path could not be created, read or made owner-only.
+#[derive(Debug, thiserror::Error)]
+pub enum PathError {
+    /// No `--state-dir`, no `MCP_CONSENT_STATE_DIR`, and no home directory to derive one from.
+    #[error("cannot find a state directory: set --state-dir or MCP_CONSENT_STATE_DIR")]
+    NoStateDir,
+    /// An I/O operation on `path` failed.
+    #[error("{action} {path}")]
+    Io {
+        /// What was being done ("cannot create", "cannot tighten the mode of", …).
+        action: &'static str,
+        /// The path concerned.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> PathError {
+    let path = path.to_path_buf();
+    move |source| PathError::Io {
+        action,
+        path,
+        source,
+    }
+}
+
+/// The state directory of one user's service.
+#[derive(Debug, Clone)]
+pub struct StateDir {
+    root: PathBuf,
+}
+
+impl StateDir {
+    /// The default state directory: `$XDG_STATE_HOME/mcp-consent` (`~/.local/state/…`), on
+    /// macOS `~/Library/Application Support/mcp-consent`.
+    ///
+    /// # Errors
+    /// [`PathError::NoStateDir`] when no home directory is known.
+    pub fn default_root() -> Result<PathBuf, PathError> {
+        dirs::state_dir()
+            .or_else(dirs::data_dir)
+            .map(|d| d.join("mcp-consent"))
+            .ok_or(PathError::NoStateDir)
+    }
+
+    /// Names the state directory without touching the disk (for client commands that only read
+    /// `service-url` and `api-token`).
+    pub fn at(root: PathBuf) -> StateDir {
+        StateDir { root }
+    }
+
+    /// Creates (or tightens) `<root>` and `<root>/broker` as 0700 and tightens every file the
+    /// service keeps there to 0600.
+    ///
+    /// # Errors
+    /// [`PathError::Io`] naming the path that could not be created or tightened.
+    pub fn prepare(root: PathBuf) -> Result<StateDir, PathError> {
+        let dir = StateDir { root };
+        for d in [dir.root.clone(), dir.broker_dir()] {
+            fs::create_dir_all(&d).map_err(io("cannot create", &d))?;
+            tighten(&d, 0o700)?;
+        }
+        let db = dir.db_file();
+        if !db.exists() {
+            // SQLite copies the db file's mode to -wal/-shm, so the file exists 0600 before
+            // SQLite first opens it.
+            OpenOptions::new()
+                .create_new(true)
+                .write(true)
+                .mode(0o600)
+                .open(&db)
+                .map_err(io("cannot create", &db))?;
+        }
+        dir.tighten_files()?;
+        Ok(dir)
+    }
+
+    /// Tightens every existing file of the store to 0600.
+    ///
+    /// # Errors
+    /// [`PathError::Io`] naming the file.
+    pub fn tighten_files(&self) -> Result<(), PathError> {
+        let db = self.db_file();
+        let mut files = vec![
+            db.clone(),
+            with_suffix(&db, "-wal"),
+            with_suffix(&db, "-shm"),
+            self.api_token_file(),
+            self.service_url_file(),
+        ];
+        files.retain(|f| f.exists());
+        for f in files {
+            tighten(&f, 0o600)?;
+        }
+        Ok(())
+    }
+
+    /// `<state>`.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `<state>/broker`.
+    pub fn broker_dir(&self) -> PathBuf {
+        self.root.join("broker")
+    }
+
+    /// `<state>/broker/broker.db`.
+    pub fn db_file(&self) -> PathBuf {
+        self.broker_dir().join("broker.db")
+    }
+
+    /// `<state>/api-token`: the local API bearer token (0600).
+    pub fn api_token_file(&self) -> PathBuf {
+        self.root.join("api-token")
+    }
+
+    /// `<state>/service-url`: where the running service listens.
+    pub fn service_url_file(&self) -> PathBuf {
+        self.root.join("service-url")
+    }
+}
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+/// Sets `path` to `mode` if it is looser (any bit outside `mode`).
+fn tighten(path: &Path, mode: u32) -> Result<(), PathError> {
+    let meta = fs::metadata(path).map_err(io("cannot read the mode of", path))?;
+    if meta.permissions().mode() & 0o777 & !mode != 0 {
+        fs::set_permissions(path, Permissions::from_mode(mode))
+            .map_err(io("cannot tighten the mode of", path))?;
+    }
+    Ok(())
+}
+
+/// Writes `contents` to `path` as 0600, replacing it atomically (temp file + rename), so a
+/// reader never sees a half-written token or URL.
+///
+/// # Errors
+/// [`PathError::Io`] naming the file.
+pub fn write_private(path: &Path, contents: &str) -> Result<(), PathError> {
+    let tmp = with_suffix(path, ".tmp");
+    let _ = fs::remove_file(&tmp);
+    let mut file = OpenOptions::new()
+        .create_new(true)
+        .write(true)
+        .mode(0o600)
+        .open(&tmp)
+        .map_err(io("cannot create", &tmp))?;
+    file.write_all(contents.as_bytes())
+        .map_err(io("cannot write", &tmp))?;
+    file.sync_all().map_err(io("cannot write", &tmp))?;
+    fs::rename(&tmp, path).map_err(io("cannot replace", path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mode(p: &Path) -> u32 {
+        fs::metadata(p).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn prepare_creates_owner_only_layout_and_tightens_loose_modes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("state");
+        let dir = StateDir::prepare(root.clone()).unwrap();
+        assert_eq!(mode(&root), 0o700);
+        assert_eq!(mode(&dir.broker_dir()), 0o700);
+        assert_eq!(mode(&dir.db_file()), 0o600);
+
+        fs::set_permissions(&root, Permissions::from_mode(0o755)).unwrap();
+        fs::set_permissions(dir.db_file(), Permissions::from_mode(0o644)).unwrap();
+        fs::write(dir.api_token_file(), "x").unwrap();
+        fs::set_permissions(dir.api_token_file(), Permissions::from_mode(0o644)).unwrap();
+        StateDir::prepare(root.clone()).unwrap();
+        assert_eq!(mode(&root), 0o700);
+        assert_eq!(mode(&dir.db_file()), 0o600);
+        assert_eq!(mode(&dir.api_token_file()), 0o600);
+    }
+
+    #[test]
+    fn write_private_is_0600() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("token");
+        write_private(&f, "secret").unwrap();
+        assert_eq!(mode(&f), 0o600);
+        assert_eq!(fs::read_to_string(&f).unwrap(), "secret");
+    }
+}

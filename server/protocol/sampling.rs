@@ -1,0 +1,508 @@
+//! `sampling/createMessage`: validation of the request a server sends and of the
+//! `CreateMessageResult` an answerer proposes. Pure functions, no I/O; every path that opens or
+//! answers a sampling question (proxy, API, pages, CLI) goes through here.
+//!
+//! Rules and sources: `reference/mcp-spec.md` §2 (MCP 2025-06-18 and 2025-11-25
+//! `client/sampling.mdx`, `schema.ts` `CreateMessageRequestParams`, `SamplingMessage`,
+//! `CreateMessageResult`).
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value};
+
+use super::era::Era;
+use super::jsonrpc::RpcError;
+use super::{FieldError, capabilities};
+
+/// Message of the `-32602` for an unanswered `tool_use` (2025-11-25 `client/sampling.mdx`
+/// §Error Handling, verbatim).
+pub const TOOL_RESULT_MISSING: &str = "Tool result missing in request";
+/// Message of the `-32602` for a user message mixing `tool_result` with other blocks
+/// (2025-11-25 §Error Handling list item).
+pub const TOOL_RESULTS_MIXED: &str = "Tool results mixed with other content";
+
+/// What the reviewer must be told about an accepted request.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequestFindings {
+    /// `includeContext` asked for `thisServer`/`allServers` while the forwarded capabilities
+    /// have no `sampling.context`: shown as requested and ignored, no context is added
+    /// (2025-11-25 SA6/SA7).
+    pub include_context_ignored: Option<String>,
+}
+
+/// Validates `sampling/createMessage` params against the era and the client capabilities as
+/// forwarded to the server.
+///
+/// # Errors
+/// A `-32602` [`RpcError`] whose message names the first violated rule: missing or malformed
+/// `messages`, a role other than `user`/`assistant`, content illegal for the era, `maxTokens`
+/// missing or not a positive integer, a priority outside [0, 1], `tools`/`toolChoice` without
+/// `sampling.tools` (2025-11-25 SA5), [`TOOL_RESULTS_MIXED`] (SA13), [`TOOL_RESULT_MISSING`]
+/// (SA14), a `toolUseId` matching no earlier `tool_use` (SA15) or a duplicate `tool_use` id.
+pub fn validate_request(
+    era: Era,
+    client_capabilities: &Value,
+    params: &Value,
+) -> Result<RequestFindings, RpcError> {
+    let params = params
+        .as_object()
+        .ok_or_else(|| RpcError::invalid_params("params must be an object"))?;
+
+    let messages = params
+        .get("messages")
+        .ok_or_else(|| RpcError::invalid_params("messages is required"))?
+        .as_array()
+        .ok_or_else(|| RpcError::invalid_params("messages must be an array"))?;
+    for (i, message) in messages.iter().enumerate() {
+        validate_message(era, message)
+            .map_err(|m| RpcError::invalid_params(format!("messages[{i}]: {m}")))?;
+    }
+
+    match params.get("maxTokens") {
+        None => return Err(RpcError::invalid_params("maxTokens is required")),
+        Some(v) if v.as_u64().is_some_and(|n| n > 0) => {}
+        Some(_) => {
+            return Err(RpcError::invalid_params(
+                "maxTokens must be a positive integer",
+            ));
+        }
+    }
+
+    if let Some(prefs) = params.get("modelPreferences") {
+        validate_model_preferences(prefs).map_err(RpcError::invalid_params)?;
+    }
+    check_optional(params, "systemPrompt", Value::is_string, "a string")?;
+    check_optional(params, "temperature", Value::is_number, "a number")?;
+    check_optional(params, "metadata", Value::is_object, "an object")?;
+    if let Some(stops) = params.get("stopSequences")
+        && !stops
+            .as_array()
+            .is_some_and(|a| a.iter().all(Value::is_string))
+    {
+        return Err(RpcError::invalid_params(
+            "stopSequences must be an array of strings",
+        ));
+    }
+
+    let tools_present = params.contains_key("tools") || params.contains_key("toolChoice");
+    if tools_present && !capabilities::sampling_tools(client_capabilities) {
+        return Err(RpcError::invalid_params(
+            "tools/toolChoice sent but the client did not declare sampling.tools",
+        ));
+    }
+    if let Some(tools) = params.get("tools") {
+        validate_tools(tools).map_err(RpcError::invalid_params)?;
+    }
+    if let Some(choice) = params.get("toolChoice") {
+        tool_choice_mode(choice).map_err(RpcError::invalid_params)?;
+    }
+
+    if era.has_sampling_tools() {
+        check_tool_balance(messages)?;
+    }
+
+    let mut findings = RequestFindings::default();
+    match params.get("includeContext") {
+        None => {}
+        Some(Value::String(s)) if s == "none" => {}
+        Some(Value::String(s)) if s == "thisServer" || s == "allServers" => {
+            if !capabilities::sampling_context(client_capabilities) {
+                findings.include_context_ignored = Some(s.clone());
+            }
+        }
+        Some(_) => {
+            return Err(RpcError::invalid_params(
+                "includeContext must be one of none, thisServer, allServers",
+            ));
+        }
+    }
+    Ok(findings)
+}
+
+/// Validates a proposed `CreateMessageResult` for the request it answers.
+///
+/// Nothing is filled in on the answerer's behalf: `role`, `model` and `content` must be given.
+/// `tool_use` content and `stopReason: "toolUse"` are legal only when the request carried
+/// `tools` and its `toolChoice.mode` is not `none`; `toolUse` needs at least one `tool_use`
+/// block (2025-11-25 `schema.ts` `CreateMessageResult`, `ToolChoice`).
+///
+/// # Errors
+/// Every problem found, each with the result field it concerns (`role`, `model`, `content`,
+/// `stopReason`, or empty for the whole result).
+pub fn validate_result(era: Era, request: &Value, result: &Value) -> Result<(), Vec<FieldError>> {
+    let Some(obj) = result.as_object() else {
+        return Err(vec![FieldError::whole("the result must be a JSON object")]);
+    };
+    let mut errors = Vec::new();
+    match obj.get("role").and_then(Value::as_str) {
+        Some("user" | "assistant") => {}
+        Some(_) => errors.push(FieldError::new(
+            "role",
+            "role must be \"user\" or \"assistant\"",
+        )),
+        None => errors.push(FieldError::new("role", "role is required")),
+    }
+    match obj.get("model") {
+        Some(Value::String(m)) if !m.trim().is_empty() => {}
+        Some(Value::String(_)) => errors.push(FieldError::new("model", "model must not be empty")),
+        Some(_) => errors.push(FieldError::new("model", "model must be a string")),
+        None => errors.push(FieldError::new("model", "model is required")),
+    }
+    let blocks = match obj.get("content") {
+        None => {
+            errors.push(FieldError::new("content", "content is required"));
+            Vec::new()
+        }
+        Some(content) => match content_blocks(era, content) {
+            Ok(blocks) => {
+                for block in &blocks {
+                    if let Err(m) = validate_block(block) {
+                        errors.push(FieldError::new("content", m));
+                    }
+                }
+                blocks
+            }
+            Err(m) => {
+                errors.push(FieldError::new("content", m));
+                Vec::new()
+            }
+        },
+    };
+    let stop_reason = match obj.get("stopReason") {
+        None => None,
+        Some(Value::String(s)) => Some(s.as_str()),
+        Some(_) => {
+            errors.push(FieldError::new("stopReason", "stopReason must be a string"));
+            None
+        }
+    };
+
+    let tool_uses: Vec<&Value> = blocks
+        .iter()
+        .copied()
+        .filter(|b| block_type(b) == Some("tool_use"))
+        .collect();
+    let tools_allowed = request.get("tools").is_some()
+        && request
+            .get("toolChoice")
+            .map(|c| tool_choice_mode(c).ok() != Some("none"))
+            .unwrap_or(true);
+    if !tool_uses.is_empty() && !tools_allowed {
+        errors.push(FieldError::new(
+            "content",
+            "tool_use content is only allowed when the request offered tools and toolChoice is not \"none\"",
+        ));
+    }
+    if stop_reason == Some("toolUse") {
+        if !tools_allowed {
+            errors.push(FieldError::new(
+                "stopReason",
+                "stopReason \"toolUse\" is only allowed when the request offered tools and toolChoice is not \"none\"",
+            ));
+        } else if tool_uses.is_empty() {
+            errors.push(FieldError::new(
+                "stopReason",
+                "stopReason \"toolUse\" needs at least one tool_use block",
+            ));
+        }
+    }
+    let mut seen = HashSet::new();
+    for tu in &tool_uses {
+        if let Some(id) = tu.get("id").and_then(Value::as_str)
+            && !seen.insert(id)
+        {
+            errors.push(FieldError::new(
+                "content",
+                format!("duplicate tool_use id {id:?}"),
+            ));
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+fn check_optional(
+    params: &Map<String, Value>,
+    key: &str,
+    ok: fn(&Value) -> bool,
+    what: &str,
+) -> Result<(), RpcError> {
+    match params.get(key) {
+        Some(v) if !ok(v) => Err(RpcError::invalid_params(format!("{key} must be {what}"))),
+        _ => Ok(()),
+    }
+}
+
+fn validate_message(era: Era, message: &Value) -> Result<(), String> {
+    let obj = message.as_object().ok_or("a message must be an object")?;
+    let role = match obj.get("role").and_then(Value::as_str) {
+        Some(r @ ("user" | "assistant")) => r,
+        Some(r) => {
+            return Err(format!(
+                "role {r:?} is not allowed (only \"user\" or \"assistant\")"
+            ));
+        }
+        None => return Err("role is required".into()),
+    };
+    let content = obj.get("content").ok_or("content is required")?;
+    for block in content_blocks(era, content)? {
+        validate_block(block)?;
+        match (role, block_type(block)) {
+            ("user", Some("tool_use")) => {
+                return Err("tool_use blocks belong in assistant messages".into());
+            }
+            ("assistant", Some("tool_result")) => {
+                return Err("tool_result blocks belong in user messages".into());
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The blocks of a `content` field, checked for the era's shape: 2025-06-18 takes one
+/// text/image/audio block; 2025-11-25+ one block or an array and adds `tool_use`/`tool_result`.
+fn content_blocks(era: Era, content: &Value) -> Result<Vec<&Value>, String> {
+    let blocks: Vec<&Value> = match content {
+        Value::Object(_) => vec![content],
+        Value::Array(items) if era.has_sampling_tools() => items.iter().collect(),
+        Value::Array(_) => return Err(format!("content must be a single block in {era}")),
+        _ => return Err("content must be a content block".into()),
+    };
+    for block in &blocks {
+        match block_type(block) {
+            Some("text" | "image" | "audio") => {}
+            Some("tool_use" | "tool_result") if era.has_sampling_tools() => {}
+            Some(t) => {
+                return Err(format!(
+                    "content type {t:?} is not allowed in sampling messages in {era}"
+                ));
+            }
+            None => return Err("every content block needs a string type".into()),
+        }
+    }
+    Ok(blocks)
+}
+
+fn block_type(block: &Value) -> Option<&str> {
+    block.get("type").and_then(Value::as_str)
+}
+
+fn require_str(block: &Value, key: &str, ty: &str) -> Result<(), String> {
+    match block.get(key) {
+        Some(Value::String(_)) => Ok(()),
+        _ => Err(format!("{ty} content needs a string {key}")),
+    }
+}
+
+fn validate_block(block: &Value) -> Result<(), String> {
+    match block_type(block) {
+        Some("text") => require_str(block, "text", "text"),
+        Some(t @ ("image" | "audio")) => {
+            require_str(block, "data", t)?;
+            require_str(block, "mimeType", t)
+        }
+        Some("tool_use") => {
+            require_str(block, "id", "tool_use")?;
+            require_str(block, "name", "tool_use")?;
+            if !block.get("input").is_some_and(Value::is_object) {
+                return Err("tool_use content needs an object input".into());
+            }
+            Ok(())
+        }
+        Some("tool_result") => {
+            require_str(block, "toolUseId", "tool_result")?;
+            let inner = block
+                .get("content")
+                .and_then(Value::as_array)
+                .ok_or("tool_result content needs a content array")?;
+            for item in inner {
+                match block_type(item) {
+                    Some("text") => require_str(item, "text", "text")?,
+                    Some(t @ ("image" | "audio")) => {
+                        require_str(item, "data", t)?;
+                        require_str(item, "mimeType", t)?;
+                    }
+                    Some("resource_link" | "resource") => {}
+                    _ => return Err("tool_result content holds an unknown block type".into()),
+                }
+            }
+            if block.get("isError").is_some_and(|v| !v.is_boolean()) {
+                return Err("tool_result isError must be a boolean".into());
+            }
+            if block
+                .get("structuredContent")
+                .is_some_and(|v| !v.is_object())
+            {
+                return Err("tool_result structuredContent must be an object".into());
+            }
+            Ok(())
+        }
+        _ => Err("unknown content type".into()),
+    }
+}
+
+fn validate_model_preferences(prefs: &Value) -> Result<(), String> {
+    let obj = prefs
+        .as_object()
+        .ok_or("modelPreferences must be an object")?;
+    for key in ["costPriority", "speedPriority", "intelligencePriority"] {
+        if let Some(v) = obj.get(key) {
+            match v.as_f64() {
+                Some(p) if (0.0..=1.0).contains(&p) => {}
+                _ => {
+                    return Err(format!(
+                        "modelPreferences.{key} must be a number within [0, 1]"
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(hints) = obj.get("hints") {
+        let hints = hints
+            .as_array()
+            .ok_or("modelPreferences.hints must be an array")?;
+        for hint in hints {
+            let ok = hint
+                .as_object()
+                .is_some_and(|h| h.get("name").is_none_or(Value::is_string));
+            if !ok {
+                return Err(
+                    "each modelPreferences hint must be an object with an optional string name"
+                        .into(),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+fn validate_tools(tools: &Value) -> Result<(), String> {
+    let tools = tools.as_array().ok_or("tools must be an array")?;
+    for (i, tool) in tools.iter().enumerate() {
+        if !tool.get("name").is_some_and(Value::is_string) {
+            return Err(format!("tools[{i}] needs a string name"));
+        }
+        let schema_ok = tool
+            .get("inputSchema")
+            .and_then(Value::as_object)
+            .is_some_and(|s| s.get("type").and_then(Value::as_str) == Some("object"));
+        if !schema_ok {
+            return Err(format!(
+                "tools[{i}].inputSchema must be an object schema with type \"object\""
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The `toolChoice.mode`, defaulting to `auto` (2025-11-25 `schema.ts` `ToolChoice`).
+fn tool_choice_mode(choice: &Value) -> Result<&str, String> {
+    let obj = choice.as_object().ok_or("toolChoice must be an object")?;
+    match obj.get("mode") {
+        None => Ok("auto"),
+        Some(Value::String(m)) if matches!(m.as_str(), "auto" | "required" | "none") => {
+            Ok(m.as_str())
+        }
+        Some(_) => Err("toolChoice.mode must be one of auto, required, none".into()),
+    }
+}
+
+/// SA13–SA15: tool results stand alone in their user message, every `tool_use` is answered by
+/// the very next message, and every `toolUseId` answers a `tool_use` of the message before.
+fn check_tool_balance(messages: &[Value]) -> Result<(), RpcError> {
+    let mut all_ids = HashSet::new();
+    // tool_use ids of the previous assistant message still waiting for their results.
+    let mut open: Option<Vec<String>> = None;
+    for message in messages {
+        let role = message
+            .get("role")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let blocks: Vec<&Value> = match message.get("content") {
+            Some(Value::Array(items)) => items.iter().collect(),
+            Some(block) => vec![block],
+            None => Vec::new(),
+        };
+        let results: Vec<&str> = blocks
+            .iter()
+            .filter(|b| block_type(b) == Some("tool_result"))
+            .filter_map(|b| b.get("toolUseId").and_then(Value::as_str))
+            .collect();
+        if role == "user" && !results.is_empty() && results.len() != blocks.len() {
+            return Err(RpcError::invalid_params(TOOL_RESULTS_MIXED));
+        }
+        if let Some(waiting) = open.take() {
+            if role != "user" || waiting.iter().any(|id| !results.contains(&id.as_str())) {
+                return Err(RpcError::invalid_params(TOOL_RESULT_MISSING));
+            }
+            if let Some(stray) = results.iter().find(|r| !waiting.iter().any(|w| w == *r)) {
+                return Err(RpcError::invalid_params(format!(
+                    "toolUseId {stray:?} does not match a tool_use of the previous assistant message"
+                )));
+            }
+            continue;
+        }
+        if let Some(stray) = results.first() {
+            return Err(RpcError::invalid_params(format!(
+                "toolUseId {stray:?} does not match a tool_use of the previous assistant message"
+            )));
+        }
+        let uses: Vec<String> = blocks
+            .iter()
+            .filter(|b| block_type(b) == Some("tool_use"))
+            .filter_map(|b| b.get("id").and_then(Value::as_str).map(str::to_owned))
+            .collect();
+        for id in &uses {
+            if !all_ids.insert(id.clone()) {
+                return Err(RpcError::invalid_params(format!(
+                    "duplicate tool_use id {id:?}"
+                )));
+            }
+        }
+        if !uses.is_empty() {
+            open = Some(uses);
+        }
+    }
+    if open.is_some() {
+        return Err(RpcError::invalid_params(TOOL_RESULT_MISSING));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn caps_tools() -> Value {
+        json!({"sampling": {"tools": {}}, "elicitation": {"form": {}, "url": {}}})
+    }
+
+    #[test]
+    fn minimal_request_is_valid_in_every_era() {
+        let p = json!({"messages":[{"role":"user","content":{"type":"text","text":"What is the capital of France?"}}],"maxTokens":100});
+        for era in [Era::V2025_06_18, Era::V2025_11_25, Era::V2026_07_28] {
+            assert!(validate_request(era, &caps_tools(), &p).is_ok());
+        }
+    }
+
+    #[test]
+    fn result_without_role_or_model_is_refused() {
+        let req = json!({"messages":[],"maxTokens":1});
+        let errs = validate_result(
+            Era::V2025_11_25,
+            &req,
+            &json!({"content":{"type":"text","text":"hi"}}),
+        )
+        .unwrap_err();
+        let fields: Vec<_> = errs.iter().map(|e| e.field.as_str()).collect();
+        assert!(
+            fields.contains(&"role") && fields.contains(&"model"),
+            "{errs:?}"
+        );
+    }
+}

@@ -1,0 +1,29 @@
+//! CSS and the small JS, embedded in the binary so one file is the whole service.
+
+use actix_web::{HttpResponse, get, web};
+
+const STYLE: &str = include_str!("../../static/style.css");
+const APP_JS: &str = include_str!("../../static/app.js");
+
+/// Registers `/static/*` and `/healthz`.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(static_file).service(healthz);
+}
+
+#[get("/static/{name}")]
+async fn static_file(name: web::Path<String>) -> HttpResponse {
+    let (body, mime) = match name.as_str() {
+        "style.css" => (STYLE, "text/css; charset=utf-8"),
+        "app.js" => (APP_JS, "text/javascript; charset=utf-8"),
+        _ => return HttpResponse::NotFound().finish(),
+    };
+    HttpResponse::Ok()
+        .content_type(mime)
+        .insert_header(("Cache-Control", "no-cache"))
+        .body(body)
+}
+
+#[get("/healthz")]
+async fn healthz() -> HttpResponse {
+    HttpResponse::Ok().content_type("text/plain").body("ok\n")
+}

@@ -1,0 +1,197 @@
+//! Errors at the HTTP edge, one type per surface: [`ApiError`] renders the JSON error contract
+//! of DESIGN.md, [`PageError`] renders `error.html`. Broker errors are mapped here, once.
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{CONTENT_TYPE, LOCATION};
+use actix_web::{HttpResponse, ResponseError};
+use askama::Template;
+use serde_json::json;
+
+use crate::broker::{BrokerError, State};
+use crate::protocol::FieldError;
+
+/// An error of the JSON API (`/api/v1`). Non-2xx bodies are `{"error": "…"}`; 422 is
+/// `{"errors": [{"field", "message"}]}`.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// 401: missing or wrong bearer token / session.
+    #[error("missing or invalid credentials")]
+    Unauthorized,
+    /// 403: not allowed for this caller.
+    #[error("{0}")]
+    Forbidden(String),
+    /// 404: unknown id.
+    #[error("no question with this id")]
+    NotFound,
+    /// 409: already decided.
+    #[error("the question is already {0}")]
+    Conflict(State),
+    /// 413: body over its limit.
+    #[error("request body is larger than {0} bytes")]
+    TooLarge(usize),
+    /// 400: unreadable body or parameters.
+    #[error("{0}")]
+    BadRequest(String),
+    /// 422: the answer failed validation.
+    #[error("the answer is not valid")]
+    Invalid(Vec<FieldError>),
+    /// 500: logged with its cause, reported without it.
+    #[error("internal error")]
+    Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl From<BrokerError> for ApiError {
+    fn from(e: BrokerError) -> Self {
+        match e {
+            BrokerError::NotFound => ApiError::NotFound,
+            BrokerError::AlreadyDecided(s) => ApiError::Conflict(s),
+            BrokerError::HumanOnly => ApiError::Forbidden(e.to_string()),
+            BrokerError::InvalidAnswer(errors) => ApiError::Invalid(errors),
+            e @ (BrokerError::Corrupt(..) | BrokerError::Store(_)) => {
+                ApiError::Internal(Box::new(e))
+            }
+        }
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::NotFound => StatusCode::NOT_FOUND,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let body = match self {
+            ApiError::Invalid(errors) => json!({ "errors": errors }),
+            ApiError::Internal(cause) => {
+                tracing::error!(error = %cause, source = ?std::error::Error::source(&**cause), "API request failed");
+                json!({ "error": self.to_string() })
+            }
+            _ => json!({ "error": self.to_string() }),
+        };
+        let mut res = HttpResponse::build(self.status_code());
+        if matches!(self, ApiError::Unauthorized) {
+            res.insert_header(("WWW-Authenticate", "Bearer"));
+        }
+        res.json(body)
+    }
+}
+
+/// An error of the HTML pages.
+#[derive(Debug, thiserror::Error)]
+pub enum PageError {
+    /// No valid session: redirect to `/login`.
+    #[error("log in first")]
+    LoginRequired,
+    /// 403 (bad CSRF token, wrong Host/Origin, human-only).
+    #[error("{0}")]
+    Forbidden(String),
+    /// 404.
+    #[error("There is no question with this id.")]
+    NotFound,
+    /// 409: already decided.
+    #[error("This question is already {0}; nothing more was sent.")]
+    Conflict(State),
+    /// 413.
+    #[error("The form is larger than {0} bytes.")]
+    TooLarge(usize),
+    /// 400.
+    #[error("{0}")]
+    BadRequest(String),
+    /// 500: logged with its cause.
+    #[error("Something went wrong inside mcp-consent; the details are in its log.")]
+    Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl From<BrokerError> for PageError {
+    fn from(e: BrokerError) -> Self {
+        match e {
+            BrokerError::NotFound => PageError::NotFound,
+            BrokerError::AlreadyDecided(s) => PageError::Conflict(s),
+            BrokerError::HumanOnly => PageError::Forbidden(e.to_string()),
+            BrokerError::InvalidAnswer(errors) => PageError::BadRequest(
+                errors
+                    .iter()
+                    .map(|e| format!("{} {}", e.field, e.message))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ),
+            e @ (BrokerError::Corrupt(..) | BrokerError::Store(_)) => {
+                PageError::Internal(Box::new(e))
+            }
+        }
+    }
+}
+
+impl From<askama::Error> for PageError {
+    fn from(e: askama::Error) -> Self {
+        PageError::Internal(Box::new(e))
+    }
+}
+
+impl From<crate::db::DbError> for PageError {
+    fn from(e: crate::db::DbError) -> Self {
+        PageError::Internal(Box::new(e))
+    }
+}
+
+impl From<crate::db::DbError> for ApiError {
+    fn from(e: crate::db::DbError) -> Self {
+        ApiError::Internal(Box::new(e))
+    }
+}
+
+#[derive(Template)]
+#[template(path = "error.html")]
+struct ErrorPage<'a> {
+    title: &'a str,
+    message: String,
+    status: u16,
+}
+
+impl ResponseError for PageError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            PageError::LoginRequired => StatusCode::SEE_OTHER,
+            PageError::Forbidden(_) => StatusCode::FORBIDDEN,
+            PageError::NotFound => StatusCode::NOT_FOUND,
+            PageError::Conflict(_) => StatusCode::CONFLICT,
+            PageError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            PageError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            PageError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        if let PageError::LoginRequired = self {
+            return HttpResponse::SeeOther()
+                .insert_header((LOCATION, "/login"))
+                .finish();
+        }
+        if let PageError::Internal(cause) = self {
+            tracing::error!(error = %cause, source = ?std::error::Error::source(&**cause), "page request failed");
+        }
+        let status = self.status_code();
+        let page = ErrorPage {
+            title: status.canonical_reason().unwrap_or("Error"),
+            message: self.to_string(),
+            status: status.as_u16(),
+        };
+        match page.render() {
+            Ok(html) => HttpResponse::build(status)
+                .insert_header((CONTENT_TYPE, "text/html; charset=utf-8"))
+                .body(html),
+            Err(_) => HttpResponse::build(status)
+                .insert_header((CONTENT_TYPE, "text/plain; charset=utf-8"))
+                .body(self.to_string()),
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! The HTTP surface: the JSON API (`/api/v1`), the HTML pages, static assets, health. One
+//! route table ([`configure`]) shared by the service and the tests.
+
+pub mod api;
+pub mod assets;
+pub mod auth;
+pub mod error;
+pub mod pages;
+
+use actix_web::web::{self, Bytes};
+use futures_util::StreamExt;
+
+use crate::broker::Broker;
+use crate::db::Db;
+use auth::ApiTokens;
+
+/// Limit of every body except opening a question, in bytes (1 MiB).
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// Shared state of every handler.
+pub struct AppState {
+    /// The question lifecycle.
+    pub broker: Broker,
+    /// The store (sessions, login links).
+    pub db: Db,
+    /// Valid API token digests.
+    pub tokens: ApiTokens,
+    /// `Host` values this service answers to (`127.0.0.1:PORT`, `localhost:PORT`, …).
+    pub allowed_hosts: Vec<String>,
+    /// The service's own base URL, `http://ADDR`.
+    pub base_url: String,
+    /// Limit of a body opening a question, in bytes.
+    pub max_request_bytes: usize,
+}
+
+/// Registers every route.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.configure(api::configure)
+        .configure(pages::configure)
+        .configure(assets::configure);
+}
+
+/// Reads a request body of at most `limit` bytes.
+///
+/// # Errors
+/// `Err(Some(limit))` when the body is larger, `Err(None)` when the stream failed.
+pub async fn read_body(mut payload: web::Payload, limit: usize) -> Result<Bytes, Option<usize>> {
+    let mut body = web::BytesMut::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|_| None)?;
+        if body.len() + chunk.len() > limit {
+            return Err(Some(limit));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.freeze())
+}
+
+/// The `Host` values a service bound to `addr` answers to.
+pub fn allowed_hosts(addr: std::net::SocketAddr) -> Vec<String> {
+    let port = addr.port();
+    let mut hosts = vec![addr.to_string(), format!("localhost:{port}")];
+    if addr.ip().is_loopback() {
+        hosts.push(format!("127.0.0.1:{port}"));
+        hosts.push(format!("[::1]:{port}"));
+    }
+    hosts.dedup();
+    hosts
+}

@@ -1,0 +1,834 @@
+//! The HTML pages: login, the queue, a question's review page, the confirm step and history.
+//! Server-rendered with askama (everything escaped), working with JavaScript off. Nothing
+//! reaches a server from these pages except through the confirm page's "Send" (accept) or the
+//! Decline/Cancel buttons.
+
+use actix_web::http::header::{CONTENT_TYPE, LOCATION};
+use actix_web::{HttpResponse, web};
+use askama::Template;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::auth::{self, WebSession};
+use super::error::PageError;
+use super::{AppState, MAX_BODY_BYTES, read_body};
+use crate::broker::{Action, Answer, Answerer, BrokerError, Kind, Question, State, rfc3339};
+use crate::protocol::FieldError;
+use crate::protocol::elicitation::{FieldKind, FormSchema, TextFormat};
+
+/// Registers the page routes.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/login", web::get().to(login))
+        .route("/logout", web::post().to(logout))
+        .route("/", web::get().to(queue))
+        .route("/history", web::get().to(history))
+        .route("/questions/{id}", web::get().to(question))
+        .route("/questions/{id}/answer", web::post().to(answer))
+        .route("/questions/{id}/send", web::post().to(send));
+}
+
+fn html(status: actix_web::http::StatusCode, body: String) -> HttpResponse {
+    HttpResponse::build(status)
+        .insert_header((CONTENT_TYPE, "text/html; charset=utf-8"))
+        .insert_header(("Cache-Control", "no-store"))
+        .body(body)
+}
+
+fn ok(t: &impl Template) -> Result<HttpResponse, PageError> {
+    Ok(html(actix_web::http::StatusCode::OK, t.render()?))
+}
+
+fn see_other(to: &str) -> HttpResponse {
+    HttpResponse::SeeOther()
+        .insert_header((LOCATION, to.to_owned()))
+        .finish()
+}
+
+/// Reads an `application/x-www-form-urlencoded` body as ordered pairs (repeated keys kept).
+async fn form_pairs(payload: web::Payload) -> Result<Vec<(String, String)>, PageError> {
+    let body = read_body(payload, MAX_BODY_BYTES)
+        .await
+        .map_err(|e| match e {
+            Some(limit) => PageError::TooLarge(limit),
+            None => PageError::BadRequest("The form could not be read.".into()),
+        })?;
+    Ok(form_urlencoded::parse(&body).into_owned().collect())
+}
+
+fn last<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    pairs
+        .iter()
+        .rev()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+}
+
+#[derive(Template)]
+#[template(path = "login.html")]
+struct LoginPage {
+    message: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct LoginQuery {
+    token: Option<String>,
+}
+
+/// `GET /login[?token=…]`: with a valid one-time token, starts a session and redirects to the
+/// queue; without one, explains how to get a link.
+async fn login(
+    state: web::Data<AppState>,
+    query: web::Query<LoginQuery>,
+) -> Result<HttpResponse, PageError> {
+    let Some(token) = query.token.as_deref() else {
+        return ok(&LoginPage { message: None });
+    };
+    if !auth::take_login_link(&state.db, token).await? {
+        let page = LoginPage {
+            message: Some("This login link is invalid, expired or already used.".into()),
+        };
+        return Ok(html(
+            actix_web::http::StatusCode::UNAUTHORIZED,
+            page.render()?,
+        ));
+    }
+    let (secret, _) = auth::create_session(&state.db).await?;
+    Ok(HttpResponse::SeeOther()
+        .insert_header((LOCATION, "/"))
+        .cookie(auth::session_cookie(&secret))
+        .finish())
+}
+
+/// `POST /logout`.
+async fn logout(
+    state: web::Data<AppState>,
+    session: WebSession,
+    payload: web::Payload,
+) -> Result<HttpResponse, PageError> {
+    let pairs = form_pairs(payload).await?;
+    session.check_csrf(last(&pairs, "csrf"))?;
+    let digest = session.id_sha256.clone();
+    state
+        .db
+        .run(move |conn| Ok(crate::db::models::WebSessionRow::delete(conn, &digest)?))
+        .await?;
+    let mut removal = auth::session_cookie("");
+    removal.make_removal();
+    Ok(HttpResponse::SeeOther()
+        .insert_header((LOCATION, "/login"))
+        .cookie(removal)
+        .finish())
+}
+
+/// A question as a row of the queue or history.
+struct Row {
+    id: String,
+    kind: &'static str,
+    server: String,
+    tool: String,
+    audience: &'static str,
+    state: &'static str,
+    created_at: String,
+    expires_at: String,
+}
+
+impl Row {
+    fn of(q: &Question) -> Row {
+        Row {
+            id: q.id.clone(),
+            kind: q.kind.as_str(),
+            server: q.server.clone(),
+            tool: q.tool.clone().unwrap_or_default(),
+            audience: q.audience.as_str(),
+            state: q.state.as_str(),
+            created_at: rfc3339(q.created_at),
+            expires_at: rfc3339(q.expires_at),
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "queue.html")]
+struct QueuePage {
+    csrf: String,
+    pending: Vec<Row>,
+}
+
+/// `GET /`: every pending question, oldest first. Updates live through `/api/v1/events` when
+/// JavaScript is on; reload otherwise.
+async fn queue(state: web::Data<AppState>, session: WebSession) -> Result<HttpResponse, PageError> {
+    let pending = state.broker.list(Some(State::Pending), None, 1000).await?;
+    ok(&QueuePage {
+        csrf: session.csrf,
+        pending: pending.iter().map(Row::of).collect(),
+    })
+}
+
+#[derive(Template)]
+#[template(path = "history.html")]
+struct HistoryPage {
+    csrf: String,
+    decided: Vec<Row>,
+}
+
+/// `GET /history`: the most recently decided questions.
+async fn history(
+    state: web::Data<AppState>,
+    session: WebSession,
+) -> Result<HttpResponse, PageError> {
+    let decided = state.broker.history(200).await?;
+    ok(&HistoryPage {
+        csrf: session.csrf,
+        decided: decided.iter().map(Row::of).collect(),
+    })
+}
+
+/// One choice of a select or multi-select as rendered.
+struct OptionView {
+    value: String,
+    title: String,
+    selected: bool,
+}
+
+/// One form field as rendered.
+struct FieldView {
+    /// `field.<name>`.
+    input: String,
+    name: String,
+    label: String,
+    description: String,
+    required: bool,
+    /// text, email, url, date, datetime, number, boolean, select, multi.
+    control: &'static str,
+    value: String,
+    checked: bool,
+    min: String,
+    max: String,
+    step: &'static str,
+    minlength: String,
+    maxlength: String,
+    hint: String,
+    options: Vec<OptionView>,
+    error: String,
+}
+
+fn num(x: Option<f64>) -> String {
+    x.map(|v| v.to_string()).unwrap_or_default()
+}
+
+fn count(x: Option<u64>) -> String {
+    x.map(|v| v.to_string()).unwrap_or_default()
+}
+
+/// Builds the field views from the schema, with values from the person's submission when
+/// re-rendering after an error, else from the schema's defaults.
+fn field_views(
+    schema: &FormSchema,
+    input: Option<&[(String, String)]>,
+    errors: &[FieldError],
+) -> Vec<FieldView> {
+    schema
+        .fields
+        .iter()
+        .map(|f| {
+            let input_name = format!("field.{}", f.name);
+            let submitted: Option<Vec<&str>> = input.map(|pairs| {
+                pairs
+                    .iter()
+                    .filter(|(k, _)| *k == input_name)
+                    .map(|(_, v)| v.as_str())
+                    .collect()
+            });
+            let default = f.default_value();
+            let scalar = match &submitted {
+                Some(values) => values.last().map(|v| (*v).to_owned()).unwrap_or_default(),
+                None => match &default {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(Value::Number(n)) => n.to_string(),
+                    _ => String::new(),
+                },
+            };
+            let mut view = FieldView {
+                input: input_name.clone(),
+                name: f.name.clone(),
+                label: f.label().to_owned(),
+                description: f.description.clone().unwrap_or_default(),
+                required: f.required,
+                control: "text",
+                value: scalar.clone(),
+                checked: false,
+                min: String::new(),
+                max: String::new(),
+                step: "any",
+                minlength: String::new(),
+                maxlength: String::new(),
+                hint: String::new(),
+                options: Vec::new(),
+                error: errors
+                    .iter()
+                    .filter(|e| e.field == f.name)
+                    .map(|e| e.message.clone())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            };
+            match &f.kind {
+                FieldKind::Text {
+                    format,
+                    min_length,
+                    max_length,
+                    ..
+                } => {
+                    view.control = match format {
+                        Some(TextFormat::Email) => "email",
+                        Some(TextFormat::Uri) => "url",
+                        Some(TextFormat::Date) => "date",
+                        Some(TextFormat::DateTime) => "datetime",
+                        None => "text",
+                    };
+                    if *format == Some(TextFormat::DateTime) {
+                        view.hint = "RFC 3339, e.g. 2026-01-31T09:30:00Z".into();
+                    }
+                    view.minlength = count(*min_length);
+                    view.maxlength = count(*max_length);
+                }
+                FieldKind::Number {
+                    integer,
+                    minimum,
+                    maximum,
+                    ..
+                } => {
+                    view.control = "number";
+                    view.step = if *integer { "1" } else { "any" };
+                    view.min = num(*minimum);
+                    view.max = num(*maximum);
+                    view.hint = match (minimum, maximum) {
+                        (Some(a), Some(b)) => format!("{a} to {b}"),
+                        (Some(a), None) => format!("at least {a}"),
+                        (None, Some(b)) => format!("at most {b}"),
+                        (None, None) => String::new(),
+                    };
+                    if *integer {
+                        view.hint = format!("whole number {}", view.hint).trim().to_owned();
+                    }
+                }
+                FieldKind::Boolean { default } => {
+                    view.control = "boolean";
+                    view.checked = match &submitted {
+                        Some(values) => values.last() == Some(&"true"),
+                        None => default.unwrap_or(false),
+                    };
+                }
+                FieldKind::Select { options, .. } => {
+                    view.control = "select";
+                    view.options = options
+                        .iter()
+                        .map(|o| OptionView {
+                            value: o.value.clone(),
+                            title: o.title.clone(),
+                            selected: o.value == scalar,
+                        })
+                        .collect();
+                }
+                FieldKind::MultiSelect {
+                    options,
+                    min_items,
+                    max_items,
+                    default,
+                } => {
+                    view.control = "multi";
+                    let chosen: Vec<String> = match &submitted {
+                        Some(values) => values.iter().map(|v| (*v).to_owned()).collect(),
+                        None => default.clone().unwrap_or_default(),
+                    };
+                    view.options = options
+                        .iter()
+                        .map(|o| OptionView {
+                            value: o.value.clone(),
+                            title: o.title.clone(),
+                            selected: chosen.contains(&o.value),
+                        })
+                        .collect();
+                    view.hint = match (min_items, max_items) {
+                        (Some(a), Some(b)) => format!("choose {a} to {b}"),
+                        (Some(a), None) => format!("choose at least {a}"),
+                        (None, Some(b)) => format!("choose at most {b}"),
+                        (None, None) => String::new(),
+                    };
+                }
+            }
+            view
+        })
+        .collect()
+}
+
+/// One content block of a sampling message as rendered.
+struct BlockView {
+    /// text, image, audio, tool_use, tool_result, other.
+    kind: String,
+    text: String,
+    mime: String,
+    /// `data:` URI for images and audio (only `image/*` / `audio/*` MIME types).
+    data_uri: String,
+    name: String,
+    id: String,
+    json: String,
+    is_error: bool,
+}
+
+struct MessageView {
+    role: String,
+    blocks: Vec<BlockView>,
+}
+
+struct SamplingView {
+    system_prompt: Option<String>,
+    messages: Vec<MessageView>,
+    max_tokens: String,
+    temperature: String,
+    stop_sequences: Vec<String>,
+    hints: Vec<String>,
+    cost_priority: String,
+    speed_priority: String,
+    intelligence_priority: String,
+    include_context: String,
+    tools: Vec<(String, String, String)>,
+    tool_choice: String,
+    metadata: String,
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default()
+}
+
+fn is_safe_mime(mime: &str, family: &str) -> bool {
+    mime.strip_prefix(family).is_some_and(|rest| {
+        !rest.is_empty()
+            && rest
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    })
+}
+
+fn block_view(block: &Value) -> BlockView {
+    let s = |k: &str| {
+        block
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let kind = s("type");
+    let mime = s("mimeType");
+    let data_uri = match kind.as_str() {
+        "image" if is_safe_mime(&mime, "image/") => format!("data:{mime};base64,{}", s("data")),
+        "audio" if is_safe_mime(&mime, "audio/") => format!("data:{mime};base64,{}", s("data")),
+        _ => String::new(),
+    };
+    let json = match kind.as_str() {
+        "tool_use" => pretty(block.get("input").unwrap_or(&Value::Null)),
+        "tool_result" => pretty(block.get("content").unwrap_or(&Value::Null)),
+        "text" | "image" | "audio" => String::new(),
+        _ => pretty(block),
+    };
+    BlockView {
+        text: s("text"),
+        mime,
+        data_uri,
+        name: s("name"),
+        id: if kind == "tool_result" {
+            s("toolUseId")
+        } else {
+            s("id")
+        },
+        json,
+        is_error: block
+            .get("isError")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        kind: if matches!(
+            kind.as_str(),
+            "text" | "image" | "audio" | "tool_use" | "tool_result"
+        ) {
+            kind
+        } else {
+            "other".into()
+        },
+    }
+}
+
+fn sampling_view(q: &Question) -> SamplingView {
+    let p = &q.request;
+    let f = |v: Option<&Value>| v.map(|x| x.to_string()).unwrap_or_default();
+    let prefs = p.get("modelPreferences");
+    let messages = p
+        .get("messages")
+        .and_then(Value::as_array)
+        .map(|ms| {
+            ms.iter()
+                .map(|m| MessageView {
+                    role: m
+                        .get("role")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
+                    blocks: match m.get("content") {
+                        Some(Value::Array(items)) => items.iter().map(block_view).collect(),
+                        Some(b) => vec![block_view(b)],
+                        None => Vec::new(),
+                    },
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let include_context = p
+        .get("includeContext")
+        .and_then(Value::as_str)
+        .unwrap_or("none")
+        .to_owned();
+    SamplingView {
+        system_prompt: p
+            .get("systemPrompt")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        messages,
+        max_tokens: f(p.get("maxTokens")),
+        temperature: f(p.get("temperature")),
+        stop_sequences: p
+            .get("stopSequences")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        hints: prefs
+            .and_then(|pr| pr.get("hints"))
+            .and_then(Value::as_array)
+            .map(|hs| {
+                hs.iter()
+                    .filter_map(|h| h.get("name")?.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        cost_priority: f(prefs.and_then(|pr| pr.get("costPriority"))),
+        speed_priority: f(prefs.and_then(|pr| pr.get("speedPriority"))),
+        intelligence_priority: f(prefs.and_then(|pr| pr.get("intelligencePriority"))),
+        include_context,
+        tools: p
+            .get("tools")
+            .and_then(Value::as_array)
+            .map(|ts| {
+                ts.iter()
+                    .map(|t| {
+                        (
+                            t.get("name")
+                                .and_then(Value::as_str)
+                                .unwrap_or_default()
+                                .to_owned(),
+                            t.get("description")
+                                .and_then(Value::as_str)
+                                .unwrap_or_default()
+                                .to_owned(),
+                            pretty(t.get("inputSchema").unwrap_or(&Value::Null)),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        tool_choice: p.get("toolChoice").map(pretty).unwrap_or_default(),
+        metadata: p.get("metadata").map(pretty).unwrap_or_default(),
+    }
+}
+
+/// What the person typed into the sampling answer form.
+struct SamplingInput {
+    text: String,
+    model: String,
+    stop_reason: String,
+}
+
+impl SamplingInput {
+    fn from_pairs(pairs: &[(String, String)]) -> SamplingInput {
+        SamplingInput {
+            text: last(pairs, "text").unwrap_or_default().to_owned(),
+            model: last(pairs, "model").unwrap_or_default().trim().to_owned(),
+            stop_reason: last(pairs, "stopReason").unwrap_or("endTurn").to_owned(),
+        }
+    }
+
+    /// The `CreateMessageResult` this input stands for; nothing is added beyond what the form
+    /// shows (role assistant and a text block are the form's own fields).
+    fn result(&self) -> Value {
+        let mut r = Map::new();
+        r.insert("role".into(), json!("assistant"));
+        r.insert("content".into(), json!({"type": "text", "text": self.text}));
+        r.insert("model".into(), json!(self.model));
+        if !self.stop_reason.is_empty() {
+            r.insert("stopReason".into(), json!(self.stop_reason));
+        }
+        Value::Object(r)
+    }
+}
+
+#[derive(Template)]
+#[template(path = "question.html")]
+struct QuestionPage {
+    csrf: String,
+    id: String,
+    kind: &'static str,
+    server: String,
+    tool: String,
+    state: &'static str,
+    pending: bool,
+    audience: &'static str,
+    era: &'static str,
+    protocol_version: String,
+    created_at: String,
+    expires_at: String,
+    message: String,
+    url: String,
+    fields: Vec<FieldView>,
+    sampling: Option<SamplingView>,
+    answer_text: String,
+    answer_model: String,
+    answer_stop: String,
+    errors: Vec<String>,
+    raw_request: String,
+    response: String,
+}
+
+fn question_page(
+    session: &WebSession,
+    q: &Question,
+    input: Option<&[(String, String)]>,
+    errors: &[FieldError],
+) -> Result<QuestionPage, PageError> {
+    let fields = match q.kind {
+        Kind::Form => field_views(&q.form_schema()?, input, errors),
+        _ => Vec::new(),
+    };
+    let field_names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+    let sampling_input = input.map(SamplingInput::from_pairs);
+    let s = |k: &str| {
+        q.request
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    Ok(QuestionPage {
+        csrf: session.csrf.clone(),
+        id: q.id.clone(),
+        kind: q.kind.as_str(),
+        server: q.server.clone(),
+        tool: q.tool.clone().unwrap_or_default(),
+        state: q.state.as_str(),
+        pending: q.state == State::Pending,
+        audience: q.audience.as_str(),
+        era: q.era.as_str(),
+        protocol_version: q.protocol_version.clone(),
+        created_at: rfc3339(q.created_at),
+        expires_at: rfc3339(q.expires_at),
+        message: s("message"),
+        url: s("url"),
+        sampling: (q.kind == Kind::Sampling).then(|| sampling_view(q)),
+        answer_text: sampling_input
+            .as_ref()
+            .map(|i| i.text.clone())
+            .unwrap_or_default(),
+        answer_model: sampling_input
+            .as_ref()
+            .map(|i| i.model.clone())
+            .unwrap_or_default(),
+        answer_stop: sampling_input
+            .map(|i| i.stop_reason)
+            .unwrap_or_else(|| "endTurn".into()),
+        errors: errors
+            .iter()
+            .filter(|e| !field_names.contains(&e.field.as_str()))
+            .map(|e| {
+                if e.field.is_empty() {
+                    e.message.clone()
+                } else {
+                    format!("{}: {}", e.field, e.message)
+                }
+            })
+            .collect(),
+        raw_request: pretty(&q.request),
+        response: q.response.as_ref().map(pretty).unwrap_or_default(),
+        fields,
+    })
+}
+
+/// `GET /questions/{id}`: the review page (or the outcome, once decided).
+async fn question(
+    state: web::Data<AppState>,
+    session: WebSession,
+    id: web::Path<String>,
+) -> Result<HttpResponse, PageError> {
+    let q = state.broker.get(&id).await?;
+    ok(&question_page(&session, &q, None, &[])?)
+}
+
+#[derive(Template)]
+#[template(path = "confirm.html")]
+struct ConfirmPage {
+    csrf: String,
+    id: String,
+    kind: &'static str,
+    server: String,
+    /// The JSON-RPC id the result answers.
+    rpc_id: String,
+    /// The `result` that "Send" delivers, pretty-printed (shown as is).
+    result: String,
+    /// The same `result`, compact, carried to `/send` (validated again there).
+    payload: String,
+}
+
+/// The answer a submitted review form stands for.
+fn answer_from_form(q: &Question, pairs: &[(String, String)]) -> Result<Answer, Vec<FieldError>> {
+    match q.kind {
+        Kind::Form => {
+            let schema = q
+                .form_schema()
+                .map_err(|e| vec![FieldError::whole(e.to_string())])?;
+            let content = schema.content_from_form(pairs)?;
+            Ok(Answer {
+                action: Action::Accept,
+                content: Some(Value::Object(content)),
+                result: None,
+            })
+        }
+        Kind::Sampling => Ok(Answer {
+            action: Action::Accept,
+            content: None,
+            result: Some(SamplingInput::from_pairs(pairs).result()),
+        }),
+        Kind::Url => Ok(Answer {
+            action: Action::Accept,
+            content: None,
+            result: None,
+        }),
+    }
+}
+
+fn rerender(
+    session: &WebSession,
+    q: &Question,
+    pairs: &[(String, String)],
+    errors: &[FieldError],
+) -> Result<HttpResponse, PageError> {
+    let page = question_page(session, q, Some(pairs), errors)?;
+    Ok(html(
+        actix_web::http::StatusCode::UNPROCESSABLE_ENTITY,
+        page.render()?,
+    ))
+}
+
+/// `POST /questions/{id}/answer`: Decline and Cancel are sent at once; Accept validates the
+/// input and shows the confirm page with exactly the JSON that "Send" will deliver. Invalid
+/// input re-renders the form with the input kept and the fields marked (422).
+async fn answer(
+    state: web::Data<AppState>,
+    session: WebSession,
+    id: web::Path<String>,
+    payload: web::Payload,
+) -> Result<HttpResponse, PageError> {
+    let pairs = form_pairs(payload).await?;
+    session.check_csrf(last(&pairs, "csrf"))?;
+    let q = state.broker.get(&id).await?;
+    let action = match last(&pairs, "action") {
+        Some("accept") => Action::Accept,
+        Some("decline") => Action::Decline,
+        Some("cancel") => Action::Cancel,
+        _ => {
+            return Err(PageError::BadRequest(
+                "Choose Accept, Decline or Cancel.".into(),
+            ));
+        }
+    };
+    if action != Action::Accept {
+        let refusal = Answer {
+            action,
+            content: None,
+            result: None,
+        };
+        state
+            .broker
+            .answer(&q.id, &refusal, Answerer::Human)
+            .await?;
+        return Ok(see_other(&format!("/questions/{}", q.id)));
+    }
+    let answer = match answer_from_form(&q, &pairs) {
+        Ok(a) => a,
+        Err(errors) => return rerender(&session, &q, &pairs, &errors),
+    };
+    match state.broker.preview(&q.id, &answer, Answerer::Human).await {
+        Ok(response) => {
+            let result = response.get("result").cloned().unwrap_or(Value::Null);
+            ok(&ConfirmPage {
+                csrf: session.csrf.clone(),
+                id: q.id.clone(),
+                kind: q.kind.as_str(),
+                server: q.server.clone(),
+                rpc_id: q.rpc_id.to_string(),
+                result: pretty(&result),
+                payload: result.to_string(),
+            })
+        }
+        Err(BrokerError::InvalidAnswer(errors)) => rerender(&session, &q, &pairs, &errors),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `POST /questions/{id}/send`: delivers the confirmed answer (validated again), then shows
+/// the question's outcome.
+async fn send(
+    state: web::Data<AppState>,
+    session: WebSession,
+    id: web::Path<String>,
+    payload: web::Payload,
+) -> Result<HttpResponse, PageError> {
+    let pairs = form_pairs(payload).await?;
+    session.check_csrf(last(&pairs, "csrf"))?;
+    if last(&pairs, "action") != Some("send") {
+        return Ok(see_other(&format!("/questions/{id}")));
+    }
+    let result: Value =
+        serde_json::from_str(last(&pairs, "payload").unwrap_or_default()).map_err(|_| {
+            PageError::BadRequest("The confirmed answer could not be read; answer again.".into())
+        })?;
+    let q = state.broker.get(&id).await?;
+    let answer = match q.kind {
+        Kind::Sampling => Answer {
+            action: Action::Accept,
+            content: None,
+            result: Some(result),
+        },
+        Kind::Form | Kind::Url => {
+            if result.get("action").and_then(Value::as_str) != Some("accept") {
+                return Err(PageError::BadRequest(
+                    "Only an accepted answer is confirmed here.".into(),
+                ));
+            }
+            Answer {
+                action: Action::Accept,
+                content: result.get("content").cloned(),
+                result: None,
+            }
+        }
+    };
+    match state.broker.answer(&id, &answer, Answerer::Human).await {
+        Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
+        Err(BrokerError::InvalidAnswer(errors)) => {
+            let page = question_page(&session, &q, None, &errors)?;
+            Ok(html(
+                actix_web::http::StatusCode::UNPROCESSABLE_ENTITY,
+                page.render()?,
+            ))
+        }
+        Err(e) => Err(e.into()),
+    }
+}

@@ -1,0 +1,243 @@
+"""Fixtures for the end-to-end tests with real peers.
+
+* ``service``: ``mcp-consent serve --listen 127.0.0.1:0 --state-dir <tmp>``, read until
+  ``listening on http://ADDR``; killed at teardown.
+* ``browser``: logged in the way a person is: ``mcp-consent login --state-dir <tmp>`` prints a
+  one-time URL (its last non-empty stdout line); GET it with a cookie-keeping client that does
+  not follow redirects, expect ``303`` to ``/`` and a session cookie.
+* ``mcp_client``: the MCP Python SDK (2.x ``mcp.client.Client``) over stdio to
+  ``mcp-consent proxy --name everything --state-dir <tmp> -- node <server-everything> stdio``,
+  with no sampling/elicitation callbacks (the proxy declares those capabilities).
+
+``MCP_CONSENT_BIN`` overrides the binary (default: ``<repo>/target/debug/mcp-consent``).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from browser import Browser
+
+E2E_DIR = Path(__file__).resolve().parent
+REPO_ROOT = E2E_DIR.parent.parent
+EVERYTHING_PKG = E2E_DIR / "node_modules" / "@modelcontextprotocol" / "server-everything"
+# package.json "bin": {"mcp-server-everything": "dist/index.js"}; first argument picks the transport.
+EVERYTHING_ENTRY = EVERYTHING_PKG / "dist" / "index.js"
+EVERYTHING_ARGS = [str(EVERYTHING_ENTRY), "stdio"]
+SERVER_NAME = "everything"
+
+STARTUP_TIMEOUT = 30.0
+LISTENING_RE = re.compile(r"listening on (http://\S+)")
+
+
+def _log_tail(path: Path, limit: int = 6000) -> str:
+    try:
+        data = path.read_text(errors="replace")
+    except OSError:
+        return "(no log)"
+    return data[-limit:] if data else "(empty)"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def mcp_consent_bin() -> Path:
+    raw = os.environ.get("MCP_CONSENT_BIN")
+    path = Path(raw) if raw else REPO_ROOT / "target" / "debug" / "mcp-consent"
+    if not path.is_absolute():
+        path = REPO_ROOT / path
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        pytest.fail(
+            f"mcp-consent binary not found at {path}: run `cargo build` in {REPO_ROOT} "
+            "or set MCP_CONSENT_BIN",
+            pytrace=False,
+        )
+    return path
+
+
+@pytest.fixture(scope="session")
+def node_bin() -> str:
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node is not on PATH", pytrace=False)
+    if not EVERYTHING_ENTRY.is_file():
+        pytest.fail(
+            f"{EVERYTHING_ENTRY} is missing: run `npm ci` in {E2E_DIR} (tests/e2e/run.sh does)",
+            pytrace=False,
+        )
+    return node
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "state"
+    d.mkdir()
+    return d
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("RUST_BACKTRACE", "1")
+    return env
+
+
+@dataclass
+class Service:
+    process: subprocess.Popen[str]
+    base_url: str  # http://127.0.0.1:PORT (no trailing slash)
+    state_dir: Path
+    log_path: Path
+    bin: Path
+
+    def url(self, path: str) -> str:
+        return urllib.parse.urljoin(self.base_url + "/", path.lstrip("/"))
+
+
+@pytest.fixture
+def service(mcp_consent_bin: Path, state_dir: Path, tmp_path: Path) -> Iterator[Service]:
+    log_path = tmp_path / "service.log"
+    log = log_path.open("w")
+    proc = subprocess.Popen(
+        [str(mcp_consent_bin), "serve", "--listen", "127.0.0.1:0", "--state-dir", str(state_dir)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=log,
+        text=True,
+        env=_child_env(),
+    )
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:  # keeps draining stdout so the service can never block on it
+        assert proc.stdout is not None
+        with (tmp_path / "service.stdout").open("w") as out:
+            for line in proc.stdout:
+                out.write(line)
+                out.flush()
+                lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    base_url = None
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    seen: list[str] = []
+    try:
+        while base_url is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                pytest.fail(f"service printed no 'listening on http://…' in {STARTUP_TIMEOUT}s; stdout: {seen}")
+            try:
+                line = lines.get(timeout=remaining)
+            except queue.Empty:
+                continue
+            if line is None:
+                pytest.fail(
+                    f"service exited ({proc.wait()}) before listening; stdout: {seen}\n"
+                    f"stderr:\n{_log_tail(log_path)}"
+                )
+            seen.append(line.rstrip("\n"))
+            m = LISTENING_RE.search(line)
+            if m:
+                base_url = m.group(1).rstrip("/")
+        parsed = urllib.parse.urlsplit(base_url)
+        assert parsed.hostname == "127.0.0.1" and parsed.port and parsed.port != 0, base_url
+        yield Service(proc, base_url, state_dir, log_path, mcp_consent_bin)
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)
+        log.close()
+        print(f"--- service stderr ({log_path}) ---\n{_log_tail(log_path)}")
+
+
+@pytest.fixture
+async def browser(service: Service) -> AsyncIterator[Browser]:
+    """A browser session logged in through the one-time login URL."""
+    done = subprocess.run(
+        [str(service.bin), "login", "--state-dir", str(service.state_dir)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=_child_env(),
+    )
+    assert done.returncode == 0, f"login failed ({done.returncode}): {done.stdout}\n{done.stderr}"
+    nonempty = [ln.strip() for ln in done.stdout.splitlines() if ln.strip()]
+    assert nonempty, f"login printed nothing on stdout; stderr: {done.stderr}"
+    login_url = nonempty[-1]
+    assert login_url.startswith(service.base_url + "/login?token="), (login_url, service.base_url)
+    assert len(urllib.parse.parse_qs(urllib.parse.urlsplit(login_url).query)["token"][0]) >= 16
+
+    async with httpx.AsyncClient(base_url=service.base_url, follow_redirects=False, timeout=10.0) as client:
+        assert not client.cookies
+        resp = await client.get(login_url)
+        assert resp.status_code == 303, (resp.status_code, resp.text[:500])
+        location = urllib.parse.urljoin(str(resp.url), resp.headers["location"])
+        assert location == service.base_url + "/", location
+        assert client.cookies, f"no session cookie set; headers: {resp.headers}"
+        set_cookie = " ".join(resp.headers.get_list("set-cookie")).lower()
+        assert "httponly" in set_cookie, set_cookie
+        # The one-time URL must not work twice.
+        async with httpx.AsyncClient(base_url=service.base_url, follow_redirects=False, timeout=10.0) as other:
+            again = await other.get(login_url)
+            assert again.status_code != 303 or not other.cookies, "login token was accepted twice"
+        yield Browser(client)
+
+
+@pytest.fixture
+def proxy_params(service: Service, node_bin: str, tmp_path: Path) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=str(service.bin),
+        args=[
+            "proxy",
+            "--name",
+            SERVER_NAME,
+            "--state-dir",
+            str(service.state_dir),
+            "--",
+            node_bin,
+            *EVERYTHING_ARGS,
+        ],
+        env=_child_env(),
+        cwd=str(REPO_ROOT),
+    )
+
+
+@pytest.fixture
+async def mcp_client(proxy_params: StdioServerParameters, tmp_path: Path) -> AsyncIterator[Client]:
+    """The Python SDK as the MCP host, through the proxy, with NO sampling/elicitation callbacks.
+
+    The default connect mode "auto" first probes ``server/discover`` (2026-07-28) and falls back
+    to ``initialize`` on an error reply, exactly like a real 2.x host.
+    """
+    errlog_path = tmp_path / "proxy.stderr"
+    with errlog_path.open("w") as errlog:
+        try:
+            # stdio_client hands errlog to the child process as its stderr.
+            async with Client(stdio_client(proxy_params, errlog=errlog)) as client:
+                yield client
+        finally:
+            errlog.flush()
+            print(f"--- proxy stderr ({errlog_path}) ---\n{_log_tail(errlog_path)}", file=sys.stdout)

@@ -122,6 +122,11 @@ impl Application {
         self.addr
     }
 
+    /// A handle to stop the server (graceful with `stop(true)`).
+    pub fn handle(&self) -> actix_web::dev::ServerHandle {
+        self.server.handle()
+    }
+
     /// The broker (tests drive it directly).
     pub fn broker(&self) -> &Broker {
         &self.broker

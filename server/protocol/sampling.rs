@@ -105,11 +105,13 @@ pub fn validate_request(
     match params.get("includeContext") {
         None => {}
         Some(Value::String(s)) if s == "none" => {}
-        Some(Value::String(s)) if s == "thisServer" || s == "allServers" => {
-            if !capabilities::sampling_context(client_capabilities) {
-                findings.include_context_ignored = Some(s.clone());
-            }
+        // Not an error (2025-11-25 SA6/SA7): shown to the reviewer as requested and ignored.
+        Some(Value::String(s))
+            if (s == "thisServer" || s == "allServers") && !capabilities::sampling_context(client_capabilities) =>
+        {
+            findings.include_context_ignored = Some(s.clone());
         }
+        Some(Value::String(s)) if s == "thisServer" || s == "allServers" => {}
         Some(_) => {
             return Err(RpcError::invalid_params(
                 "includeContext must be one of none, thisServer, allServers",

@@ -201,7 +201,7 @@ pub async fn run(options: ProxyOptions, client: ServiceClient) -> Result<i32, Pr
     let ctx = Context {
         client,
         shared: shared.clone(),
-        to_server: to_server.clone(),
+        to_server: to_server.downgrade(),
         server: options.name,
         session,
     };
@@ -273,7 +273,8 @@ fn from_host(shared: &SharedState, line: &[u8]) -> Vec<u8> {
 struct Context {
     client: ServiceClient,
     shared: SharedState,
-    to_server: mpsc::Sender<Vec<u8>>,
+    /// Weak, so the server's stdin closes once the host has gone and no answer is pending.
+    to_server: mpsc::WeakSender<Vec<u8>>,
     server: String,
     session: String,
 }
@@ -342,6 +343,9 @@ fn from_server(ctx: &Context, line: &[u8]) -> bool {
 }
 
 fn intercept(ctx: &Context, id: Value, request: Value) {
+    let Some(to_server) = ctx.to_server.upgrade() else {
+        return;
+    };
     let intercept = Intercept {
         cancelled: Arc::new(AtomicBool::new(false)),
         wake: Arc::new(Notify::new()),
@@ -378,7 +382,6 @@ fn intercept(ctx: &Context, id: Value, request: Value) {
     };
     let client = ctx.client.clone();
     let shared = ctx.shared.clone();
-    let to_server = ctx.to_server.clone();
     tokio::spawn(async move {
         let response = answer(&client, &to_server, &body, &id, &cancelled, &wake).await;
         lock(&shared).intercepts.remove(&id_key(&id));

@@ -1,1 +1,7 @@
+//! Integration tests: one binary (see style.md), each module one area.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod api;
+mod helpers;
+mod pages;
+mod proxy;

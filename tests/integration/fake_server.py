@@ -1,0 +1,52 @@
+"""A scripted stdio MCP server for the proxy tests (not a real peer: it lets a test put exact
+bytes on the wire and record exact bytes received).
+
+argv[1]: JSON list of steps; argv[2]: log file, every line received is appended verbatim.
+Steps: {"until": METHOD} reads until a message with that method; {"until_response": ID} reads
+until a response with that id; {"send": OBJ} writes OBJ as one line; {"raw": TEXT} writes TEXT
+as one line; {"sleep": SECONDS}. After the script it logs input until EOF.
+"""
+import json
+import sys
+import time
+
+steps = json.load(open(sys.argv[1]))
+log = open(sys.argv[2], "a", buffering=1)
+
+
+def recv():
+    line = sys.stdin.readline()
+    if not line:
+        sys.exit(0)
+    log.write(line if line.endswith("\n") else line + "\n")
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+
+
+def send(text):
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+for step in steps:
+    if "until" in step:
+        while True:
+            msg = recv()
+            if isinstance(msg, dict) and msg.get("method") == step["until"]:
+                break
+    elif "until_response" in step:
+        while True:
+            msg = recv()
+            if isinstance(msg, dict) and msg.get("id") == step["until_response"] and "method" not in msg:
+                break
+    elif "send" in step:
+        send(json.dumps(step["send"], separators=(",", ":")))
+    elif "raw" in step:
+        send(step["raw"])
+    elif "sleep" in step:
+        time.sleep(step["sleep"])
+
+while recv() is not None or True:
+    pass

@@ -1,0 +1,183 @@
+//! Spawning the service on a temporary state directory and talking to it like its clients do.
+
+use std::path::{Path, PathBuf};
+
+use mcp_consent::app::Application;
+use mcp_consent::config::Config;
+use reqwest::{Client, Response, StatusCode};
+use serde_json::{Value, json};
+
+/// A running service on `127.0.0.1:0` with its own state directory.
+pub struct TestApp {
+    pub base: String,
+    pub token: String,
+    pub client: Client,
+    pub state: PathBuf,
+    pub handle: actix_web::dev::ServerHandle,
+    _tmp: Option<tempfile::TempDir>,
+}
+
+/// A client that keeps cookies and never follows redirects (tests look at each response).
+pub fn http_client() -> Client {
+    Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+pub async fn spawn_app() -> TestApp {
+    spawn_with(Config::default()).await
+}
+
+pub async fn spawn_with(config: Config) -> TestApp {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    let mut app = spawn_on(config, &state).await;
+    app._tmp = Some(tmp);
+    app
+}
+
+/// Starts a service on an existing state directory (for restart tests).
+pub async fn spawn_on(config: Config, state: &Path) -> TestApp {
+    let app = Application::build(&config, state.to_path_buf(), "127.0.0.1:0")
+        .await
+        .unwrap();
+    let base = format!("http://{}", app.addr());
+    let handle = app.handle();
+    tokio::spawn(app.run_until_stopped());
+    let token = std::fs::read_to_string(state.join("api-token"))
+        .unwrap()
+        .trim()
+        .to_owned();
+    TestApp {
+        base,
+        token,
+        client: http_client(),
+        state: state.to_path_buf(),
+        handle,
+        _tmp: None,
+    }
+}
+
+impl TestApp {
+    pub async fn stop(&self) {
+        self.handle.stop(true).await;
+    }
+
+    pub async fn post_json(&self, path: &str, body: &Value) -> Response {
+        self.client
+            .post(format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+            .json(body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    pub async fn get(&self, path: &str) -> Response {
+        self.client
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// Opens a question; returns (status, body).
+    pub async fn open(
+        &self,
+        request: Value,
+        capabilities: Value,
+        version: &str,
+    ) -> (StatusCode, Value) {
+        let res = self
+            .post_json(
+                "/api/v1/requests",
+                &json!({
+                    "server": "test-server",
+                    "session": "s1",
+                    "tool": "demo",
+                    "protocolVersion": version,
+                    "clientCapabilities": capabilities,
+                    "request": request,
+                }),
+            )
+            .await;
+        let status = res.status();
+        (status, res.json().await.unwrap_or(Value::Null))
+    }
+
+    /// Opens a question that must be accepted for review; returns its id.
+    pub async fn open_ok(&self, request: Value) -> String {
+        let (status, body) = self.open(request, full_caps(), "2025-11-25").await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body["id"].as_str().unwrap().to_owned()
+    }
+
+    pub async fn answer(&self, id: &str, answer: Value) -> (StatusCode, Value) {
+        let res = self
+            .post_json(&format!("/api/v1/questions/{id}/answer"), &answer)
+            .await;
+        let status = res.status();
+        (status, res.json().await.unwrap_or(Value::Null))
+    }
+
+    /// Long-polls the response; returns (status, body).
+    pub async fn response(&self, id: &str, wait: u64) -> (StatusCode, Value) {
+        let res = self
+            .get(&format!("/api/v1/requests/{id}/response?wait={wait}"))
+            .await;
+        let status = res.status();
+        (status, res.json().await.unwrap_or(Value::Null))
+    }
+
+    pub async fn question(&self, id: &str) -> Value {
+        self.get(&format!("/api/v1/questions/{id}"))
+            .await
+            .json()
+            .await
+            .unwrap()
+    }
+
+    /// Logs `client` in through a one-time link, as `mcp-consent login` + a browser do.
+    pub async fn login(&self) -> Client {
+        let res = self.post_json("/api/v1/login-links", &json!({})).await;
+        assert_eq!(res.status(), StatusCode::CREATED);
+        let url = res.json::<Value>().await.unwrap()["url"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let browser = http_client();
+        let res = browser.get(&url).send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::SEE_OTHER);
+        browser
+    }
+}
+
+/// Capabilities the proxy forwards for 2025-11-25.
+pub fn full_caps() -> Value {
+    json!({"sampling": {"tools": {}}, "elicitation": {"form": {}, "url": {}}})
+}
+
+pub fn sampling_request(id: i64, text: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "sampling/createMessage",
+        "params": {"messages": [{"role": "user", "content": {"type": "text", "text": text}}], "maxTokens": 100}})
+}
+
+pub fn form_request(id: i64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "elicitation/create", "params": {
+        "message": "Profile",
+        "requestedSchema": {"type": "object", "properties": {
+            "name": {"type": "string", "minLength": 2},
+            "age": {"type": "integer", "minimum": 18, "maximum": 130, "default": 30},
+            "color": {"type": "string", "oneOf": [{"const": "#f00", "title": "Red"}, {"const": "#00f", "title": "Blue"}], "default": "#f00"}
+        }, "required": ["name"]}}})
+}
+
+/// Extracts `name="csrf" value="…"` from a page.
+pub fn csrf_of(html: &str) -> String {
+    let marker = "name=\"csrf\" value=\"";
+    let start = html.find(marker).expect("page has a csrf field") + marker.len();
+    html[start..].split('"').next().unwrap().to_owned()
+}

@@ -1,0 +1,185 @@
+//! The pages as a browser uses them: login link, cookie flags, CSRF, Host checks, the confirm
+//! step, escaping.
+
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::helpers::*;
+
+#[tokio::test]
+async fn login_link_sets_a_strict_httponly_cookie_and_works_once() {
+    let app = spawn_app().await;
+    let res = app.post_json("/api/v1/login-links", &json!({})).await;
+    let url = res.json::<serde_json::Value>().await.unwrap()["url"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let browser = http_client();
+    let res = browser.get(&url).send().await.unwrap();
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    let cookie = res.headers()["set-cookie"].to_str().unwrap().to_owned();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    assert_eq!(
+        browser
+            .get(format!("{}/", app.base))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        StatusCode::OK
+    );
+
+    let again = http_client().get(&url).send().await.unwrap();
+    assert_eq!(again.status(), StatusCode::UNAUTHORIZED);
+    let anonymous = http_client()
+        .get(format!("{}/", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(anonymous.status(), StatusCode::SEE_OTHER);
+    assert_eq!(anonymous.headers()["location"], "/login");
+}
+
+#[tokio::test]
+async fn foreign_host_and_origin_are_refused() {
+    let app = spawn_app().await;
+    let res = app
+        .client
+        .get(format!("{}/healthz", app.base))
+        .header("Host", "evil.example:80")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    let browser = app.login().await;
+    let res = browser
+        .post(format!("{}/logout", app.base))
+        .header("Origin", "http://evil.example")
+        .form(&[("csrf", "x")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn answering_needs_the_csrf_token_and_a_confirm_step() {
+    let app = spawn_app().await;
+    let id = app.open_ok(form_request(5)).await;
+    let browser = app.login().await;
+    let page = browser
+        .get(format!("{}/questions/{id}", app.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("test-server"), "the asking server is named");
+    assert!(
+        page.contains("value=\"30\""),
+        "the integer default is pre-filled"
+    );
+    let csrf = csrf_of(&page);
+
+    let url = format!("{}/questions/{id}/answer", app.base);
+    let no_csrf = browser
+        .post(&url)
+        .form(&[("action", "decline")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(no_csrf.status(), StatusCode::FORBIDDEN);
+    assert_eq!(app.question(&id).await["state"], "pending");
+
+    // Invalid input is kept and marked; nothing is sent.
+    let res = browser
+        .post(&url)
+        .form(&[
+            ("csrf", csrf.as_str()),
+            ("field.name", "A"),
+            ("field.age", "200"),
+            ("action", "accept"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let html = res.text().await.unwrap();
+    assert!(
+        html.contains("value=\"200\"") && html.contains("field-error"),
+        "{html}"
+    );
+
+    // Accept shows the confirm page; the question is still pending until Send.
+    let res = browser
+        .post(&url)
+        .form(&[
+            ("csrf", csrf.as_str()),
+            ("field.name", "Ada <b>"),
+            ("field.age", "40"),
+            ("field.color", "#00f"),
+            ("action", "accept"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    let confirm = res.text().await.unwrap();
+    assert!(confirm.contains("id=\"payload\""));
+    assert!(
+        confirm.contains("Ada &lt;b&gt;") || confirm.contains("Ada &#60;b&#62;"),
+        "escaped: {confirm}"
+    );
+    assert_eq!(app.question(&id).await["state"], "pending");
+
+    let payload =
+        json!({"action": "accept", "content": {"name": "Ada <b>", "age": 40, "color": "#00f"}})
+            .to_string();
+    let res = browser
+        .post(format!("{}/questions/{id}/send", app.base))
+        .form(&[
+            ("csrf", csrf.as_str()),
+            ("payload", payload.as_str()),
+            ("action", "send"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    let (_, body) = app.response(&id, 0).await;
+    assert_eq!(body["response"]["result"]["content"]["name"], "Ada <b>");
+}
+
+#[tokio::test]
+async fn a_sampling_page_shows_the_prompt_and_an_image_byte_exact() {
+    let app = spawn_app().await;
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "sampling/createMessage", "params": {
+        "systemPrompt": "Be brief.",
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "Describe <this>"}, {"type": "image", "data": png, "mimeType": "image/png"}]}],
+        "maxTokens": 50, "modelPreferences": {"hints": [{"name": "sonnet"}], "costPriority": 0.3}}});
+    let id = app.open_ok(request).await;
+    let stored = app.question(&id).await;
+    assert_eq!(stored["request"]["messages"][0]["content"][1]["data"], png);
+
+    let browser = app.login().await;
+    let page = browser
+        .get(format!("{}/questions/{id}", app.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("Be brief."));
+    assert!(page.contains("Describe &lt;this&gt;") || page.contains("Describe &#60;this&#62;"));
+    assert!(
+        page.contains(&format!("src=\"data:image/png;base64,{png}\"")),
+        "{page}"
+    );
+    assert!(page.contains("sonnet") && page.contains("0.3") && page.contains("maxTokens"));
+}

@@ -1,0 +1,312 @@
+//! The stdio proxy as a host runs it: the real binary between a test "host" (this test) and a
+//! scripted server (`fake_server.py`), with the service running in-process.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use mcp_consent::config::Config;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+use crate::helpers::*;
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"test-host","version":"0"}}}"#;
+
+fn init_result(version: &str) -> Value {
+    json!({"send": {"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": version, "capabilities": {}, "serverInfo": {"name": "fake", "version": "0"}}}})
+}
+
+struct Proxy {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: Lines<BufReader<ChildStdout>>,
+    log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Proxy {
+    fn start(state: &Path, broker: Option<&str>, script: Value) -> Proxy {
+        let dir = tempfile::tempdir().unwrap();
+        let script_file = dir.path().join("script.json");
+        std::fs::write(&script_file, script.to_string()).unwrap();
+        let log = dir.path().join("server.log");
+        std::fs::write(&log, "").unwrap();
+        let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/fake_server.py");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-consent"));
+        cmd.env_remove("MCP_CONSENT_BROKER")
+            .arg("proxy")
+            .arg("--state-dir")
+            .arg(state)
+            .args(["--name", "fake"]);
+        if let Some(b) = broker {
+            cmd.args(["--broker", b]);
+        }
+        cmd.arg("--")
+            .arg("python3")
+            .arg(&fake)
+            .arg(&script_file)
+            .arg(&log)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn().unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+        Proxy {
+            child,
+            stdin,
+            stdout,
+            log,
+            _dir: dir,
+        }
+    }
+
+    async fn send(&mut self, line: &str) {
+        self.stdin.write_all(line.as_bytes()).await.unwrap();
+        self.stdin.write_all(b"\n").await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    async fn recv(&mut self) -> String {
+        tokio::time::timeout(Duration::from_secs(20), self.stdout.next_line())
+            .await
+            .expect("a line from the proxy in time")
+            .unwrap()
+            .expect("the proxy is still running")
+    }
+
+    fn server_log(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.log)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Waits until the server has received a line containing `needle`.
+    async fn server_received(&self, needle: &str) -> String {
+        for _ in 0..400 {
+            if let Some(line) = self.server_log().into_iter().find(|l| l.contains(needle)) {
+                return line;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!(
+            "the server never received {needle:?}; log: {:?}",
+            self.server_log()
+        );
+    }
+}
+
+async fn pending_question(app: &TestApp) -> Value {
+    for _ in 0..400 {
+        let list: Value = app
+            .get("/api/v1/questions?state=pending")
+            .await
+            .json()
+            .await
+            .unwrap();
+        if let Some(q) = list["questions"].as_array().and_then(|a| a.first()) {
+            return q.clone();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("no question was opened");
+}
+
+async fn state_becomes(app: &TestApp, id: &str, state: &str) {
+    for _ in 0..400 {
+        if app.question(id).await["state"] == state {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!(
+        "question {id} never became {state}: {}",
+        app.question(id).await
+    );
+}
+
+#[tokio::test]
+async fn everything_else_passes_through_byte_for_byte() {
+    let app = spawn_app().await;
+    let script = json!([
+        {"until": "initialize"}, init_result("2025-11-25"),
+        {"raw": "this line is not JSON"},
+        {"until": "server/discover"},
+        {"send": {"jsonrpc": "2.0", "id": 2, "error": {"code": -32601, "message": "Method not found"}}},
+    ]);
+    let mut proxy = Proxy::start(&app.state, None, script);
+    proxy.send(INIT).await;
+    let init = proxy.recv().await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&init).unwrap()["result"]["protocolVersion"],
+        "2025-11-25"
+    );
+    assert_eq!(proxy.recv().await, "this line is not JSON");
+
+    // An unknown request (a newer revision's probe), odd spacing kept.
+    let probe = r#"{"jsonrpc":"2.0",  "id":2,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+    proxy.send(probe).await;
+    assert!(proxy.recv().await.contains("-32601"));
+    proxy.send("garbage from the host {").await;
+    proxy.server_received("garbage from the host {").await;
+
+    let log = proxy.server_log();
+    assert!(
+        log.iter().any(|l| l == probe),
+        "probe forwarded verbatim: {log:?}"
+    );
+    let init_seen: Value =
+        serde_json::from_str(log.iter().find(|l| l.contains("initialize")).unwrap()).unwrap();
+    let caps = &init_seen["params"]["capabilities"];
+    assert_eq!(caps["sampling"], json!({"tools": {}}));
+    assert_eq!(caps["elicitation"], json!({"form": {}, "url": {}}));
+    assert_eq!(caps["roots"], json!({}));
+
+    drop(proxy.stdin);
+    let status = tokio::time::timeout(Duration::from_secs(10), proxy.child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        status.success(),
+        "the proxy exits with the server when the host closes"
+    );
+}
+
+#[tokio::test]
+async fn a_sampling_request_is_answered_through_the_service_and_hidden_from_the_host() {
+    let app = spawn_app().await;
+    let request = json!({"jsonrpc": "2.0", "id": 0, "method": "sampling/createMessage", "params": {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}], "maxTokens": 10}});
+    let script = json!([
+        {"until": "initialize"}, init_result("2025-06-18"),
+        {"until": "tools/call"},
+        {"send": request},
+        {"until_response": 0},
+        {"send": {"jsonrpc": "2.0", "id": 9, "result": {"content": [{"type": "text", "text": "tool done"}]}}},
+    ]);
+    let mut proxy = Proxy::start(&app.state, None, script);
+    proxy.send(INIT).await;
+    proxy.recv().await;
+    proxy
+        .send(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"ask-model","arguments":{}}}"#)
+        .await;
+
+    let question = pending_question(&app).await;
+    assert_eq!(question["server"], "fake");
+    assert_eq!(question["tool"], "ask-model");
+    let id = question["id"].as_str().unwrap();
+    assert_eq!(app.question(id).await["protocolVersion"], "2025-06-18");
+    let result =
+        json!({"role": "assistant", "content": {"type": "text", "text": "4"}, "model": "person"});
+    let (status, _) = app
+        .answer(id, json!({"action": "accept", "result": result}))
+        .await;
+    assert_eq!(status, reqwest::StatusCode::OK);
+
+    let line = proxy.server_received(r#""id":0"#).await;
+    let response: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(
+        response,
+        json!({"jsonrpc": "2.0", "id": 0, "result": result})
+    );
+    let tool_result = proxy.recv().await;
+    assert!(
+        tool_result.contains("tool done"),
+        "the host sees only the tool result: {tool_result}"
+    );
+}
+
+#[tokio::test]
+async fn a_cancelled_request_withdraws_its_question_and_is_not_forwarded() {
+    let app = spawn_app().await;
+    let script = json!([
+        {"until": "initialize"}, init_result("2025-11-25"),
+        {"until": "notifications/initialized"},
+        {"send": {"jsonrpc": "2.0", "id": 5, "method": "elicitation/create", "params": {"message": "Name?", "requestedSchema": {"type": "object", "properties": {"n": {"type": "string"}}}}}},
+        {"sleep": 0.5},
+        {"send": {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5, "reason": "timeout"}}},
+        {"send": {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "after-cancel"}}},
+    ]);
+    let mut proxy = Proxy::start(&app.state, None, script);
+    proxy.send(INIT).await;
+    proxy.recv().await;
+    proxy
+        .send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await;
+    let question = pending_question(&app).await;
+    let next = proxy.recv().await;
+    assert!(
+        next.contains("after-cancel"),
+        "the cancellation was not forwarded: {next}"
+    );
+    state_becomes(&app, question["id"].as_str().unwrap(), "withdrawn").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !proxy.server_log().iter().any(|l| l.contains(r#""id":5"#)),
+        "no response is sent for a cancelled request"
+    );
+}
+
+#[tokio::test]
+async fn an_unreachable_service_gives_the_server_32603_and_the_proxy_keeps_running() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("api-token"), "t\n").unwrap();
+    let script = json!([
+        {"until": "initialize"}, init_result("2025-11-25"),
+        {"send": {"jsonrpc": "2.0", "id": 0, "method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 5}}},
+        {"until_response": 0},
+        {"raw": "still here"},
+    ]);
+    let mut proxy = Proxy::start(tmp.path(), Some("http://127.0.0.1:9"), script);
+    proxy.send(INIT).await;
+    proxy.recv().await;
+    let line = proxy.server_received(r#""id":0"#).await;
+    let response: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(response["error"]["code"], -32603);
+    assert!(
+        response["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unreachable"),
+        "{response}"
+    );
+    assert_eq!(proxy.recv().await, "still here");
+}
+
+#[tokio::test]
+async fn the_answer_reaches_the_server_across_a_service_restart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    let first = spawn_on(Config::default(), &state).await;
+    let script = json!([
+        {"until": "initialize"}, init_result("2025-11-25"),
+        {"send": {"jsonrpc": "2.0", "id": "s-1", "method": "sampling/createMessage", "params": {"messages": [{"role": "user", "content": {"type": "text", "text": "survive"}}], "maxTokens": 5, "_meta": {"progressToken": "tok-9"}}}},
+        {"until_response": "s-1"},
+    ]);
+    let mut proxy = Proxy::start(&state, None, script);
+    proxy.send(INIT).await;
+    proxy.recv().await;
+    let id = pending_question(&first).await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    first.handle.stop(false).await;
+
+    // A new service on the same state (and another port: the proxy re-reads service-url).
+    let second = spawn_on(Config::default(), &state).await;
+    let result = json!({"role": "assistant", "content": {"type": "text", "text": "survived"}, "model": "person"});
+    let (status, _) = second
+        .answer(&id, json!({"action": "accept", "result": result}))
+        .await;
+    assert_eq!(status, reqwest::StatusCode::OK);
+    let line = proxy.server_received(r#""id":"s-1""#).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&line).unwrap()["result"],
+        result
+    );
+}

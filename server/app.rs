@@ -8,8 +8,8 @@ use actix_web::middleware::{DefaultHeaders, from_fn};
 use actix_web::{App, HttpServer, web};
 use chrono::Utc;
 
-use crate::broker::{Broker, BrokerSettings};
-use crate::config::{Config, ConfigError};
+use crate::broker::{Broker, BrokerSettings, retention};
+use crate::config::{Config, ConfigError, Retention};
 use crate::db::{Db, DbError, models};
 use crate::paths::{PathError, StateDir, write_private};
 use crate::web::auth::{self, ApiTokens};
@@ -52,6 +52,8 @@ pub struct Application {
     addr: SocketAddr,
     server: actix_web::dev::Server,
     broker: Broker,
+    db: Db,
+    retention: Retention,
 }
 
 impl Application {
@@ -90,7 +92,7 @@ impl Application {
         );
         let data = web::Data::new(AppState {
             broker: broker.clone(),
-            db,
+            db: db.clone(),
             tokens,
             allowed_hosts: allowed_hosts(addr),
             base_url,
@@ -114,6 +116,8 @@ impl Application {
             addr,
             server,
             broker,
+            db,
+            retention: config.retention.clone(),
         })
     }
 
@@ -133,7 +137,7 @@ impl Application {
     }
 
     /// Serves until SIGINT/SIGTERM (actix stops accepting, then finishes in-flight requests
-    /// for up to 5 seconds), running the expiry sweep alongside.
+    /// for up to 5 seconds), running the expiry sweep and the retention job alongside.
     ///
     /// # Errors
     /// [`StartupError::Server`].
@@ -149,8 +153,10 @@ impl Application {
                 }
             }
         });
+        let pruner = tokio::spawn(retention::run(self.db.clone(), self.retention.clone()));
         let result = self.server.await.map_err(StartupError::Server);
         sweeper.abort();
+        pruner.abort();
         result
     }
 }
@@ -189,4 +195,19 @@ async fn ensure_api_token(state: &StateDir, db: &Db) -> Result<ApiTokens, Startu
         })
         .await?;
     Ok(ApiTokens::from_hex(&digests))
+}
+
+/// `mcp-consent prune`: opens the store of `state_root` and prunes once with the config's
+/// bounds.
+///
+/// # Errors
+/// [`StartupError`] when the store cannot be opened or the run fails.
+pub async fn prune(
+    config: &Config,
+    state_root: std::path::PathBuf,
+) -> Result<retention::PruneReport, StartupError> {
+    let state = StateDir::prepare(state_root)?;
+    let db = Db::open(&state.db_file())?;
+    state.tighten_files()?;
+    Ok(retention::prune_once(&db, &config.retention, Utc::now().timestamp_millis()).await?)
 }

@@ -45,6 +45,12 @@ enum Command {
         #[arg(last = true, required = true)]
         command: Vec<String>,
     },
+    /// Delete old decided questions now (as the service does hourly) and print what went.
+    Prune {
+        /// Config file (for the retention bounds).
+        #[arg(long, env = "MCP_CONSENT_CONFIG")]
+        config: Option<PathBuf>,
+    },
     /// Print a one-time link that logs this browser in.
     Login {
         /// The service URL. Default: <state>/service-url, else http://127.0.0.1:7777.
@@ -132,6 +138,38 @@ async fn main() -> ExitCode {
                 Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
                 Err(e) => {
                     eprintln!("mcp-consent proxy: {}", error_chain(&e));
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Prune { config } => {
+            init_tracing("warn");
+            // SAFETY: as for `serve`; files created by this process are owner-only.
+            unsafe {
+                libc::umask(0o077);
+            }
+            let result = match Config::load(config.as_deref()) {
+                Ok(c) => mcp_consent::app::prune(&c, root)
+                    .await
+                    .map(|r| (c, r))
+                    .map_err(|e| error_chain(&e)),
+                Err(e) => Err(error_chain(&e)),
+            };
+            match result {
+                Ok((c, r)) => {
+                    println!(
+                        "pruned {} questions ({} decided more than {} days ago, {} beyond the newest {}); {} expired logins",
+                        r.questions(),
+                        r.by_age,
+                        c.retention.max_age_days,
+                        r.by_count,
+                        c.retention.max_terminal,
+                        r.expired_logins
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("mcp-consent prune: {e}");
                     ExitCode::FAILURE
                 }
             }

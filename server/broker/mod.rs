@@ -8,6 +8,7 @@
 
 pub mod audience;
 pub mod events;
+pub mod retention;
 
 use std::time::Duration;
 
@@ -264,6 +265,8 @@ pub struct Question {
     pub expires_at: DateTime<Utc>,
     /// Decided at.
     pub decided_at: Option<DateTime<Utc>>,
+    /// When the person opened a URL question's link (their consent).
+    pub opened_at: Option<DateTime<Utc>>,
 }
 
 /// The list entry of a question (API `summary`, camelCase, RFC 3339 times).
@@ -318,6 +321,7 @@ impl Question {
             created_at: from_millis(row.created_at),
             expires_at: from_millis(row.expires_at),
             decided_at: row.decided_at.map(from_millis),
+            opened_at: row.opened_at.map(from_millis),
             id: row.id,
             server: row.server,
             session: row.session,
@@ -500,6 +504,7 @@ impl Broker {
             created_at: now.timestamp_millis(),
             expires_at: expires_at.timestamp_millis(),
             decided_at: None,
+            opened_at: None,
         };
         let (row, is_new) = self
             .db
@@ -635,6 +640,48 @@ impl Broker {
             }
             Ok(_) | Err(BrokerError::NotFound) => Ok(()),
             Err(e) => Err(e),
+        }
+    }
+
+    /// The person clicked "Open" on a URL question: records their consent, accepts the
+    /// question (the server gets `{"action":"accept"}`, no content) and returns the URL to
+    /// redirect to. A question already accepted or completed can be opened again.
+    ///
+    /// # Errors
+    /// [`BrokerError::NotFound`] (also for a question that is not a URL question),
+    /// [`BrokerError::AlreadyDecided`] when it was declined, cancelled, expired or withdrawn.
+    pub async fn open_url(&self, id: &str) -> Result<String, BrokerError> {
+        let question = self.get(id).await?;
+        if question.kind != Kind::Url {
+            return Err(BrokerError::NotFound);
+        }
+        let url = question
+            .request
+            .get("url")
+            .and_then(Value::as_str)
+            .ok_or_else(|| BrokerError::Corrupt(question.id.clone(), "url".into()))?
+            .to_owned();
+        let qid = question.id.clone();
+        let now = Utc::now().timestamp_millis();
+        self.db
+            .run(move |conn| Ok(QuestionRow::mark_opened(conn, &qid, now)?))
+            .await?;
+        match question.state {
+            State::Pending => {
+                let response = result_response(&question.rpc_id, json!({"action": "accept"}));
+                match self
+                    .decide(&question, State::Accepted, Some(response))
+                    .await
+                {
+                    Ok(())
+                    | Err(BrokerError::AlreadyDecided(State::Accepted | State::Completed)) => {
+                        Ok(url)
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            State::Accepted | State::Completed => Ok(url),
+            other => Err(BrokerError::AlreadyDecided(other)),
         }
     }
 
@@ -810,12 +857,12 @@ fn response_for(q: &Question, answer: &Answer) -> Result<(State, Value), BrokerE
                 elicitation::accept_form(&schema, content).map_err(BrokerError::InvalidAnswer)?;
             Ok((state, result_response(id, result)))
         }
-        (Kind::Url, Action::Accept) => {
-            if answer.content.is_some() || answer.result.is_some() {
-                return Err(invalid("a URL-mode accept carries no content"));
-            }
-            Ok((state, result_response(id, json!({"action": "accept"}))))
-        }
+        // Consent is the person's click on the service's own /questions/{id}/open
+        // (`Broker::open_url`), never an answer posted on its own (2025-11-25 ES7: MUST NOT open
+        // the URL without explicit consent).
+        (Kind::Url, Action::Accept) => Err(invalid(
+            "a URL question is accepted by opening its link from the review page",
+        )),
         (Kind::Form | Kind::Url, action) => {
             if answer.content.is_some() || answer.result.is_some() {
                 return Err(invalid("decline and cancel carry no content"));

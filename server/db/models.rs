@@ -28,6 +28,7 @@ pub struct QuestionRow {
     pub created_at: i64,
     pub expires_at: i64,
     pub decided_at: Option<i64>,
+    pub opened_at: Option<i64>,
 }
 
 impl QuestionRow {
@@ -107,6 +108,18 @@ impl QuestionRow {
             .filter(questions::expires_at.le(now))
             .select(QuestionRow::as_select())
             .load(conn)
+    }
+
+    /// Records that the person opened a URL question's link (first time only).
+    pub fn mark_opened(conn: &mut SqliteConnection, id: &str, now: i64) -> QueryResult<()> {
+        diesel::update(
+            questions::table
+                .find(id)
+                .filter(questions::opened_at.is_null()),
+        )
+        .set(questions::opened_at.eq(Some(now)))
+        .execute(conn)
+        .map(|_| ())
     }
 
     /// Moves a pending question to `state`, storing `response`. Returns false (and changes
@@ -248,4 +261,54 @@ impl WebSessionRow {
             .execute(conn)
             .map(|_| ())
     }
+}
+
+/// Ids of terminal questions decided before `cutoff` (ms), at most `limit`.
+pub fn terminal_decided_before(
+    conn: &mut SqliteConnection,
+    cutoff: i64,
+    limit: i64,
+) -> QueryResult<Vec<String>> {
+    questions::table
+        .filter(questions::state.ne("pending"))
+        .filter(questions::decided_at.lt(cutoff))
+        .select(questions::id)
+        .limit(limit)
+        .load(conn)
+}
+
+/// Ids of terminal questions beyond the newest `keep` (by decision time, ties by id), at most
+/// `limit`.
+pub fn terminal_beyond_newest(
+    conn: &mut SqliteConnection,
+    keep: i64,
+    limit: i64,
+) -> QueryResult<Vec<String>> {
+    questions::table
+        .filter(questions::state.ne("pending"))
+        .order((questions::decided_at.desc(), questions::id.desc()))
+        .select(questions::id)
+        .limit(limit)
+        .offset(keep)
+        .load(conn)
+}
+
+/// Deletes the questions with these ids, unless pending (a question decided by nobody is never
+/// pruned, whatever the caller computed).
+pub fn delete_terminal(conn: &mut SqliteConnection, ids: &[String]) -> QueryResult<usize> {
+    diesel::delete(
+        questions::table
+            .filter(questions::id.eq_any(ids))
+            .filter(questions::state.ne("pending")),
+    )
+    .execute(conn)
+}
+
+/// Deletes expired browser sessions and login links; returns how many rows went.
+pub fn delete_expired_auth(conn: &mut SqliteConnection, now: i64) -> QueryResult<usize> {
+    let sessions = diesel::delete(web_sessions::table.filter(web_sessions::expires_at.le(now)))
+        .execute(conn)?;
+    let links =
+        diesel::delete(login_links::table.filter(login_links::expires_at.le(now))).execute(conn)?;
+    Ok(sessions + links)
 }

@@ -34,6 +34,7 @@ diesel::table! {
         created_at -> BigInt,
         expires_at -> BigInt,
         decided_at -> Nullable<BigInt>,
+        opened_at -> Nullable<BigInt>,
     }
 }
 

@@ -10,7 +10,7 @@ use serde_json::{Map, Number, Value, json};
 
 use super::era::Era;
 use super::jsonrpc::RpcError;
-use super::{FieldError, capabilities};
+use super::{FieldError, capabilities, url_safety};
 
 /// The two elicitation modes (2025-11-25 §Elicitation Requests).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,10 +110,13 @@ pub fn validate_request(
         }
         Mode::Url => {
             let url = match params.get("url") {
-                Some(Value::String(u)) if u.contains(':') => u.clone(),
-                Some(_) => return Err(RpcError::invalid_params("url must be a valid URL")),
+                Some(Value::String(u)) => u.clone(),
+                Some(_) => return Err(RpcError::invalid_params("url must be a string")),
                 None => return Err(RpcError::invalid_params("url is required in url mode")),
             };
+            // Only https/http URLs are ever offered to the person; anything else (javascript:,
+            // file:, data:, …) is refused before a question opens.
+            url_safety::review(&url).map_err(|e| RpcError::invalid_params(e.to_string()))?;
             let elicitation_id = match params.get("elicitationId") {
                 Some(Value::String(id)) => Some(id.clone()),
                 Some(_) => return Err(RpcError::invalid_params("elicitationId must be a string")),

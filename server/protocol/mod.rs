@@ -5,6 +5,7 @@ pub mod elicitation;
 pub mod era;
 pub mod jsonrpc;
 pub mod sampling;
+pub mod url_safety;
 
 use serde::Serialize;
 

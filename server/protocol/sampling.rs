@@ -107,7 +107,8 @@ pub fn validate_request(
         Some(Value::String(s)) if s == "none" => {}
         // Not an error (2025-11-25 SA6/SA7): shown to the reviewer as requested and ignored.
         Some(Value::String(s))
-            if (s == "thisServer" || s == "allServers") && !capabilities::sampling_context(client_capabilities) =>
+            if (s == "thisServer" || s == "allServers")
+                && !capabilities::sampling_context(client_capabilities) =>
         {
             findings.include_context_ignored = Some(s.clone());
         }

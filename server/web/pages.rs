@@ -15,6 +15,7 @@ use super::{AppState, MAX_BODY_BYTES, read_body};
 use crate::broker::{Action, Answer, Answerer, BrokerError, Kind, Question, State, rfc3339};
 use crate::protocol::FieldError;
 use crate::protocol::elicitation::{FieldKind, FormSchema, TextFormat};
+use crate::protocol::url_safety::{self, Finding};
 
 /// Registers the page routes.
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -24,7 +25,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/history", web::get().to(history))
         .route("/questions/{id}", web::get().to(question))
         .route("/questions/{id}/answer", web::post().to(answer))
-        .route("/questions/{id}/send", web::post().to(send));
+        .route("/questions/{id}/send", web::post().to(send))
+        .route("/questions/{id}/open", web::get().to(open_url));
 }
 
 fn html(status: actix_web::http::StatusCode, body: String) -> HttpResponse {
@@ -542,11 +544,17 @@ fn sampling_view(q: &Question) -> SamplingView {
     }
 }
 
+/// The model name the answer form starts with: the person wrote the response, so the form says
+/// so; it is an editable field, not something added behind their back.
+const PERSON_MODEL: &str = "human-written";
+
 /// What the person typed into the sampling answer form.
 struct SamplingInput {
     text: String,
     model: String,
     stop_reason: String,
+    /// The "answer as JSON" textarea, when that form was used.
+    json: Option<String>,
 }
 
 impl SamplingInput {
@@ -555,6 +563,17 @@ impl SamplingInput {
             text: last(pairs, "text").unwrap_or_default().to_owned(),
             model: last(pairs, "model").unwrap_or_default().trim().to_owned(),
             stop_reason: last(pairs, "stopReason").unwrap_or("endTurn").to_owned(),
+            json: (last(pairs, "mode") == Some("json"))
+                .then(|| last(pairs, "resultJson").unwrap_or_default().to_owned()),
+        }
+    }
+
+    /// The answer this input stands for.
+    fn answer(&self) -> Result<Value, Vec<FieldError>> {
+        match &self.json {
+            Some(text) => serde_json::from_str(text)
+                .map_err(|e| vec![FieldError::new("result", format!("not valid JSON: {e}"))]),
+            None => Ok(self.result()),
         }
     }
 
@@ -588,15 +607,107 @@ struct QuestionPage {
     created_at: String,
     expires_at: String,
     message: String,
-    url: String,
+    url: Option<UrlView>,
     fields: Vec<FieldView>,
     sampling: Option<SamplingView>,
     answer_text: String,
     answer_model: String,
     answer_stop: String,
+    /// The JSON answer textarea (a skeleton until the person edits it).
+    answer_json: String,
     errors: Vec<String>,
     raw_request: String,
     response: String,
+}
+
+/// What the page shows about a URL question's link.
+struct UrlView {
+    verbatim: String,
+    subdomain: String,
+    registrable: String,
+    host_ascii: String,
+    host_unicode: String,
+    idn: bool,
+    warnings: Vec<&'static str>,
+    /// The link may be opened (its scheme is https/http).
+    openable: bool,
+}
+
+fn url_view(raw: &str) -> UrlView {
+    match url_safety::review(raw) {
+        Ok(r) => UrlView {
+            idn: r.findings.contains(&Finding::InternationalizedHost),
+            warnings: r.findings.iter().map(|f| f.message()).collect(),
+            verbatim: r.verbatim,
+            subdomain: r.subdomain,
+            registrable: r.registrable,
+            host_ascii: r.host_ascii,
+            host_unicode: r.host_unicode,
+            openable: true,
+        },
+        // Refused at open time; a stored one can only come from an older version.
+        Err(e) => UrlView {
+            verbatim: raw.to_owned(),
+            subdomain: String::new(),
+            registrable: String::new(),
+            host_ascii: String::new(),
+            host_unicode: String::new(),
+            idn: false,
+            warnings: vec![if matches!(e, url_safety::UrlError::SchemeNotAllowed(_)) {
+                "This is not a web address (only https and http links are opened)."
+            } else {
+                "This is not a valid web address."
+            }],
+            openable: false,
+        },
+    }
+}
+
+/// `GET /questions/{id}/open`: the person's explicit click on a URL question's link. Records
+/// consent, accepts the question, and redirects to the URL with `Referrer-Policy: no-referrer`.
+/// The service itself never fetches the URL.
+async fn open_url(
+    state: web::Data<AppState>,
+    _session: WebSession,
+    id: web::Path<String>,
+) -> Result<HttpResponse, PageError> {
+    let url = state.broker.open_url(&id).await?;
+    Ok(HttpResponse::SeeOther()
+        .insert_header((LOCATION, url))
+        .insert_header(("Referrer-Policy", "no-referrer"))
+        .insert_header(("Cache-Control", "no-store"))
+        .finish())
+}
+
+/// A well-formed `CreateMessageResult` to start the JSON answer from: a `tool_use` of the first
+/// offered tool when the request allows tool use, else a text block.
+fn result_skeleton(request: &Value) -> String {
+    let tools_allowed = request
+        .get("toolChoice")
+        .and_then(|c| c.get("mode"))
+        .and_then(Value::as_str)
+        != Some("none");
+    let first_tool = request
+        .get("tools")
+        .and_then(Value::as_array)
+        .and_then(|t| t.first())
+        .and_then(|t| t.get("name"))
+        .and_then(Value::as_str);
+    let skeleton = match first_tool {
+        Some(name) if tools_allowed => json!({
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "call_1", "name": name, "input": {}}],
+            "model": PERSON_MODEL,
+            "stopReason": "toolUse",
+        }),
+        _ => json!({
+            "role": "assistant",
+            "content": {"type": "text", "text": ""},
+            "model": PERSON_MODEL,
+            "stopReason": "endTurn",
+        }),
+    };
+    pretty(&skeleton)
 }
 
 fn question_page(
@@ -632,7 +743,7 @@ fn question_page(
         created_at: rfc3339(q.created_at),
         expires_at: rfc3339(q.expires_at),
         message: s("message"),
-        url: s("url"),
+        url: (q.kind == Kind::Url).then(|| url_view(&s("url"))),
         sampling: (q.kind == Kind::Sampling).then(|| sampling_view(q)),
         answer_text: sampling_input
             .as_ref()
@@ -640,8 +751,11 @@ fn question_page(
             .unwrap_or_default(),
         answer_model: sampling_input
             .as_ref()
-            .map(|i| i.model.clone())
-            .unwrap_or_default(),
+            .map_or_else(|| PERSON_MODEL.to_owned(), |i| i.model.clone()),
+        answer_json: sampling_input
+            .as_ref()
+            .and_then(|i| i.json.clone())
+            .unwrap_or_else(|| result_skeleton(&q.request)),
         answer_stop: sampling_input
             .map(|i| i.stop_reason)
             .unwrap_or_else(|| "endTurn".into()),
@@ -704,7 +818,7 @@ fn answer_from_form(q: &Question, pairs: &[(String, String)]) -> Result<Answer, 
         Kind::Sampling => Ok(Answer {
             action: Action::Accept,
             content: None,
-            result: Some(SamplingInput::from_pairs(pairs).result()),
+            result: Some(SamplingInput::from_pairs(pairs).answer()?),
         }),
         Kind::Url => Ok(Answer {
             action: Action::Accept,

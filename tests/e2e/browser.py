@@ -476,13 +476,16 @@ class Page:
         self,
         action_endswith: str | None = None,
         button: tuple[str, str] | None = None,
+        field: str | None = None,
     ) -> Form:
-        """The single form matching the criteria (by action suffix and/or a submit button)."""
+        """The single form matching the criteria (by action suffix, a submit button and/or a
+        control name it contains)."""
         found = [
             f
             for f in self.forms
             if (action_endswith is None or urllib.parse.urlsplit(f.action).path.endswith(action_endswith))
             and (button is None or f.has_button(*button))
+            and (field is None or bool(f.named(field)))
         ]
         if len(found) != 1:
             described = [(f.method, f.action, f.buttons()) for f in self.forms]

@@ -198,7 +198,7 @@ async def test_sampling_accept(mcp_client: Client, browser: Browser) -> None:
         assert SERVER_NAME in page.text, page.text[:1000]
         assert f"Resource trigger-sampling-request context: {prompt}" in page.text, page.text[:2000]
 
-        form = page.form(action_endswith=f"{qpath}/answer", button=("action", "accept"))
+        form = page.form(action_endswith=f"{qpath}/answer", button=("action", "accept"), field="text")
         assert form.method == "post"
         assert_csrf(form)
         assert any(c.tag == "textarea" for c in form.named("text")), "no <textarea name=text>"

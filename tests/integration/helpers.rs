@@ -140,6 +140,18 @@ impl TestApp {
             .unwrap()
     }
 
+    /// The full view of a question as the logged-in `browser` sees it (human questions too).
+    pub async fn question_as(&self, browser: &Client, id: &str) -> Value {
+        browser
+            .get(format!("{}/api/v1/questions/{id}", self.base))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
     /// Logs `client` in through a one-time link, as `mcp-consent login` + a browser do.
     pub async fn login(&self) -> Client {
         let res = self.post_json("/api/v1/login-links", &json!({})).await;

@@ -5,3 +5,7 @@ mod api;
 mod helpers;
 mod pages;
 mod proxy;
+mod retention;
+mod url;
+mod sampling_props;
+mod sampling_vectors;

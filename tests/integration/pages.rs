@@ -183,3 +183,71 @@ async fn a_sampling_page_shows_the_prompt_and_an_image_byte_exact() {
     );
     assert!(page.contains("sonnet") && page.contains("0.3") && page.contains("maxTokens"));
 }
+
+#[tokio::test]
+async fn a_request_with_tools_can_be_answered_with_tool_use_as_json() {
+    let app = spawn_app().await;
+    let request = json!({"jsonrpc": "2.0", "id": 2, "method": "sampling/createMessage", "params": {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "Weather in Paris?"}}], "maxTokens": 100,
+        "tools": [{"name": "get_weather", "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}]}});
+    let id = app.open_ok(request).await;
+    let browser = app.login().await;
+    let page = browser
+        .get(format!("{}/questions/{id}", app.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains("get_weather") && page.contains("tool_use") && page.contains("toolUse"),
+        "skeleton offers tool_use"
+    );
+    let csrf = csrf_of(&page);
+
+    let result = json!({"role": "assistant", "content": [{"type": "tool_use", "id": "call_1", "name": "get_weather", "input": {"city": "Paris"}}], "model": "human-written", "stopReason": "toolUse"});
+    let text = result.to_string();
+    let url = format!("{}/questions/{id}/answer", app.base);
+    let res = browser
+        .post(&url)
+        .form(&[
+            ("csrf", csrf.as_str()),
+            ("mode", "json"),
+            ("resultJson", text.as_str()),
+            ("action", "accept"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK, "the confirm page");
+    assert!(res.text().await.unwrap().contains("Paris"));
+
+    // Not JSON: the input is kept and nothing is sent.
+    let res = browser
+        .post(&url)
+        .form(&[
+            ("csrf", csrf.as_str()),
+            ("mode", "json"),
+            ("resultJson", "{oops"),
+            ("action", "accept"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(res.text().await.unwrap().contains("{oops"));
+    assert_eq!(app.question(&id).await["state"], "pending");
+}
+
+#[tokio::test]
+async fn tool_use_is_refused_for_a_request_without_tools() {
+    let app = spawn_app().await;
+    let id = app.open_ok(sampling_request(3, "plain")).await;
+    let result = json!({"role": "assistant", "content": [{"type": "tool_use", "id": "c", "name": "x", "input": {}}], "model": "m", "stopReason": "toolUse"});
+    let (status, body) = app
+        .answer(&id, json!({"action": "accept", "result": result}))
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(app.question(&id).await["state"], "pending");
+}

@@ -1,0 +1,211 @@
+//! Safe URL handling for URL-mode elicitation: the scheme allow-list, the host's registrable
+//! domain (from the public suffix list) to emphasise, and the findings a person must see before
+//! consenting (Punycode / non-ASCII hosts, plain HTTP, credentials in the URL, IP hosts).
+//! Pure functions, no I/O: nothing here fetches the URL.
+//!
+//! Rules: MCP 2025-11-25 `client/elicitation.mdx` §Safe URL Handling (ES7): show the full URL,
+//! SHOULD highlight the domain, SHOULD warn on ambiguous/suspicious URIs such as Punycode, MUST
+//! NOT pre-fetch, MUST NOT open without explicit consent.
+
+use url::{Host, Url};
+
+/// Schemes that may be shown as a link and opened.
+pub const ALLOWED_SCHEMES: &[&str] = &["https", "http"];
+
+/// Why a URL cannot be offered at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UrlError {
+    /// Not an absolute URL.
+    #[error("url is not a valid absolute URL: {0}")]
+    Invalid(String),
+    /// A scheme other than https/http (e.g. `javascript:`, `file:`, `data:`).
+    #[error("url scheme {0:?} is not allowed (only https and http)")]
+    SchemeNotAllowed(String),
+    /// An http(s) URL without a host.
+    #[error("url has no host")]
+    NoHost,
+}
+
+/// Something the person should know before opening the URL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finding {
+    /// `http:`: the page and anything typed into it travel unencrypted.
+    NotHttps,
+    /// The host has a Punycode (`xn--`) label or non-ASCII characters: it may imitate another
+    /// name (e.g. Cyrillic "а" for Latin "a").
+    InternationalizedHost,
+    /// The URL carries a user name or password before the host (`https://bank.com@evil.net`).
+    Credentials,
+    /// The host is an IP address, not a name.
+    IpHost,
+    /// The host has no registrable domain under the public suffix list (e.g. `localhost`).
+    NoRegistrableDomain,
+}
+
+impl Finding {
+    /// The warning shown to the person.
+    pub fn message(self) -> &'static str {
+        match self {
+            Finding::NotHttps => {
+                "Not HTTPS: this page and anything you type into it travel unencrypted."
+            }
+            Finding::InternationalizedHost => {
+                "This address uses international characters (Punycode). It may imitate a familiar name: compare both forms of the host."
+            }
+            Finding::Credentials => {
+                "This address carries a user name or password before the host; the real host is the part after \"@\"."
+            }
+            Finding::IpHost => "This address is a bare IP address, not a name.",
+            Finding::NoRegistrableDomain => {
+                "This host has no registrable domain (it is not a public internet name)."
+            }
+        }
+    }
+}
+
+/// What the review page shows about a URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UrlReview {
+    /// The URL exactly as the server sent it.
+    pub verbatim: String,
+    /// `https` or `http`.
+    pub scheme: String,
+    /// The host in ASCII (Punycode) form.
+    pub host_ascii: String,
+    /// The host in Unicode form (equal to `host_ascii` for plain names).
+    pub host_unicode: String,
+    /// The part of the Unicode host before the registrable domain, with its trailing dot
+    /// (e.g. `accounts.example.com.`), empty when none.
+    pub subdomain: String,
+    /// The registrable domain in Unicode form (e.g. `login-check.example.net`), or the whole
+    /// host when it has none.
+    pub registrable: String,
+    /// Warnings, most serious first.
+    pub findings: Vec<Finding>,
+}
+
+/// Reviews a URL for display.
+///
+/// # Errors
+/// [`UrlError`] when the URL is not absolute, its scheme is not https/http, or it has no host.
+pub fn review(raw: &str) -> Result<UrlReview, UrlError> {
+    let url = Url::parse(raw).map_err(|e| UrlError::Invalid(e.to_string()))?;
+    let scheme = url.scheme().to_owned();
+    if !ALLOWED_SCHEMES.contains(&scheme.as_str()) {
+        return Err(UrlError::SchemeNotAllowed(scheme));
+    }
+    let mut findings = Vec::new();
+    let host = url.host().ok_or(UrlError::NoHost)?;
+    let (host_ascii, is_ip) = match host {
+        Host::Domain(d) => (d.to_owned(), false),
+        Host::Ipv4(ip) => (ip.to_string(), true),
+        Host::Ipv6(ip) => (format!("[{ip}]"), true),
+    };
+    let host_unicode = if is_ip {
+        host_ascii.clone()
+    } else {
+        idna::domain_to_unicode(&host_ascii).0
+    };
+    let raw_host_non_ascii = !raw.is_ascii();
+    if host_ascii.split('.').any(|l| l.starts_with("xn--"))
+        || host_unicode != host_ascii
+        || raw_host_non_ascii
+    {
+        findings.push(Finding::InternationalizedHost);
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        findings.push(Finding::Credentials);
+    }
+    if scheme == "http" {
+        findings.push(Finding::NotHttps);
+    }
+    let registrable_ascii = if is_ip {
+        findings.push(Finding::IpHost);
+        None
+    } else {
+        psl::domain(host_ascii.trim_end_matches('.').as_bytes())
+            .filter(|d| d.suffix().is_known())
+            .and_then(|d| std::str::from_utf8(d.as_bytes()).ok())
+            .map(str::to_owned)
+    };
+    let (subdomain, registrable) = match registrable_ascii {
+        Some(reg) => {
+            let reg_unicode = idna::domain_to_unicode(&reg).0;
+            let prefix = host_unicode
+                .trim_end_matches('.')
+                .strip_suffix(&reg_unicode)
+                .unwrap_or_default()
+                .to_owned();
+            (prefix, reg_unicode)
+        }
+        None => {
+            if !is_ip {
+                findings.push(Finding::NoRegistrableDomain);
+            }
+            (String::new(), host_unicode.clone())
+        }
+    };
+    Ok(UrlReview {
+        verbatim: raw.to_owned(),
+        scheme,
+        host_ascii,
+        host_unicode,
+        subdomain,
+        registrable,
+        findings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn punycode_host_is_shown_in_both_forms_with_a_warning() {
+        let r = review("https://www.xn--80ak6aa92e.com/login").unwrap();
+        assert_eq!(r.host_ascii, "www.xn--80ak6aa92e.com");
+        assert_eq!(r.host_unicode, "www.аррӏе.com");
+        assert!(r.findings.contains(&Finding::InternationalizedHost));
+        assert_eq!(r.registrable, "аррӏе.com");
+        assert_eq!(r.subdomain, "www.");
+    }
+
+    #[test]
+    fn the_registrable_domain_is_the_real_one_not_a_lookalike_prefix() {
+        let r = review("https://accounts.example.com.login-check.example.net/verify").unwrap();
+        // example.net is the registrable domain (eTLD+1); the look-alike "example.com" is only a
+        // subdomain label and is never emphasised.
+        assert_eq!(r.registrable, "example.net");
+        assert_eq!(r.subdomain, "accounts.example.com.login-check.");
+        assert!(r.findings.is_empty(), "{:?}", r.findings);
+    }
+
+    #[test]
+    fn http_is_flagged_and_other_schemes_refused() {
+        assert_eq!(
+            review("http://example.org/x").unwrap().findings,
+            vec![Finding::NotHttps]
+        );
+        for bad in [
+            "javascript:alert(1)",
+            "file:///etc/passwd",
+            "data:text/html,hi",
+            "ftp://example.org/",
+        ] {
+            assert!(
+                matches!(review(bad), Err(UrlError::SchemeNotAllowed(_))),
+                "{bad}"
+            );
+        }
+        assert!(matches!(review("not a url"), Err(UrlError::Invalid(_))));
+    }
+
+    #[test]
+    fn credentials_and_ip_hosts_are_flagged() {
+        let r = review("https://bank.example.com@evil.example.net/").unwrap();
+        assert!(r.findings.contains(&Finding::Credentials));
+        assert_eq!(r.registrable, "example.net");
+        let r = review("https://10.0.0.1/").unwrap();
+        assert!(r.findings.contains(&Finding::IpHost));
+    }
+}

@@ -1,0 +1,145 @@
+//! Retention at its edges: age strictly older than the bound, the newest `max_terminal` kept
+//! (ties by id), pending questions never pruned.
+
+use diesel::RunQueryDsl;
+use diesel::sql_types::{BigInt, Text};
+use mcp_consent::broker::retention::prune_once;
+use mcp_consent::config::{Config, Retention};
+use mcp_consent::db::Db;
+use serde_json::json;
+
+use crate::helpers::*;
+
+const DAY: i64 = 86_400_000;
+
+async fn decide_at(db: &Db, id: &str, decided_at: i64) {
+    let id = id.to_owned();
+    db.run(move |conn| {
+        diesel::sql_query("UPDATE questions SET decided_at = ? WHERE id = ?")
+            .bind::<BigInt, _>(decided_at)
+            .bind::<Text, _>(&id)
+            .execute(conn)?;
+        Ok(())
+    })
+    .await
+    .unwrap();
+}
+
+/// A declined question (terminal) and its id.
+async fn decided(app: &TestApp, n: i64) -> String {
+    let id = app.open_ok(form_request(n)).await;
+    app.answer(&id, json!({"action": "decline"})).await;
+    id
+}
+
+async fn exists(app: &TestApp, id: &str) -> bool {
+    app.get(&format!("/api/v1/questions/{id}")).await.status() == reqwest::StatusCode::OK
+}
+
+fn policy(max_age_days: u64, max_terminal: u64) -> Retention {
+    Retention {
+        max_age_days,
+        max_terminal,
+        interval_secs: 3600,
+    }
+}
+
+#[tokio::test]
+async fn age_bound_deletes_only_strictly_older_terminal_questions() {
+    let app = spawn_app().await;
+    let db = Db::open(&app.state.join("broker/broker.db")).unwrap();
+    let now = 1_900_000_000_000;
+    let at_bound = decided(&app, 1).await;
+    let past_bound = decided(&app, 2).await;
+    let pending = app.open_ok(form_request(3)).await;
+    decide_at(&db, &at_bound, now - 30 * DAY).await;
+    decide_at(&db, &past_bound, now - 30 * DAY - 1).await;
+
+    let report = prune_once(&db, &policy(30, 1000), now).await.unwrap();
+    assert_eq!((report.by_age, report.by_count), (1, 0));
+    assert!(exists(&app, &at_bound).await);
+    assert!(!exists(&app, &past_bound).await);
+    assert!(exists(&app, &pending).await);
+
+    // Far in the future everything terminal is old; the pending question stays.
+    prune_once(&db, &policy(30, 1000), now + 365 * DAY)
+        .await
+        .unwrap();
+    assert!(!exists(&app, &at_bound).await);
+    assert!(exists(&app, &pending).await);
+}
+
+#[tokio::test]
+async fn count_bound_keeps_the_newest_by_decision_time_then_id() {
+    let app = spawn_app().await;
+    let db = Db::open(&app.state.join("broker/broker.db")).unwrap();
+    let now = 1_900_000_000_000;
+    let mut ids = Vec::new();
+    for n in 0..5 {
+        ids.push(decided(&app, n).await);
+    }
+    let pending = app.open_ok(form_request(99)).await;
+    // ids[0] oldest ... ids[4] newest; ids[2] and ids[3] tie and the larger id wins.
+    decide_at(&db, &ids[0], now - 5000).await;
+    decide_at(&db, &ids[1], now - 4000).await;
+    decide_at(&db, &ids[2], now - 3000).await;
+    decide_at(&db, &ids[3], now - 3000).await;
+    decide_at(&db, &ids[4], now - 1000).await;
+
+    // Exactly at the bound: nothing goes.
+    assert_eq!(
+        prune_once(&db, &policy(30, 5), now)
+            .await
+            .unwrap()
+            .questions(),
+        0
+    );
+
+    let report = prune_once(&db, &policy(30, 2), now).await.unwrap();
+    assert_eq!((report.by_age, report.by_count), (0, 3));
+    let (older_tie, newer_tie) = if ids[2] < ids[3] {
+        (&ids[2], &ids[3])
+    } else {
+        (&ids[3], &ids[2])
+    };
+    assert!(exists(&app, &ids[4]).await);
+    assert!(exists(&app, newer_tie).await);
+    assert!(!exists(&app, older_tie).await);
+    assert!(!exists(&app, &ids[0]).await && !exists(&app, &ids[1]).await);
+    assert!(
+        exists(&app, &pending).await,
+        "pending questions are never pruned"
+    );
+
+    let report = prune_once(&db, &policy(30, 0), now).await.unwrap();
+    assert_eq!(report.by_count, 2);
+    assert!(exists(&app, &pending).await);
+}
+
+#[tokio::test]
+async fn the_prune_command_reports_what_it_removed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    let app = spawn_on(Config::default(), &state).await;
+    decided(&app, 1).await;
+    let config = tmp.path().join("config.toml");
+    std::fs::write(&config, "[retention]\nmax_terminal = 0\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-consent"))
+        .arg("prune")
+        .arg("--state-dir")
+        .arg(&state)
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("pruned 1 questions") && text.contains("beyond the newest 0"),
+        "{text}"
+    );
+}

@@ -1,0 +1,147 @@
+//! URL-mode elicitation: only https/http, the domain emphasised, IDN and HTTP warnings, consent
+//! only by the person's click on the service's own `/open`, completion notices.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+fn url_request(id: i64, url: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "elicitation/create", "params": {
+        "mode": "url", "elicitationId": format!("e-{id}"), "url": url, "message": "Please sign in"}})
+}
+
+async fn page(app: &TestApp, browser: &reqwest::Client, id: &str) -> String {
+    browser
+        .get(format!("{}/questions/{id}", app.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn punycode_hosts_are_shown_in_both_forms_with_a_warning() {
+    let app = spawn_app().await;
+    let id = app
+        .open_ok(url_request(1, "https://www.xn--80ak6aa92e.com/login"))
+        .await;
+    let browser = app.login().await;
+    let html = page(&app, &browser, &id).await;
+    assert!(
+        html.contains("https://www.xn--80ak6aa92e.com/login"),
+        "the full URL verbatim"
+    );
+    assert!(
+        html.contains("www.xn--80ak6aa92e.com") && html.contains("www.аррӏе.com"),
+        "{html}"
+    );
+    assert!(html.contains("Punycode"), "a warning");
+}
+
+#[tokio::test]
+async fn the_registrable_domain_is_emphasised_not_a_lookalike_label() {
+    let app = spawn_app().await;
+    let id = app
+        .open_ok(url_request(
+            2,
+            "https://accounts.example.com.login-check.example.net/verify",
+        ))
+        .await;
+    let browser = app.login().await;
+    let html = page(&app, &browser, &id).await;
+    assert!(
+        html.contains("<strong class=\"domain\">example.net</strong>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<span class=\"subdomain\">accounts.example.com.login-check.</span>"),
+        "{html}"
+    );
+    assert!(!html.contains("<strong class=\"domain\">example.com"));
+    assert!(!html.contains("Not HTTPS"));
+
+    let id = app
+        .open_ok(url_request(3, "http://example.org/plain"))
+        .await;
+    assert!(page(&app, &browser, &id).await.contains("Not HTTPS"));
+}
+
+#[tokio::test]
+async fn other_schemes_and_undeclared_url_mode_are_refused_before_opening() {
+    let app = spawn_app().await;
+    for bad in [
+        "javascript:alert(1)",
+        "file:///etc/passwd",
+        "data:text/html,<b>x</b>",
+    ] {
+        let (status, body) = app
+            .open(url_request(4, bad), full_caps(), "2025-11-25")
+            .await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(body["response"]["error"]["code"], -32602, "{bad}: {body}");
+    }
+    // TV-E06: URL mode while the client declared form only.
+    let (_, body) = app
+        .open(
+            url_request(5, "https://mcp.example.com/ui"),
+            json!({"elicitation": {}}),
+            "2025-11-25",
+        )
+        .await;
+    assert_eq!(body["response"]["error"]["code"], -32602);
+    let list: Value = app.get("/api/v1/questions").await.json().await.unwrap();
+    assert_eq!(list["questions"], json!([]));
+}
+
+#[tokio::test]
+async fn opening_the_link_is_the_consent_and_accepts_without_content() {
+    let app = spawn_app().await;
+    let id = app
+        .open_ok(url_request(6, "https://mcp.example.com/connect?x=1"))
+        .await;
+
+    // Not over the API (human only), and not as a bare accept from the browser either.
+    let (status, _) = app.answer(&id, json!({"action": "accept"})).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let browser = app.login().await;
+    let html = page(&app, &browser, &id).await;
+    assert!(
+        html.contains(&format!(
+            "href=\"/questions/{id}/open\" target=\"_blank\" rel=\"noopener noreferrer\""
+        )),
+        "{html}"
+    );
+    assert!(
+        !html.contains("href=\"https://mcp.example.com"),
+        "the URL itself is never a link"
+    );
+    assert_eq!(app.question_as(&browser, &id).await["state"], "pending");
+
+    let res = browser
+        .get(format!("{}/questions/{id}/open", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    assert_eq!(
+        res.headers()["location"],
+        "https://mcp.example.com/connect?x=1"
+    );
+    assert_eq!(res.headers()["referrer-policy"], "no-referrer");
+    let (_, body) = app.response(&id, 0).await;
+    assert_eq!(body["response"]["result"], json!({"action": "accept"}));
+
+    // The server's completion notice marks it complete; an unknown id is ignored.
+    let res = app
+        .post_json("/api/v1/elicitations/e-6/complete", &json!({}))
+        .await;
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(app.question_as(&browser, &id).await["state"], "completed");
+    let res = app
+        .post_json("/api/v1/elicitations/does-not-exist/complete", &json!({}))
+        .await;
+    assert_eq!(res.status(), StatusCode::OK);
+}

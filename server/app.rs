@@ -11,6 +11,7 @@ use chrono::Utc;
 use crate::broker::{Broker, BrokerSettings, retention};
 use crate::config::{Config, ConfigError, Retention};
 use crate::db::{Db, DbError, models};
+use crate::metrics::Metrics;
 use crate::paths::{PathError, StateDir, write_private};
 use crate::web::auth::{self, ApiTokens};
 use crate::web::{AppState, allowed_hosts};
@@ -42,6 +43,9 @@ pub enum StartupError {
     /// The API token could not be created or read.
     #[error("cannot set up the API token {0}")]
     Token(String),
+    /// The metrics registry could not be built.
+    #[error("cannot register metrics: {0}")]
+    Metrics(String),
     /// The web server failed.
     #[error("web server failed")]
     Server(#[source] std::io::Error),
@@ -84,12 +88,23 @@ impl Application {
         let base_url = format!("http://{addr}");
         write_private(&state.service_url_file(), &format!("{base_url}\n"))?;
 
+        let metrics = Metrics::new().map_err(|e| StartupError::Metrics(e.to_string()))?;
         let broker = Broker::new(
             db.clone(),
             BrokerSettings {
                 question_timeout: Duration::from_secs(config.question_timeout_secs),
             },
+            metrics,
         );
+        let metrics_token = match &config.metrics_token_file {
+            Some(path) => Some(
+                std::fs::read_to_string(path)
+                    .map_err(|e| StartupError::Token(format!("{}: {e}", path.display())))?
+                    .trim()
+                    .to_owned(),
+            ),
+            None => None,
+        };
         let data = web::Data::new(AppState {
             broker: broker.clone(),
             db: db.clone(),
@@ -97,6 +112,7 @@ impl Application {
             allowed_hosts: allowed_hosts(addr),
             base_url,
             max_request_bytes: config.max_request_bytes,
+            metrics_token,
         });
         let server = HttpServer::new(move || {
             App::new()
@@ -106,6 +122,7 @@ impl Application {
                 .configure(crate::web::configure)
         })
         .shutdown_timeout(5)
+        .disable_signals()
         .listen(listener)
         .map_err(|source| StartupError::Bind {
             addr: listen.to_owned(),
@@ -153,11 +170,49 @@ impl Application {
                 }
             }
         });
-        let pruner = tokio::spawn(retention::run(self.db.clone(), self.retention.clone()));
+        let pruner = tokio::spawn(retention::run(
+            self.db.clone(),
+            self.retention.clone(),
+            self.broker.metrics().clone(),
+        ));
+        let handle = self.server.handle();
+        let broker = self.broker.clone();
+        let signals = tokio::spawn(async move {
+            shutdown_signal().await;
+            tracing::info!(
+                "shutting down: ending long-polls and event streams, finishing requests"
+            );
+            broker.begin_shutdown();
+            handle.stop(true).await;
+        });
         let result = self.server.await.map_err(StartupError::Server);
         sweeper.abort();
         pruner.abort();
+        signals.abort();
         result
+    }
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }
 

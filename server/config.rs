@@ -47,6 +47,9 @@ pub struct Config {
     /// Largest body accepted when opening a question, in bytes (images and audio travel
     /// base64). Default `16777216` (16 MiB). Other API bodies are limited to 1 MiB.
     pub max_request_bytes: usize,
+    /// File holding a bearer token that `GET /metrics` then requires (from any address).
+    /// Default: none, and `/metrics` answers loopback clients without credentials.
+    pub metrics_token_file: Option<PathBuf>,
     /// Pruning of decided questions.
     pub retention: Retention,
 }
@@ -70,6 +73,7 @@ impl Default for Config {
             allow_non_loopback: false,
             question_timeout_secs: 900,
             max_request_bytes: 16 * 1024 * 1024,
+            metrics_token_file: None,
             retention: Retention::default(),
         }
     }

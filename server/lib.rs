@@ -14,6 +14,7 @@ pub mod broker;
 pub mod client;
 pub mod config;
 pub mod db;
+pub mod metrics;
 pub mod paths;
 pub mod protocol;
 pub mod proxy;

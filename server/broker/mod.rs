@@ -19,9 +19,10 @@ use tokio::sync::watch;
 
 use crate::db::models::QuestionRow;
 use crate::db::{Db, DbError};
+use crate::metrics::{Metrics, RejectReason};
 use crate::protocol::elicitation::{self, FormSchema};
 use crate::protocol::era::Era;
-use crate::protocol::jsonrpc::{RpcError, error_response, is_valid_id, result_response};
+use crate::protocol::jsonrpc::{RpcError, Violation, error_response, is_valid_id, result_response};
 use crate::protocol::{FieldError, sampling};
 use audience::Audience;
 use events::{Event, EventBus};
@@ -400,17 +401,68 @@ pub struct Broker {
     settings: BrokerSettings,
     changes: watch::Sender<u64>,
     events: EventBus,
+    metrics: Metrics,
+    stopping: watch::Sender<bool>,
 }
 
 impl Broker {
-    /// A broker over `db`.
-    pub fn new(db: Db, settings: BrokerSettings) -> Broker {
+    /// A broker over `db`, counting into `metrics`.
+    pub fn new(db: Db, settings: BrokerSettings, metrics: Metrics) -> Broker {
         Broker {
             db,
             settings,
             changes: watch::channel(0).0,
             events: EventBus::default(),
+            metrics,
+            stopping: watch::channel(false).0,
         }
+    }
+
+    /// The metrics this broker counts into.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// The service is shutting down: long-polls and event streams end now so their clients
+    /// reconnect to the next instance (questions stay pending in the store).
+    pub fn begin_shutdown(&self) {
+        self.stopping.send_replace(true);
+    }
+
+    /// Resolves when [`Broker::begin_shutdown`] is called.
+    pub async fn stopping(&self) {
+        let mut rx = self.stopping.subscribe();
+        // An error means the sender is gone, which only happens with the broker itself.
+        let _ = rx.wait_for(|stopping| *stopping).await;
+    }
+
+    /// Counts `pending` questions by kind and audience from the store into the gauge (at scrape
+    /// time, so the gauge is right across restarts).
+    ///
+    /// # Errors
+    /// [`BrokerError::Store`].
+    pub async fn refresh_pending_gauge(&self) -> Result<(), BrokerError> {
+        self.expire_due().await?;
+        let counts = self
+            .db
+            .run(|conn| Ok(QuestionRow::pending_counts(conn)?))
+            .await?;
+        self.metrics.pending.reset();
+        for kind in ["sampling", "form", "url"] {
+            for audience in ["human", "agent"] {
+                self.metrics
+                    .pending
+                    .with_label_values(&[kind, audience])
+                    .set(0);
+            }
+        }
+        for (kind, audience, n) in counts {
+            self.metrics
+                .pending
+                .with_label_values(&[&kind, &audience])
+                .set(n);
+        }
+        Ok(())
     }
 
     /// The event bus (for `/api/v1/events`).
@@ -437,21 +489,40 @@ impl Broker {
             Some(id) if is_valid_id(id) => id.clone(),
             _ => {
                 let e = RpcError::invalid_request("request id must be a string or an integer");
+                self.metrics.reject("unknown", RejectReason::InvalidRequest);
                 return Ok(Opened::Refused(error_response(None, &e)));
             }
         };
-        let refuse = |e: RpcError| Ok(Opened::Refused(error_response(Some(&rpc_id), &e)));
+        let method = req
+            .request
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let counted_kind = match method {
+            "sampling/createMessage" => "sampling",
+            "elicitation/create"
+                if req.request.pointer("/params/mode").and_then(Value::as_str) == Some("url") =>
+            {
+                "url"
+            }
+            "elicitation/create" => "form",
+            _ => "unknown",
+        };
+        let refuse = |e: RpcError| {
+            let reason = match e.violation {
+                Violation::Shape => RejectReason::InvalidRequest,
+                Violation::Capability => RejectReason::Capability,
+                Violation::Scheme => RejectReason::SchemeNotAllowed,
+            };
+            self.metrics.reject(counted_kind, reason);
+            Ok(Opened::Refused(error_response(Some(&rpc_id), &e)))
+        };
         let era = match Era::for_revision(&req.protocol_version) {
             Ok(era) => era,
             Err(e) => return refuse(RpcError::invalid_params(e.to_string())),
         };
         let params = req.request.get("params").cloned().unwrap_or(Value::Null);
         let caps = &req.client_capabilities;
-        let method = req
-            .request
-            .get("method")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
         let (kind, audience, elicitation_id, phase) = match method {
             "sampling/createMessage" => match sampling::validate_request(era, caps, &params) {
                 Ok(_) => (
@@ -526,6 +597,10 @@ impl Broker {
         let question = Question::from_row(row)?;
         if is_new {
             tracing::info!(id = %question.id, kind = question.kind.as_str(), server = %question.server, "question opened");
+            self.metrics
+                .opened
+                .with_label_values(&[question.kind.as_str()])
+                .inc();
             self.changed(&question);
             Ok(Opened::New(question))
         } else {
@@ -603,7 +678,7 @@ impl Broker {
     ) -> Result<Value, BrokerError> {
         let question = self.get(id).await?;
         check_may_answer(&question, by)?;
-        Ok(response_for(&question, answer)?.1)
+        Ok(self.counted_response_for(&question, answer)?.1)
     }
 
     /// Validates `answer` and, if valid, decides the question and stores its response.
@@ -620,7 +695,7 @@ impl Broker {
     ) -> Result<State, BrokerError> {
         let question = self.get(id).await?;
         check_may_answer(&question, by)?;
-        let (state, response) = response_for(&question, answer)?;
+        let (state, response) = self.counted_response_for(&question, answer)?;
         self.decide(&question, state, Some(response)).await?;
         Ok(state)
     }
@@ -700,9 +775,43 @@ impl Broker {
             .await?;
         for row in rows {
             let question = Question::from_row(row)?;
+            self.metrics
+                .closed
+                .with_label_values(&[question.kind.as_str(), State::Completed.as_str()])
+                .inc();
             self.changed(&question);
         }
         Ok(())
+    }
+
+    fn counted_response_for(
+        &self,
+        question: &Question,
+        answer: &Answer,
+    ) -> Result<(State, Value), BrokerError> {
+        let r = response_for(question, answer);
+        if let Err(BrokerError::InvalidAnswer(_)) = &r {
+            self.metrics
+                .reject(question.kind.as_str(), RejectReason::InvalidAnswer);
+        }
+        r
+    }
+
+    fn count_decision(&self, question: &Question, state: State, at: DateTime<Utc>) {
+        let kind = question.kind.as_str();
+        self.metrics
+            .closed
+            .with_label_values(&[kind, state.as_str()])
+            .inc();
+        match state {
+            State::Declined => self.metrics.reject(kind, RejectReason::UserDeclined),
+            State::Cancelled => self.metrics.reject(kind, RejectReason::UserCancelled),
+            _ => {}
+        }
+        if matches!(state, State::Accepted | State::Declined | State::Cancelled) {
+            let secs = (at - question.created_at).num_milliseconds().max(0) as f64 / 1000.0;
+            self.metrics.decision(kind).observe(secs);
+        }
     }
 
     async fn decide(
@@ -737,6 +846,7 @@ impl Broker {
         decided.response = response;
         decided.decided_at = Some(now);
         tracing::info!(id = %decided.id, state = state.as_str(), "question decided");
+        self.count_decision(question, state, now);
         self.changed(&decided);
         Ok(())
     }
@@ -795,6 +905,7 @@ impl Broker {
                 deadline.min(tokio::time::Instant::now() + until_expiry + Duration::from_millis(5));
             tokio::select! {
                 r = changes.changed() => if r.is_err() { return Ok(Waited::Pending) },
+                () = self.stopping() => return Ok(Waited::Pending),
                 () = tokio::time::sleep_until(wake) => {
                     if tokio::time::Instant::now() >= deadline {
                         return Ok(Waited::Pending);

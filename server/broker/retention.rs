@@ -9,6 +9,7 @@ use chrono::Utc;
 
 use crate::config::Retention;
 use crate::db::{Db, DbError, models};
+use crate::metrics::Metrics;
 
 /// Rows deleted per transaction.
 const BATCH: i64 = 500;
@@ -71,12 +72,17 @@ pub async fn prune_once(db: &Db, policy: &Retention, now_ms: i64) -> Result<Prun
 
 /// Prunes now and then every `policy.interval_secs`, forever; a failed run is logged and the
 /// next one tried (one bad run does not stop the job).
-pub async fn run(db: Db, policy: Retention) {
+pub async fn run(db: Db, policy: Retention, metrics: Metrics) {
     let mut tick = tokio::time::interval(Duration::from_secs(policy.interval_secs.max(1)));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     loop {
         tick.tick().await;
-        match prune_once(&db, &policy, Utc::now().timestamp_millis()).await {
+        let result = prune_once(&db, &policy, Utc::now().timestamp_millis()).await;
+        metrics.retention_runs.inc();
+        if let Ok(r) = &result {
+            metrics.retention_pruned.inc_by(r.questions() as u64);
+        }
+        match result {
             Ok(r) if r.questions() > 0 => {
                 tracing::info!(
                     by_age = r.by_age,

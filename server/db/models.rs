@@ -101,6 +101,19 @@ impl QuestionRow {
             .load(conn)
     }
 
+    /// Pending questions counted by kind and audience.
+    pub fn pending_counts(conn: &mut SqliteConnection) -> QueryResult<Vec<(String, String, i64)>> {
+        questions::table
+            .filter(questions::state.eq("pending"))
+            .group_by((questions::kind, questions::audience))
+            .select((
+                questions::kind,
+                questions::audience,
+                diesel::dsl::count_star(),
+            ))
+            .load(conn)
+    }
+
     /// Pending questions whose deadline is at or before `now`.
     pub fn due(conn: &mut SqliteConnection, now: i64) -> QueryResult<Vec<QuestionRow>> {
         questions::table

@@ -9,7 +9,7 @@
 use serde_json::{Map, Number, Value, json};
 
 use super::era::Era;
-use super::jsonrpc::RpcError;
+use super::jsonrpc::{RpcError, Violation};
 use super::{FieldError, capabilities, url_safety};
 
 /// The two elicitation modes (2025-11-25 §Elicitation Requests).
@@ -98,7 +98,8 @@ pub fn validate_request(
         let name = if mode == Mode::Form { "form" } else { "url" };
         return Err(RpcError::invalid_params(format!(
             "elicitation mode {name} was not declared by the client"
-        )));
+        ))
+        .because(Violation::Capability));
     }
     match mode {
         Mode::Form => {
@@ -116,7 +117,13 @@ pub fn validate_request(
             };
             // Only https/http URLs are ever offered to the person; anything else (javascript:,
             // file:, data:, …) is refused before a question opens.
-            url_safety::review(&url).map_err(|e| RpcError::invalid_params(e.to_string()))?;
+            url_safety::review(&url).map_err(|e| {
+                let violation = match e {
+                    url_safety::UrlError::SchemeNotAllowed(_) => Violation::Scheme,
+                    _ => Violation::Shape,
+                };
+                RpcError::invalid_params(e.to_string()).because(violation)
+            })?;
             let elicitation_id = match params.get("elicitationId") {
                 Some(Value::String(id)) => Some(id.clone()),
                 Some(_) => return Err(RpcError::invalid_params("elicitationId must be a string")),

@@ -23,6 +23,18 @@ pub mod codes {
 /// The message of the `-1` error, verbatim from the spec.
 pub const USER_REJECTED_MESSAGE: &str = "User rejected sampling request";
 
+/// Which rule a refused request broke, for counting (never on the wire).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Violation {
+    /// The request's shape or content breaks the protocol.
+    #[default]
+    Shape,
+    /// The request needs a capability the client did not declare.
+    Capability,
+    /// A URL whose scheme is not https/http.
+    Scheme,
+}
+
 /// A JSON-RPC error object `{code, message, data?}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RpcError {
@@ -33,15 +45,25 @@ pub struct RpcError {
     /// Optional structured detail (e.g. `{"action":"decline"}` for `-1`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<Value>,
+    /// Which rule was broken (internal; not serialized).
+    #[serde(skip)]
+    pub violation: Violation,
 }
 
 impl RpcError {
+    /// Marks which rule was broken (for metrics).
+    pub fn because(mut self, violation: Violation) -> Self {
+        self.violation = violation;
+        self
+    }
+
     /// `-32602` with the given message.
     pub fn invalid_params(message: impl Into<String>) -> Self {
         Self {
             code: codes::INVALID_PARAMS,
             message: message.into(),
             data: None,
+            violation: Violation::Shape,
         }
     }
 
@@ -51,6 +73,7 @@ impl RpcError {
             code: codes::INVALID_REQUEST,
             message: message.into(),
             data: None,
+            violation: Violation::Shape,
         }
     }
 
@@ -60,6 +83,7 @@ impl RpcError {
             code: codes::METHOD_NOT_FOUND,
             message: format!("Method not found: {method}"),
             data: None,
+            violation: Violation::Shape,
         }
     }
 
@@ -69,6 +93,7 @@ impl RpcError {
             code: codes::INTERNAL_ERROR,
             message: message.into(),
             data: None,
+            violation: Violation::Shape,
         }
     }
 
@@ -79,6 +104,7 @@ impl RpcError {
             code: codes::USER_REJECTED,
             message: USER_REJECTED_MESSAGE.to_owned(),
             data: Some(json!({ "action": action })),
+            violation: Violation::Shape,
         }
     }
 }

@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use serde_json::{Map, Value};
 
 use super::era::Era;
-use super::jsonrpc::RpcError;
+use super::jsonrpc::{RpcError, Violation};
 use super::{FieldError, capabilities};
 
 /// Message of the `-32602` for an unanswered `tool_use` (2025-11-25 `client/sampling.mdx`
@@ -88,7 +88,8 @@ pub fn validate_request(
     if tools_present && !capabilities::sampling_tools(client_capabilities) {
         return Err(RpcError::invalid_params(
             "tools/toolChoice sent but the client did not declare sampling.tools",
-        ));
+        )
+        .because(Violation::Capability));
     }
     if let Some(tools) = params.get("tools") {
         validate_tools(tools).map_err(RpcError::invalid_params)?;

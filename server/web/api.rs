@@ -14,6 +14,7 @@ use super::error::ApiError;
 use super::{AppState, MAX_BODY_BYTES, read_body};
 use crate::broker::audience::Audience;
 use crate::broker::{Answer, Answerer, OpenRequest, Opened, State, Waited, rfc3339};
+use crate::metrics::RejectReason;
 
 /// Longest long-poll, in seconds.
 pub const MAX_WAIT_SECS: u64 = 60;
@@ -57,7 +58,17 @@ async fn open_request(
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     caller.require_token()?;
-    let request: OpenRequest = json_body(payload, state.max_request_bytes).await?;
+    let request: OpenRequest = match json_body(payload, state.max_request_bytes).await {
+        Ok(r) => r,
+        Err(e @ ApiError::TooLarge(_)) => {
+            state
+                .broker
+                .metrics()
+                .reject("unknown", RejectReason::TooLarge);
+            return Err(e);
+        }
+        Err(e) => return Err(e),
+    };
     Ok(match state.broker.open(request).await? {
         Opened::New(q) => HttpResponse::Created()
             .json(json!({"id": q.id, "state": q.state, "expiresAt": rfc3339(q.expires_at)})),
@@ -197,18 +208,41 @@ async fn create_login_link(
         .json(json!({ "url": format!("{}/login?token={token}", state.base_url) })))
 }
 
-/// `GET /api/v1/events`: server-sent events, `event: question`, data = one summary event.
+/// Keeps `mcp_consent_event_subscribers` right: counted while the stream lives.
+struct Subscriber(prometheus::IntGauge);
+
+impl Subscriber {
+    fn new(gauge: &prometheus::IntGauge) -> Subscriber {
+        gauge.inc();
+        Subscriber(gauge.clone())
+    }
+}
+
+impl Drop for Subscriber {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}
+
+/// `GET /api/v1/events`: server-sent events, `event: question`, data = one summary event. The
+/// stream ends when the service shuts down (clients reconnect to the next instance).
 async fn events(state: web::Data<AppState>, _caller: Caller) -> HttpResponse {
     let rx = state.broker.events().subscribe();
+    let guard = Subscriber::new(&state.broker.metrics().event_subscribers);
+    let broker = state.broker.clone();
     let hello =
         stream::once(async { Ok::<_, actix_web::Error>(Bytes::from_static(b": connected\n\n")) });
-    let updates = stream::unfold(rx, |mut rx| async move {
+    let updates = stream::unfold((rx, guard, broker), |(mut rx, guard, broker)| async move {
         loop {
-            match rx.recv().await {
+            let received = tokio::select! {
+                r = rx.recv() => r,
+                () = broker.stopping() => return None,
+            };
+            match received {
                 Ok(event) => {
                     let data = serde_json::to_string(&event).unwrap_or_default();
                     let frame = Bytes::from(format!("event: question\ndata: {data}\n\n"));
-                    return Some((Ok(frame), rx));
+                    return Some((Ok(frame), (rx, guard, broker)));
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,

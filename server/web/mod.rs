@@ -5,6 +5,7 @@ pub mod api;
 pub mod assets;
 pub mod auth;
 pub mod error;
+pub mod metrics;
 pub mod pages;
 
 use actix_web::web::{self, Bytes};
@@ -31,12 +32,15 @@ pub struct AppState {
     pub base_url: String,
     /// Limit of a body opening a question, in bytes.
     pub max_request_bytes: usize,
+    /// Bearer token `/metrics` requires, when configured.
+    pub metrics_token: Option<String>,
 }
 
 /// Registers every route.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.configure(api::configure)
         .configure(pages::configure)
+        .configure(metrics::configure)
         .configure(assets::configure);
 }
 

@@ -3,6 +3,8 @@
 
 mod api;
 mod helpers;
+mod lifecycle;
+mod metrics;
 mod pages;
 mod proxy;
 mod retention;

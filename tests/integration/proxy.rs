@@ -12,13 +12,13 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use crate::helpers::*;
 
-const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"test-host","version":"0"}}}"#;
+pub(crate) const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"test-host","version":"0"}}}"#;
 
-fn init_result(version: &str) -> Value {
+pub(crate) fn init_result(version: &str) -> Value {
     json!({"send": {"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": version, "capabilities": {}, "serverInfo": {"name": "fake", "version": "0"}}}})
 }
 
-struct Proxy {
+pub(crate) struct Proxy {
     child: Child,
     stdin: ChildStdin,
     stdout: Lines<BufReader<ChildStdout>>,
@@ -27,7 +27,7 @@ struct Proxy {
 }
 
 impl Proxy {
-    fn start(state: &Path, broker: Option<&str>, script: Value) -> Proxy {
+    pub(crate) fn start(state: &Path, broker: Option<&str>, script: Value) -> Proxy {
         let dir = tempfile::tempdir().unwrap();
         let script_file = dir.path().join("script.json");
         std::fs::write(&script_file, script.to_string()).unwrap();
@@ -63,13 +63,13 @@ impl Proxy {
         }
     }
 
-    async fn send(&mut self, line: &str) {
+    pub(crate) async fn send(&mut self, line: &str) {
         self.stdin.write_all(line.as_bytes()).await.unwrap();
         self.stdin.write_all(b"\n").await.unwrap();
         self.stdin.flush().await.unwrap();
     }
 
-    async fn recv(&mut self) -> String {
+    pub(crate) async fn recv(&mut self) -> String {
         tokio::time::timeout(Duration::from_secs(20), self.stdout.next_line())
             .await
             .expect("a line from the proxy in time")
@@ -86,7 +86,7 @@ impl Proxy {
     }
 
     /// Waits until the server has received a line containing `needle`.
-    async fn server_received(&self, needle: &str) -> String {
+    pub(crate) async fn server_received(&self, needle: &str) -> String {
         for _ in 0..400 {
             if let Some(line) = self.server_log().into_iter().find(|l| l.contains(needle)) {
                 return line;
@@ -100,7 +100,7 @@ impl Proxy {
     }
 }
 
-async fn pending_question(app: &TestApp) -> Value {
+pub(crate) async fn pending_question(app: &TestApp) -> Value {
     for _ in 0..400 {
         let list: Value = app
             .get("/api/v1/questions?state=pending")

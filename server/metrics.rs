@@ -1,0 +1,184 @@
+//! Prometheus metrics on a private registry per service instance (so parallel tests never
+//! collide). Names and labels as DESIGN.md §Metrics; labels never carry request content, and
+//! `server` is not a label (unbounded).
+
+use prometheus::{
+    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
+    IntGaugeVec, Opts, Registry, TextEncoder,
+};
+
+/// Time-to-decision buckets, in seconds: a person answers in seconds to minutes; the default
+/// deadline is 15 minutes, so the top buckets show questions answered near it.
+const DECISION_BUCKETS: &[f64] = &[
+    1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0,
+];
+
+/// Why a request or answer was refused (the `reason` label of `mcp_consent_rejections_total`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RejectReason {
+    /// The person declined.
+    UserDeclined,
+    /// The person cancelled.
+    UserCancelled,
+    /// A request broke a protocol rule (-32602/-32600/-32601).
+    InvalidRequest,
+    /// An answer failed validation (the question stayed open).
+    InvalidAnswer,
+    /// A request needed a capability the client did not declare.
+    Capability,
+    /// A request body over `max_request_bytes`.
+    TooLarge,
+    /// A URL with a scheme other than https/http.
+    SchemeNotAllowed,
+    /// A budget or limit stopped it.
+    Budget,
+}
+
+impl RejectReason {
+    /// The label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RejectReason::UserDeclined => "user_declined",
+            RejectReason::UserCancelled => "user_cancelled",
+            RejectReason::InvalidRequest => "invalid_request",
+            RejectReason::InvalidAnswer => "invalid_answer",
+            RejectReason::Capability => "capability",
+            RejectReason::TooLarge => "too_large",
+            RejectReason::SchemeNotAllowed => "scheme_not_allowed",
+            RejectReason::Budget => "budget",
+        }
+    }
+}
+
+/// Every metric of one service instance.
+#[derive(Clone)]
+pub struct Metrics {
+    registry: Registry,
+    /// `mcp_consent_questions_pending{kind,audience}`: set from the store at scrape time.
+    pub pending: IntGaugeVec,
+    /// `mcp_consent_questions_opened_total{kind}`.
+    pub opened: IntCounterVec,
+    /// `mcp_consent_questions_closed_total{kind,outcome}`.
+    pub closed: IntCounterVec,
+    /// `mcp_consent_rejections_total{kind,reason}`.
+    pub rejections: IntCounterVec,
+    /// `mcp_consent_decision_duration_seconds{kind}`: opened → decided by a person or agent.
+    pub decision_duration: HistogramVec,
+    /// `mcp_consent_retention_runs_total`.
+    pub retention_runs: IntCounter,
+    /// `mcp_consent_retention_pruned_total`.
+    pub retention_pruned: IntCounter,
+    /// `mcp_consent_event_subscribers`.
+    pub event_subscribers: IntGauge,
+}
+
+/// The metrics could not be registered (a programming error: duplicate names).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot register metrics")]
+pub struct MetricsError(#[from] prometheus::Error);
+
+impl Metrics {
+    /// Registers every metric on a new registry, with `build_info{version}` = 1 and the
+    /// process collector (CPU, memory, file descriptors) where the platform has one.
+    ///
+    /// # Errors
+    /// [`MetricsError`] on a duplicate registration.
+    pub fn new() -> Result<Metrics, MetricsError> {
+        let registry = Registry::new();
+        let opts = |name: &str, help: &str| Opts::new(name, help).namespace("mcp_consent");
+        let pending = IntGaugeVec::new(
+            opts("questions_pending", "Questions waiting for an answer"),
+            &["kind", "audience"],
+        )?;
+        let opened = IntCounterVec::new(
+            opts("questions_opened_total", "Questions opened"),
+            &["kind"],
+        )?;
+        let closed = IntCounterVec::new(
+            opts("questions_closed_total", "Questions closed, by outcome"),
+            &["kind", "outcome"],
+        )?;
+        let rejections = IntCounterVec::new(
+            opts("rejections_total", "Requests or answers refused, by reason"),
+            &["kind", "reason"],
+        )?;
+        let decision_duration = HistogramVec::new(
+            HistogramOpts::new(
+                "decision_duration_seconds",
+                "Seconds from opening a question to its answer",
+            )
+            .namespace("mcp_consent")
+            .buckets(DECISION_BUCKETS.to_vec()),
+            &["kind"],
+        )?;
+        let retention_runs = IntCounter::with_opts(opts("retention_runs_total", "Retention runs"))?;
+        let retention_pruned = IntCounter::with_opts(opts(
+            "retention_pruned_total",
+            "Questions deleted by retention",
+        ))?;
+        let event_subscribers =
+            IntGauge::with_opts(opts("event_subscribers", "Open event streams"))?;
+        let build_info = IntGaugeVec::new(opts("build_info", "Build information"), &["version"])?;
+        build_info
+            .with_label_values(&[env!("CARGO_PKG_VERSION")])
+            .set(1);
+
+        registry.register(Box::new(pending.clone()))?;
+        registry.register(Box::new(opened.clone()))?;
+        registry.register(Box::new(closed.clone()))?;
+        registry.register(Box::new(rejections.clone()))?;
+        registry.register(Box::new(decision_duration.clone()))?;
+        registry.register(Box::new(retention_runs.clone()))?;
+        registry.register(Box::new(retention_pruned.clone()))?;
+        registry.register(Box::new(event_subscribers.clone()))?;
+        registry.register(Box::new(build_info))?;
+        #[cfg(target_os = "linux")]
+        registry.register(Box::new(
+            prometheus::process_collector::ProcessCollector::for_self(),
+        ))?;
+        // Pre-create the label sets a dashboard expects to see at zero.
+        for kind in ["sampling", "form", "url"] {
+            opened.with_label_values(&[kind]);
+            for audience in ["human", "agent"] {
+                pending.with_label_values(&[kind, audience]);
+            }
+        }
+        Ok(Metrics {
+            registry,
+            pending,
+            opened,
+            closed,
+            rejections,
+            decision_duration,
+            retention_runs,
+            retention_pruned,
+            event_subscribers,
+        })
+    }
+
+    /// Counts a rejection.
+    pub fn reject(&self, kind: &str, reason: RejectReason) {
+        self.rejections
+            .with_label_values(&[kind, reason.as_str()])
+            .inc();
+    }
+
+    /// The Prometheus text exposition of every metric.
+    pub fn render(&self) -> String {
+        let mut out = Vec::new();
+        // Encoding into a Vec cannot fail for the text format except on invalid metric data,
+        // which the registrations above rule out; an empty scrape is the fallback.
+        if TextEncoder::new()
+            .encode(&self.registry.gather(), &mut out)
+            .is_err()
+        {
+            out.clear();
+        }
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// The decision-duration histogram of one kind.
+    pub fn decision(&self, kind: &str) -> Histogram {
+        self.decision_duration.with_label_values(&[kind])
+    }
+}

@@ -18,4 +18,5 @@ pub mod metrics;
 pub mod paths;
 pub mod protocol;
 pub mod proxy;
+pub mod service;
 pub mod web;

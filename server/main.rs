@@ -57,6 +57,12 @@ enum Command {
         #[arg(long, env = "MCP_CONSENT_BROKER")]
         broker: Option<String>,
     },
+    /// Run `serve` under the user's service manager: print or install a systemd user unit or
+    /// a launchd agent.
+    Service {
+        #[command(subcommand)]
+        action: mcp_consent::service::ServiceCommand,
+    },
 }
 
 fn init_tracing(default: &str) {
@@ -185,6 +191,16 @@ async fn main() -> ExitCode {
                 }
                 Err(e) => {
                     eprintln!("mcp-consent login: {}", error_chain(&e));
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Service { action } => {
+            let state_dir = cli.state_dir.as_deref();
+            match mcp_consent::service::run(&action, state_dir, &mut std::io::stdout()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("mcp-consent service: {}", error_chain(&e));
                     ExitCode::FAILURE
                 }
             }

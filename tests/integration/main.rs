@@ -11,3 +11,5 @@ mod retention;
 mod url;
 mod sampling_props;
 mod sampling_vectors;
+mod nix_module;
+mod service;

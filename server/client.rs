@@ -41,6 +41,15 @@ pub enum ClientError {
     /// The question does not exist (any more).
     #[error("no such question")]
     NotFound,
+    /// The answer failed validation; the question stays open.
+    #[error("the answer is not valid: {}", .0.iter().map(|(f, m)| if f.is_empty() { m.clone() } else { format!("{f}: {m}") }).collect::<Vec<_>>().join("; "))]
+    Invalid(Vec<(String, String)>),
+    /// The question was already decided.
+    #[error("the question was already decided")]
+    Conflict,
+    /// The question is for a person in the browser, or the endpoint needs other credentials.
+    #[error("not allowed: {0}")]
+    Forbidden(String),
     /// Any other unexpected status.
     #[error("mcp-consent service answered {status}: {body}")]
     Status {
@@ -144,9 +153,35 @@ impl ServiceClient {
                 url: self.base_url(),
                 source,
             })?;
+        let error_text = || {
+            serde_json::from_str::<Value>(&text)
+                .ok()
+                .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_owned))
+                .unwrap_or_else(|| text.clone())
+        };
         match status {
             StatusCode::PAYLOAD_TOO_LARGE => Err(ClientError::TooLarge),
             StatusCode::NOT_FOUND => Err(ClientError::NotFound),
+            StatusCode::CONFLICT => Err(ClientError::Conflict),
+            StatusCode::FORBIDDEN => Err(ClientError::Forbidden(error_text())),
+            StatusCode::UNPROCESSABLE_ENTITY => {
+                let errors = serde_json::from_str::<Value>(&text)
+                    .ok()
+                    .and_then(|v| v.get("errors").and_then(Value::as_array).cloned())
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|e| {
+                        let s = |k: &str| {
+                            e.get(k)
+                                .and_then(Value::as_str)
+                                .unwrap_or_default()
+                                .to_owned()
+                        };
+                        (s("field"), s("message"))
+                    })
+                    .collect();
+                Err(ClientError::Invalid(errors))
+            }
             s if s.is_success() => Ok((s, serde_json::from_str(&text).unwrap_or(Value::Null))),
             status => Err(ClientError::Status { status, body: text }),
         }
@@ -219,6 +254,72 @@ impl ServiceClient {
         )
         .await
         .map(|_| ())
+    }
+
+    /// `GET /api/v1/questions?state=…`: summaries, oldest first.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub async fn list_questions(&self, state: Option<&str>) -> Result<Vec<Value>, ClientError> {
+        let path = match state {
+            Some(s) => format!("/api/v1/questions?state={s}"),
+            None => "/api/v1/questions".to_owned(),
+        };
+        let (_, json) = self.send(reqwest::Method::GET, &path, None).await?;
+        Ok(json
+            .get("questions")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    /// `GET /api/v1/questions/{id}`.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub async fn question(&self, id: &str) -> Result<Value, ClientError> {
+        Ok(self
+            .send(
+                reqwest::Method::GET,
+                &format!("/api/v1/questions/{id}"),
+                None,
+            )
+            .await?
+            .1)
+    }
+
+    /// `POST /api/v1/questions/{id}/preview`: the JSON-RPC response `answer` would send.
+    ///
+    /// # Errors
+    /// [`ClientError`] ([`ClientError::Invalid`] with the field errors).
+    pub async fn preview(&self, id: &str, answer: &Value) -> Result<Value, ClientError> {
+        let (_, json) = self
+            .send(
+                reqwest::Method::POST,
+                &format!("/api/v1/questions/{id}/preview"),
+                Some(answer),
+            )
+            .await?;
+        Ok(json.get("response").cloned().unwrap_or(Value::Null))
+    }
+
+    /// `POST /api/v1/questions/{id}/answer`: returns the new state.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub async fn answer(&self, id: &str, answer: &Value) -> Result<String, ClientError> {
+        let (_, json) = self
+            .send(
+                reqwest::Method::POST,
+                &format!("/api/v1/questions/{id}/answer"),
+                Some(answer),
+            )
+            .await?;
+        Ok(json
+            .get("state")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned())
     }
 
     /// `POST /api/v1/login-links`: a one-time login URL.

@@ -18,5 +18,6 @@ pub mod metrics;
 pub mod paths;
 pub mod protocol;
 pub mod proxy;
+pub mod questions;
 pub mod service;
 pub mod web;

@@ -51,6 +51,15 @@ enum Command {
         #[arg(long, env = "MCP_CONSENT_CONFIG")]
         config: Option<PathBuf>,
     },
+    /// List, show and answer questions meant for scripts and agents (same validation as the
+    /// pages).
+    Questions {
+        /// The service URL. Default: <state>/service-url, else http://127.0.0.1:7777.
+        #[arg(long, env = "MCP_CONSENT_BROKER")]
+        broker: Option<String>,
+        #[command(subcommand)]
+        action: mcp_consent::questions::QuestionsCommand,
+    },
     /// Print a one-time link that logs this browser in.
     Login {
         /// The service URL. Default: <state>/service-url, else http://127.0.0.1:7777.
@@ -176,6 +185,17 @@ async fn main() -> ExitCode {
                 }
                 Err(e) => {
                     eprintln!("mcp-consent prune: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Questions { broker, action } => {
+            init_tracing("warn");
+            let client = ServiceClient::new(StateDir::at(root), broker);
+            match mcp_consent::questions::run(action, &client, &mut std::io::stdout()).await {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("mcp-consent questions: {}", error_chain(&e));
                     ExitCode::FAILURE
                 }
             }

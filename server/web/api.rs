@@ -33,6 +33,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/questions", web::get().to(list_questions))
             .route("/questions/{id}", web::get().to(show_question))
             .route("/questions/{id}/answer", web::post().to(answer_question))
+            .route("/questions/{id}/preview", web::post().to(preview_answer))
             .route("/login-links", web::post().to(create_login_link))
             .route("/events", web::get().to(events)),
     );
@@ -195,6 +196,22 @@ async fn answer_question(
     let answer: Answer = json_body(payload, MAX_BODY_BYTES).await?;
     let new_state = state.broker.answer(&id, &answer, answerer(&caller)).await?;
     Ok(HttpResponse::Ok().json(json!({ "state": new_state })))
+}
+
+/// `POST /api/v1/questions/{id}/preview`: the JSON-RPC response this answer would send, `200
+/// {"response"}`, without deciding anything; 422 with field errors like `answer`.
+async fn preview_answer(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let answer: Answer = json_body(payload, MAX_BODY_BYTES).await?;
+    let response = state
+        .broker
+        .preview(&id, &answer, answerer(&caller))
+        .await?;
+    Ok(HttpResponse::Ok().json(json!({ "response": response })))
 }
 
 /// `POST /api/v1/login-links`: a one-time browser login URL, `{"url"}` (token callers only).

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod api;
+mod cli;
 mod helpers;
 mod lifecycle;
 mod metrics;

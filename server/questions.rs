@@ -1,0 +1,192 @@
+//! `mcp-consent questions …`: answering agent-audience questions from a script or a terminal,
+//! through the same API (and so the same validation) as the pages.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+
+use clap::Subcommand;
+use serde_json::{Value, json};
+
+use crate::client::{ClientError, ServiceClient};
+
+/// The `questions` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum QuestionsCommand {
+    /// List questions (pending ones by default), oldest first.
+    List {
+        /// Every state, not only pending.
+        #[arg(long)]
+        all: bool,
+        /// Print the API's JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one question: what the server asked, and its response once decided.
+    Show {
+        /// Question id.
+        id: String,
+    },
+    /// Accept a question with content (forms) or a result (sampling).
+    Answer {
+        /// Question id.
+        id: String,
+        /// Form content as JSON, e.g. '{"name":"Ada"}' (omitted fields with a default get it).
+        #[arg(long, conflicts_with_all = ["result", "file"])]
+        content: Option<String>,
+        /// Sampling `CreateMessageResult` as JSON.
+        #[arg(long, conflicts_with = "file")]
+        result: Option<String>,
+        /// Read the content/result JSON from this file (`-` for stdin).
+        #[arg(long)]
+        file: Option<PathBuf>,
+        /// Do not ask for confirmation (for scripts; no prompt is shown when stdin is not a
+        /// terminal anyway).
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
+    /// Decline a question (for sampling the server gets error -1).
+    Decline {
+        /// Question id.
+        id: String,
+    },
+    /// Cancel a question (dismissed without a choice; for sampling the server gets error -1).
+    Cancel {
+        /// Question id.
+        id: String,
+    },
+}
+
+/// Why a `questions` command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum QuestionsError {
+    /// The service refused or could not be reached.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// The given JSON could not be read.
+    #[error("{0}")]
+    Input(String),
+    /// Writing to the terminal failed.
+    #[error("cannot write output")]
+    Io(#[from] std::io::Error),
+    /// The person answered "no" at the prompt.
+    #[error("not sent")]
+    NotConfirmed,
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default()
+}
+
+fn read_json(text: &str, what: &str) -> Result<Value, QuestionsError> {
+    serde_json::from_str(text)
+        .map_err(|e| QuestionsError::Input(format!("{what} is not valid JSON: {e}")))
+}
+
+/// Runs one `questions` subcommand, writing to `out`; prompts on the terminal when needed.
+///
+/// # Errors
+/// [`QuestionsError`]: the service's refusal (422 field errors, 409, 403, 404), bad input,
+/// or a "no" at the prompt.
+pub async fn run(
+    action: QuestionsCommand,
+    client: &ServiceClient,
+    out: &mut impl Write,
+) -> Result<(), QuestionsError> {
+    match action {
+        QuestionsCommand::List { all, json } => {
+            let questions = client
+                .list_questions(if all { None } else { Some("pending") })
+                .await?;
+            if json {
+                writeln!(out, "{}", pretty(&json!({ "questions": questions })))?;
+                return Ok(());
+            }
+            if questions.is_empty() {
+                writeln!(out, "no questions")?;
+            }
+            for q in &questions {
+                let s = |k: &str| q.get(k).and_then(Value::as_str).unwrap_or("-").to_owned();
+                writeln!(
+                    out,
+                    "{}  {:<8} {:<9} {:<20} {:<20} expires {}",
+                    s("id"),
+                    s("kind"),
+                    s("state"),
+                    s("server"),
+                    s("tool"),
+                    s("expiresAt")
+                )?;
+            }
+        }
+        QuestionsCommand::Show { id } => {
+            writeln!(out, "{}", pretty(&client.question(&id).await?))?;
+        }
+        QuestionsCommand::Answer {
+            id,
+            content,
+            result,
+            file,
+            yes,
+        } => {
+            let from_file = match &file {
+                Some(path) if path.as_os_str() == "-" => {
+                    let mut text = String::new();
+                    std::io::stdin().lock().read_line(&mut text)?;
+                    Some(text)
+                }
+                Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
+                    QuestionsError::Input(format!("cannot read {}: {e}", path.display()))
+                })?),
+                None => None,
+            };
+            let question = client.question(&id).await?;
+            let is_sampling = question.get("kind").and_then(Value::as_str) == Some("sampling");
+            let answer = match (content, result, from_file) {
+                (Some(c), _, _) => {
+                    json!({"action": "accept", "content": read_json(&c, "--content")?})
+                }
+                (_, Some(r), _) => {
+                    json!({"action": "accept", "result": read_json(&r, "--result")?})
+                }
+                (_, _, Some(text)) if is_sampling => {
+                    json!({"action": "accept", "result": read_json(&text, "the file")?})
+                }
+                (_, _, Some(text)) => {
+                    json!({"action": "accept", "content": read_json(&text, "the file")?})
+                }
+                (None, None, None) if is_sampling => {
+                    return Err(QuestionsError::Input(
+                        "give --result JSON (or --file)".into(),
+                    ));
+                }
+                (None, None, None) => json!({"action": "accept", "content": {}}),
+            };
+            let response = client.preview(&id, &answer).await?;
+            let server = question
+                .get("server")
+                .and_then(Value::as_str)
+                .unwrap_or("the server");
+            writeln!(out, "{server} will receive:\n{}", pretty(&response))?;
+            if !yes && std::io::stdin().is_terminal() {
+                write!(out, "Send this? [y/N] ")?;
+                out.flush()?;
+                let mut reply = String::new();
+                std::io::stdin().lock().read_line(&mut reply)?;
+                if !matches!(reply.trim(), "y" | "Y" | "yes") {
+                    return Err(QuestionsError::NotConfirmed);
+                }
+            }
+            let state = client.answer(&id, &answer).await?;
+            writeln!(out, "sent; the question is {state}")?;
+        }
+        QuestionsCommand::Decline { id } => {
+            let state = client.answer(&id, &json!({"action": "decline"})).await?;
+            writeln!(out, "sent; the question is {state}")?;
+        }
+        QuestionsCommand::Cancel { id } => {
+            let state = client.answer(&id, &json!({"action": "cancel"})).await?;
+            writeln!(out, "sent; the question is {state}")?;
+        }
+    }
+    Ok(())
+}

@@ -3,6 +3,7 @@
 
 mod api;
 mod cli;
+mod events;
 mod helpers;
 mod lifecycle;
 mod metrics;

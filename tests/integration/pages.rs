@@ -251,3 +251,102 @@ async fn tool_use_is_refused_for_a_request_without_tools() {
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     assert_eq!(app.question(&id).await["state"], "pending");
 }
+
+#[tokio::test]
+async fn an_empty_form_is_a_confirmation_that_sends_empty_content() {
+    let app = spawn_app().await;
+    let request = json!({"jsonrpc": "2.0", "id": 4, "method": "elicitation/create", "params": {
+        "message": "Proceed with the deployment?", "requestedSchema": {"type": "object", "properties": {}}}});
+    let id = app.open_ok(request).await;
+    let browser = app.login().await;
+    let page = browser
+        .get(format!("{}/questions/{id}", app.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("Proceed with the deployment?") && page.contains("nothing to fill in"));
+    for action in ["accept", "decline", "cancel"] {
+        assert!(
+            page.contains(&format!("name=\"action\" value=\"{action}\"")),
+            "{action}"
+        );
+    }
+    let csrf = csrf_of(&page);
+    let confirm = browser
+        .post(format!("{}/questions/{id}/answer", app.base))
+        .form(&[("csrf", csrf.as_str()), ("action", "accept")])
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let payload = r#"{"action":"accept","content":{}}"#;
+    assert!(
+        confirm.contains("&quot;content&quot;:{}") || confirm.contains("&#34;content&#34;:{}"),
+        "{confirm}"
+    );
+    browser
+        .post(format!("{}/questions/{id}/send", app.base))
+        .form(&[
+            ("csrf", csrf.as_str()),
+            ("payload", payload),
+            ("action", "send"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        app.response(&id, 0).await.1["response"]["result"],
+        json!({"action": "accept", "content": {}})
+    );
+}
+
+#[tokio::test]
+async fn a_titled_one_of_without_type_is_a_select_that_sends_consts() {
+    let app = spawn_app().await;
+    let request = json!({"jsonrpc": "2.0", "id": 5, "method": "elicitation/create", "params": {
+        "message": "Pick", "requestedSchema": {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "properties": {
+            "color": {"oneOf": [{"const": "#f00", "title": "Red"}, {"const": "#00f", "title": "Blue"}]}}}}});
+    let id = app.open_ok(request).await;
+    assert_eq!(
+        app.question(&id).await["request"]["requestedSchema"]["$schema"],
+        "https://json-schema.org/draft/2020-12/schema",
+        "$schema kept verbatim"
+    );
+    let browser = app.login().await;
+    let page = browser
+        .get(format!("{}/questions/{id}", app.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains("<select id=\"field.color\" name=\"field.color\""),
+        "{page}"
+    );
+    assert!(page.contains(">Red</option>") && page.contains("value=\"#f00\""));
+    let (status, body) = app
+        .answer(
+            &id,
+            json!({"action": "accept", "content": {"color": "Red"}}),
+        )
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "a title is not a value: {body}"
+    );
+    let (status, _) = app
+        .answer(
+            &id,
+            json!({"action": "accept", "content": {"color": "#00f"}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+}

@@ -61,7 +61,10 @@ fn small_request() -> Value {
 fn bench_validate(c: &mut Criterion) {
     let caps = caps();
     for (name, params) in [
-        ("validate_request/large_200_messages_50_round_trips", large_request()),
+        (
+            "validate_request/large_200_messages_50_round_trips",
+            large_request(),
+        ),
         ("validate_request/small_3_messages", small_request()),
     ] {
         // Benchmark the accepting path: a refused request would stop early and measure nothing.

@@ -225,7 +225,8 @@ fn history() -> impl Strategy<Value = Vec<Msg>> {
                         extra,
                         text_first,
                     } => {
-                        let mut uses: Vec<Block> = ids.iter().map(|&n| Block::ToolUse(id(n))).collect();
+                        let mut uses: Vec<Block> =
+                            ids.iter().map(|&n| Block::ToolUse(id(n))).collect();
                         if with_text {
                             uses.insert(0, Block::Text);
                         }

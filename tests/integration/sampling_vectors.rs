@@ -41,7 +41,8 @@ const TV_S13: &str = r#"{"messages":[{"role":"user","content":{"type":"text","te
 const TV_S14: &str = r#"{"messages":[{"role":"user","content":{"type":"text","text":"Weather?"}},{"role":"assistant","content":{"type":"tool_use","id":"call_1","name":"get_weather","input":{"city":"Paris"}}},{"role":"user","content":{"type":"tool_result","toolUseId":"call_1","content":[{"type":"text","text":"18°C"}],"isError":false}}],"maxTokens":200,"tools":[{"name":"get_weather","inputSchema":{"type":"object"}}],"toolChoice":{"mode":"none"}}"#;
 const TV_S15: &str = r#"{"messages":[{"role":"user","content":{"type":"text","text":"x"}}],"maxTokens":10,"includeContext":"allServers"}"#;
 const TV_S17: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"role":"assistant","content":{"type":"text","text":"Paris."},"model":"claude-3-sonnet-20240307","stopReason":"endTurn"}}"#;
-const TV_S18: &str = r#"{"role":"assistant","content":{"type":"text","text":"Paris."},"stopReason":"endTurn"}"#;
+const TV_S18: &str =
+    r#"{"role":"assistant","content":{"type":"text","text":"Paris."},"stopReason":"endTurn"}"#;
 const TV_S19: &str = r#"{"role":"assistant","content":[{"type":"tool_use","id":"call_abc123","name":"get_weather","input":{"city":"Paris"}},{"type":"tool_use","id":"call_def456","name":"get_weather","input":{"city":"London"}}],"model":"m","stopReason":"toolUse"}"#;
 const TV_S20: &str = r#"{"role":"assistant","content":{"type":"text","text":"…"},"model":"m","stopReason":"contentFiltered"}"#;
 
@@ -156,7 +157,12 @@ const VECTORS: &[Vector] = &[
         Input::Params(TV_S11),
         Expect::InvalidExact(TOOL_RESULT_MISSING),
     ),
-    v("TV-S12", V11_25, Input::Params(TV_S12), Expect::Invalid(None)),
+    v(
+        "TV-S12",
+        V11_25,
+        Input::Params(TV_S12),
+        Expect::Invalid(None),
+    ),
     v(
         "TV-S13",
         V11_25,
@@ -196,7 +202,9 @@ fn check(vector: &Vector, era: Era) -> Result<(), String> {
     let caps = parse(vector.id, vector.caps);
     let request = |params: Value| validate_request(era, &caps, &params);
     let outcome = match vector.input {
-        Input::Envelope(text) => Outcome::Request(request(parse(vector.id, text)["params"].clone())),
+        Input::Envelope(text) => {
+            Outcome::Request(request(parse(vector.id, text)["params"].clone()))
+        }
         Input::Params(text) => Outcome::Request(request(parse(vector.id, text))),
         Input::Message(text) => Outcome::Request(request(
             json!({"messages": [parse(vector.id, text)], "maxTokens": 100}),
@@ -271,7 +279,10 @@ fn spec_sampling_vectors() {
         .filter(|n| *n != 16)
         .map(|n| format!("TV-S{n:02}"))
         .collect();
-    assert_eq!(ids, wanted, "the table must hold each vector once, in order");
+    assert_eq!(
+        ids, wanted,
+        "the table must hold each vector once, in order"
+    );
 }
 
 /// Tools offered, so the capability rule (SA5) holds and only the tool balance is judged.
@@ -333,7 +344,9 @@ fn result_without_role_and_model_is_refused_naming_both() {
             );
         }
         assert!(
-            errors.iter().all(|e| e.field == "role" || e.field == "model"),
+            errors
+                .iter()
+                .all(|e| e.field == "role" || e.field == "model"),
             "{era}: the content is fine, only role and model are missing: {errors:?}"
         );
     }

@@ -93,7 +93,7 @@ in
       type = lib.types.nullOr lib.types.path;
       default = null;
       example = "/run/secrets/mcp-consent-passphrase-hash";
-      description = "File holding the argon2id hash of the login passphrase, handed to the service as MCP_CONSENT_PASSPHRASE_HASH_FILE so no secret lands in the Nix store (give a string, not a Nix path literal, which would be copied into the store). Not read by the binary yet: passphrase login comes with a later release; until then this only sets the variable.";
+      description = "File holding the argon2id hash of the login passphrase, handed to the service as MCP_CONSENT_PASSPHRASE_HASH_FILE so no secret lands in the Nix store (give a string, not a Nix path literal, which would be copied into the store). The service then also accepts this passphrase at /login (make the hash with `mcp-consent passwd --output FILE`).";
     };
 
     retention = {

@@ -14,7 +14,7 @@ use crate::db::{Db, DbError, models};
 use crate::metrics::Metrics;
 use crate::paths::{PathError, StateDir, write_private};
 use crate::web::auth::{self, ApiTokens};
-use crate::web::{AppState, allowed_hosts};
+use crate::web::{AppState, allowed_hosts, passphrase};
 
 /// How often pending questions are checked against their deadline.
 const EXPIRY_SWEEP: Duration = Duration::from_secs(2);
@@ -43,6 +43,9 @@ pub enum StartupError {
     /// The API token could not be created or read.
     #[error("cannot set up the API token {0}")]
     Token(String),
+    /// The passphrase hash file is unusable.
+    #[error("{0}")]
+    Passphrase(String),
     /// The metrics registry could not be built.
     #[error("cannot register metrics: {0}")]
     Metrics(String),
@@ -105,6 +108,18 @@ impl Application {
             ),
             None => None,
         };
+        // The config key wins; the environment variable is how the home-manager module passes
+        // a secret path without writing it into the config.
+        let passphrase_file = config.passphrase_hash_file.clone().or_else(|| {
+            std::env::var_os("MCP_CONSENT_PASSPHRASE_HASH_FILE").map(std::path::PathBuf::from)
+        });
+        let passphrase_hash = match passphrase_file {
+            Some(path) => Some(
+                passphrase::load_hash(&path)
+                    .map_err(|e| StartupError::Passphrase(e.to_string()))?,
+            ),
+            None => None,
+        };
         let data = web::Data::new(AppState {
             broker: broker.clone(),
             db: db.clone(),
@@ -113,6 +128,7 @@ impl Application {
             base_url,
             max_request_bytes: config.max_request_bytes,
             metrics_token,
+            passphrase_hash,
         });
         let server = HttpServer::new(move || {
             App::new()

@@ -47,6 +47,10 @@ pub struct Config {
     /// Largest body accepted when opening a question, in bytes (images and audio travel
     /// base64). Default `16777216` (16 MiB). Other API bodies are limited to 1 MiB.
     pub max_request_bytes: usize,
+    /// File holding the argon2id PHC hash of a login passphrase (made by `mcp-consent passwd`).
+    /// When set (here or by `MCP_CONSENT_PASSPHRASE_HASH_FILE`), `/login` also accepts the
+    /// passphrase. Default: none (login by one-time link only).
+    pub passphrase_hash_file: Option<PathBuf>,
     /// File holding a bearer token that `GET /metrics` then requires (from any address).
     /// Default: none, and `/metrics` answers loopback clients without credentials.
     pub metrics_token_file: Option<PathBuf>,
@@ -74,6 +78,7 @@ impl Default for Config {
             question_timeout_secs: 900,
             max_request_bytes: 16 * 1024 * 1024,
             metrics_token_file: None,
+            passphrase_hash_file: None,
             retention: Retention::default(),
         }
     }

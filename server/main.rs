@@ -60,6 +60,13 @@ enum Command {
         #[command(subcommand)]
         action: mcp_consent::questions::QuestionsCommand,
     },
+    /// Make the argon2id hash of a login passphrase (read from the terminal, or one line of
+    /// stdin) and print it, or write it to a file (0600) for `passphrase_hash_file`.
+    Passwd {
+        /// Write the hash to this file instead of printing it.
+        #[arg(long)]
+        output: Option<PathBuf>,
+    },
     /// Print a one-time link that logs this browser in.
     Login {
         /// The service URL. Default: <state>/service-url, else http://127.0.0.1:7777.
@@ -100,6 +107,45 @@ fn error_chain(e: &dyn std::error::Error) -> String {
         source = s.source();
     }
     text
+}
+
+/// Shortest passphrase `passwd` accepts, in characters.
+const MIN_PASSPHRASE_CHARS: usize = 8;
+
+fn passwd(output: Option<&std::path::Path>) -> Result<(), String> {
+    use std::io::{BufRead, IsTerminal};
+    let passphrase = if std::io::stdin().is_terminal() {
+        let first = rpassword::prompt_password("New passphrase: ").map_err(|e| e.to_string())?;
+        let again = rpassword::prompt_password("Again: ").map_err(|e| e.to_string())?;
+        if first != again {
+            return Err("the two passphrases differ".into());
+        }
+        first
+    } else {
+        let mut line = String::new();
+        std::io::stdin()
+            .lock()
+            .read_line(&mut line)
+            .map_err(|e| e.to_string())?;
+        line.trim_end_matches(['\r', '\n']).to_owned()
+    };
+    if passphrase.chars().count() < MIN_PASSPHRASE_CHARS {
+        return Err(format!("use at least {MIN_PASSPHRASE_CHARS} characters"));
+    }
+    let hash = mcp_consent::web::passphrase::hash(&passphrase).map_err(|e| e.to_string())?;
+    match output {
+        Some(path) => {
+            mcp_consent::paths::write_private(path, &format!("{hash}\n"))
+                .map_err(|e| error_chain(&e))?;
+            println!(
+                "wrote {}; set passphrase_hash_file = {:?} in config.toml",
+                path.display(),
+                path
+            );
+        }
+        None => println!("{hash}"),
+    }
+    Ok(())
 }
 
 #[tokio::main]
@@ -200,6 +246,13 @@ async fn main() -> ExitCode {
                 }
             }
         }
+        Command::Passwd { output } => match passwd(output.as_deref()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("mcp-consent passwd: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Login { broker } => {
             init_tracing("warn");
             let client = ServiceClient::new(StateDir::at(root), broker);

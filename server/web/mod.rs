@@ -7,6 +7,7 @@ pub mod auth;
 pub mod error;
 pub mod metrics;
 pub mod pages;
+pub mod passphrase;
 
 use actix_web::web::{self, Bytes};
 use futures_util::StreamExt;
@@ -34,6 +35,8 @@ pub struct AppState {
     pub max_request_bytes: usize,
     /// Bearer token `/metrics` requires, when configured.
     pub metrics_token: Option<String>,
+    /// argon2id PHC hash of the login passphrase, when configured.
+    pub passphrase_hash: Option<String>,
 }
 
 /// Registers every route.

@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::auth::{self, WebSession};
 use super::error::PageError;
+use super::passphrase;
 use super::{AppState, MAX_BODY_BYTES, read_body};
 use crate::broker::{Action, Answer, Answerer, BrokerError, Kind, Question, State, rfc3339};
 use crate::protocol::FieldError;
@@ -20,6 +21,7 @@ use crate::protocol::url_safety::{self, Finding};
 /// Registers the page routes.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/login", web::get().to(login))
+        .route("/login", web::post().to(login_with_passphrase))
         .route("/logout", web::post().to(logout))
         .route("/", web::get().to(queue))
         .route("/history", web::get().to(history))
@@ -69,6 +71,8 @@ fn last<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
 #[template(path = "login.html")]
 struct LoginPage {
     message: Option<String>,
+    /// A passphrase is configured: show its form.
+    passphrase: bool,
 }
 
 #[derive(Deserialize)]
@@ -83,11 +87,48 @@ async fn login(
     query: web::Query<LoginQuery>,
 ) -> Result<HttpResponse, PageError> {
     let Some(token) = query.token.as_deref() else {
-        return ok(&LoginPage { message: None });
+        return ok(&LoginPage {
+            message: None,
+            passphrase: state.passphrase_hash.is_some(),
+        });
     };
     if !auth::take_login_link(&state.db, token).await? {
         let page = LoginPage {
             message: Some("This login link is invalid, expired or already used.".into()),
+            passphrase: state.passphrase_hash.is_some(),
+        };
+        return Ok(html(
+            actix_web::http::StatusCode::UNAUTHORIZED,
+            page.render()?,
+        ));
+    }
+    let (secret, _) = auth::create_session(&state.db).await?;
+    Ok(HttpResponse::SeeOther()
+        .insert_header((LOCATION, "/"))
+        .cookie(auth::session_cookie(&secret))
+        .finish())
+}
+
+/// `POST /login` with `passphrase`: checks it against the configured argon2id hash (on the
+/// blocking pool) and starts a session. A wrong passphrase costs an extra second.
+async fn login_with_passphrase(
+    state: web::Data<AppState>,
+    payload: web::Payload,
+) -> Result<HttpResponse, PageError> {
+    let pairs = form_pairs(payload).await?;
+    let Some(hash) = state.passphrase_hash.clone() else {
+        return Err(PageError::NotFound);
+    };
+    let given = last(&pairs, "passphrase").unwrap_or_default().to_owned();
+    let ok = web::block(move || passphrase::verify(&hash, &given))
+        .await
+        .map_err(|e| PageError::Internal(Box::new(e)))?;
+    if !ok {
+        tracing::warn!("wrong passphrase at /login");
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        let page = LoginPage {
+            message: Some("Wrong passphrase.".into()),
+            passphrase: true,
         };
         return Ok(html(
             actix_web::http::StatusCode::UNAUTHORIZED,

@@ -350,3 +350,79 @@ async fn a_titled_one_of_without_type_is_a_select_that_sends_consts() {
         .await;
     assert_eq!(status, StatusCode::OK);
 }
+
+#[tokio::test]
+async fn a_passphrase_made_by_passwd_logs_in_and_a_wrong_one_does_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let hash_file = tmp.path().join("passphrase.hash");
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-consent"))
+        .arg("passwd")
+        .arg("--output")
+        .arg(&hash_file)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    use tokio::io::AsyncWriteExt;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"correct horse battery\n")
+        .await
+        .unwrap();
+    assert!(child.wait().await.unwrap().success());
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&hash_file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+
+    let app = spawn_with(mcp_consent::config::Config {
+        passphrase_hash_file: Some(hash_file),
+        ..Default::default()
+    })
+    .await;
+    let browser = http_client();
+    let page = browser
+        .get(format!("{}/login", app.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("type=\"password\""));
+    let wrong = browser
+        .post(format!("{}/login", app.base))
+        .form(&[("passphrase", "wrong horse battery")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        browser
+            .get(format!("{}/", app.base))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        StatusCode::SEE_OTHER
+    );
+    let right = browser
+        .post(format!("{}/login", app.base))
+        .form(&[("passphrase", "correct horse battery")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(right.status(), StatusCode::SEE_OTHER);
+    assert_eq!(
+        browser
+            .get(format!("{}/", app.base))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        StatusCode::OK
+    );
+}

@@ -9,6 +9,9 @@
   ``mcp-consent proxy --name everything --state-dir <tmp> -- node <server-everything> stdio``,
   with no sampling/elicitation callbacks (the proxy declares those capabilities).
 
+* ``chromium``, ``real_browser``, ``real_browser_nojs``: a real headless Chromium (Playwright over
+  CDP, the system binary), logged in through a one-time link; see the section at the end.
+
 ``MCP_CONSENT_BIN`` overrides the binary (default: ``<repo>/target/debug/mcp-consent``).
 """
 
@@ -26,6 +29,7 @@ import urllib.parse
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -241,3 +245,148 @@ async def mcp_client(proxy_params: StdioServerParameters, tmp_path: Path) -> Asy
         finally:
             errlog.flush()
             print(f"--- proxy stderr ({errlog_path}) ---\n{_log_tail(errlog_path)}", file=sys.stdout)
+
+
+# ---------------------------------------------------------------- a real browser (Chromium)
+#
+# ``chromium``: the system Chromium (``CHROMIUM_BIN``, else ``chromium`` / ``chromium-browser`` on
+# PATH; tests/e2e/run.sh installs Debian's ``chromium`` when it is missing) driven by Playwright
+# over CDP (``executable_path``: Playwright's own browser downloads are never used).
+# ``real_browser`` / ``real_browser_nojs``: a fresh context logged in through a one-time login
+# link, with every request to another origin aborted (the tests never touch the network), and
+# every console message, page error and CSP violation recorded.
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",  # we may run as root (CI)
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+# Reports CSP violations to the console as well (Chromium logs most of them itself; this also
+# catches those it reports only as events). Injected through CDP, so the page's CSP does not apply.
+_CSP_LISTENER = """
+document.addEventListener("securitypolicyviolation", function (e) {
+  console.error("CSP violation: " + e.violatedDirective + " blocked " + e.blockedURI + " at " + e.sourceFile + ":" + e.lineNumber);
+});
+"""
+
+
+def login_link(service: Service) -> str:
+    """A fresh one-time login URL from ``mcp-consent login --state-dir …`` (last stdout line)."""
+    done = subprocess.run(
+        [str(service.bin), "login", "--state-dir", str(service.state_dir)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=_child_env(),
+    )
+    assert done.returncode == 0, f"login failed ({done.returncode}): {done.stdout}\n{done.stderr}"
+    nonempty = [ln.strip() for ln in done.stdout.splitlines() if ln.strip()]
+    assert nonempty, f"login printed nothing on stdout; stderr: {done.stderr}"
+    url = nonempty[-1]
+    assert url.startswith(service.base_url + "/login?token="), (url, service.base_url)
+    return url
+
+
+@pytest.fixture(scope="session")
+def chromium_bin() -> str:
+    raw = os.environ.get("CHROMIUM_BIN")
+    found = raw if raw else (shutil.which("chromium") or shutil.which("chromium-browser"))
+    if not found or not os.access(found, os.X_OK):
+        pytest.fail(
+            "Chromium not found (set CHROMIUM_BIN or install Debian's `chromium`; tests/e2e/run.sh does)",
+            pytrace=False,
+        )
+    return found
+
+
+@pytest.fixture
+async def chromium(chromium_bin: str) -> AsyncIterator[Any]:
+    """A headless Chromium (fresh temporary profile per launch), closed at teardown."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=chromium_bin, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            await browser.close()
+
+
+@dataclass
+class RealBrowser:
+    """A logged-in Chromium context and what it reported."""
+
+    context: Any  # playwright BrowserContext
+    page: Any  # playwright Page (the first tab)
+    service: Service
+    console: list[str]  # "type: text @ url", every tab
+    page_errors: list[str]  # uncaught exceptions
+    blocked: list[str]  # requests to other origins, aborted
+
+    def problems(self) -> list[str]:
+        """Console errors/warnings (this includes every CSP violation) and uncaught JS errors."""
+        bad = [m for m in self.console if m.split(":", 1)[0] in ("error", "warning", "assert")]
+        bad += [m for m in self.console if "content security policy" in m.lower()]
+        return list(dict.fromkeys(bad + [f"pageerror: {e}" for e in self.page_errors]))
+
+    def assert_clean(self) -> None:
+        assert not self.problems(), "browser reported problems:\n" + "\n".join(self.problems())
+
+
+async def _real_browser(chromium: Any, service: Service, javascript: bool) -> AsyncIterator[RealBrowser]:
+    context = await chromium.new_context(java_script_enabled=javascript, base_url=service.base_url)
+    context.set_default_timeout(15_000)  # well under the 60 s a held sampling request may wait
+    rb = RealBrowser(context, None, service, [], [], [])
+    origin = service.base_url
+
+    async def only_the_service(route: Any) -> None:
+        url = route.request.url
+        if url == origin or url.startswith(origin + "/"):
+            await route.continue_()
+        else:
+            rb.blocked.append(url)
+            await route.abort("blockedbyclient")
+
+    def watch(page: Any) -> None:
+        page.on("console", lambda m: rb.console.append(f"{m.type}: {m.text} @ {m.location.get('url', '')}"))
+        page.on("pageerror", lambda e: rb.page_errors.append(str(e)))
+
+    await context.route("**/*", only_the_service)
+    await context.add_init_script(_CSP_LISTENER)
+    context.on("page", watch)
+    try:
+        rb.page = await context.new_page()
+        link = login_link(service)
+        resp = await rb.page.goto(link)
+        assert resp is not None and resp.ok, resp and resp.status
+        # The one-time link sets the session cookie and lands on the queue.
+        assert rb.page.url == service.base_url + "/", rb.page.url
+        cookies = await context.cookies(service.base_url)
+        assert cookies and all(c["httpOnly"] for c in cookies), cookies
+        yield rb
+    finally:
+        print("--- chromium console ---\n" + "\n".join(rb.console + rb.page_errors) + f"\nblocked: {rb.blocked}")
+        await context.close()
+
+
+@pytest.fixture
+async def real_browser(chromium: Any, service: Service) -> AsyncIterator[RealBrowser]:
+    """Chromium with JavaScript on, logged in, on the queue page."""
+    async for rb in _real_browser(chromium, service, javascript=True):
+        yield rb
+
+
+@pytest.fixture
+async def real_browser_nojs(chromium: Any, service: Service) -> AsyncIterator[RealBrowser]:
+    """Chromium with JavaScript off, logged in, on the queue page."""
+    async for rb in _real_browser(chromium, service, javascript=False):
+        yield rb
+
+
+def api_token(service: Service) -> str:
+    return (service.state_dir / "api-token").read_text().strip()

@@ -7,6 +7,8 @@
 #
 # Installs what it needs (idempotent; quick when nothing changed):
 #   <repo>/.venv from tests/e2e/requirements.txt, tests/e2e/node_modules via `npm ci`,
+#   Debian's `chromium` via apt when no Chromium is found (CHROMIUM_BIN overrides; the tests
+#   drive it with Playwright, which never downloads a browser of its own),
 #   and `cargo build --bin mcp-consent` unless MCP_CONSENT_BIN is set or E2E_SKIP_BUILD=1.
 set -euo pipefail
 
@@ -31,6 +33,26 @@ stamp="$E2E/node_modules/.e2e-lock.sha256"
 if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
   (cd "$E2E" && npm ci --no-audit --no-fund --loglevel=error)
   echo "$want" >"$stamp"
+fi
+
+# Chromium for the real-browser tests (test_real_browser.py, test_url_elicitation.py).
+if [ -z "${CHROMIUM_BIN:-}" ] && ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null; then
+  if ! command -v apt-get >/dev/null; then
+    echo "run.sh: Chromium is missing and apt-get is not available: install Chromium and set CHROMIUM_BIN" >&2
+    exit 1
+  fi
+  if [ "$(id -u)" -eq 0 ]; then
+    as_root=()
+  elif command -v sudo >/dev/null; then
+    as_root=(sudo)
+  else
+    echo "run.sh: Chromium is missing; run 'apt-get install chromium' as root (or set CHROMIUM_BIN)" >&2
+    exit 1
+  fi
+  echo "run.sh: installing chromium (apt)" >&2
+  "${as_root[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends chromium >/dev/null
+  command -v chromium >/dev/null || { echo "run.sh: chromium still not on PATH after apt-get" >&2; exit 1; }
 fi
 
 # The binary under test.

@@ -96,6 +96,7 @@ impl Application {
             db.clone(),
             BrokerSettings {
                 question_timeout: Duration::from_secs(config.question_timeout_secs),
+                max_pending_per_server: config.max_pending_per_server,
             },
             metrics,
         );
@@ -241,7 +242,7 @@ fn security_headers() -> DefaultHeaders {
              connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
         ))
         .add(("X-Content-Type-Options", "nosniff"))
-        .add(("Referrer-Policy", "no-referrer"))
+        .add(("Referrer-Policy", "same-origin"))
         .add(("X-Frame-Options", "DENY"))
 }
 

@@ -44,6 +44,9 @@ pub struct Config {
     /// Seconds a question waits for an answer before it expires (the server then gets
     /// `-32603` naming the expiry). Default `900` (15 minutes).
     pub question_timeout_secs: u64,
+    /// Most questions one server may have pending at once; more are refused with `-32603`
+    /// naming the limit, so one server cannot flood the queue. Default `100`.
+    pub max_pending_per_server: u64,
     /// Largest body accepted when opening a question, in bytes (images and audio travel
     /// base64). Default `16777216` (16 MiB). Other API bodies are limited to 1 MiB.
     pub max_request_bytes: usize,
@@ -76,6 +79,7 @@ impl Default for Config {
             listen: "127.0.0.1:7777".to_owned(),
             allow_non_loopback: false,
             question_timeout_secs: 900,
+            max_pending_per_server: 100,
             max_request_bytes: 16 * 1024 * 1024,
             metrics_token_file: None,
             passphrase_hash_file: None,

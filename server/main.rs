@@ -196,7 +196,9 @@ async fn main() -> ExitCode {
             init_tracing("warn");
             let client = ServiceClient::new(StateDir::at(root), broker);
             match proxy::run(ProxyOptions { name, command }, client).await {
-                Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+                // Exit at once: the runtime would otherwise wait for the blocking read of the
+                // host's stdin, which stays open while the host runs.
+                Ok(code) => std::process::exit(code),
                 Err(e) => {
                     eprintln!("mcp-consent proxy: {}", error_chain(&e));
                     ExitCode::FAILURE

@@ -482,7 +482,7 @@ fn systemd_quote(word: &str, exec: bool) -> String {
     let plain = !word.is_empty()
         && word
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-:+@,=".contains(c));
+            .all(|c| c.is_ascii_alphanumeric() || "/._-:+@,=%".contains(c));
     if plain {
         escaped
     } else {

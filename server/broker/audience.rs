@@ -38,22 +38,38 @@ impl Audience {
     }
 }
 
-/// Words that mark a field as asking for a secret, matched case-insensitively against the
-/// property name, title and description (separators ignored).
-const SECRET_WORDS: &[&str] = &[
+/// Words that mark a field as asking for a secret when they appear anywhere in its name, title
+/// or description (case and separators ignored), in English and a few common languages.
+const SECRET_SUBSTRINGS: &[&str] = &[
     "password",
     "passphrase",
     "passwd",
+    "passcode",
     "token",
     "secret",
     "apikey",
     "credential",
     "cardnumber",
     "creditcard",
-    "cvv",
-    "cvc",
+    "securitycode",
     "privatekey",
-    "pin",
+    "onetimecode",
+    "onetimepassword",
+    "socialsecurity",
+    "passwort",
+    "kennwort",
+    "motdepasse",
+    "contrasena",
+    "contraseña",
+    "senha",
+    "пароль",
+    "密码",
+    "パスワード",
+];
+
+/// Short words that only count as whole words ("pin" must not match "shipping").
+const SECRET_WORDS: &[&str] = &[
+    "pin", "pw", "pwd", "otp", "cvv", "cvc", "ssn", "2fa", "mfa", "tan",
 ];
 
 /// True when a text field of the form looks like it asks for a secret.
@@ -77,14 +93,38 @@ fn looks_secret(text: &str) -> bool {
         .filter(|c| c.is_alphanumeric())
         .flat_map(char::to_lowercase)
         .collect();
-    SECRET_WORDS.iter().any(|w| {
-        // "pin" alone is too short to match inside other words ("shipping").
-        if *w == "pin" {
-            squashed == "pin" || squashed.ends_with("pincode")
-        } else {
-            squashed.contains(w)
+    if SECRET_SUBSTRINGS.iter().any(|w| squashed.contains(w)) {
+        return true;
+    }
+    words(text)
+        .iter()
+        .any(|w| SECRET_WORDS.contains(&w.as_str()))
+}
+
+/// Lower-case words of `text`, split at non-alphanumerics and camelCase humps
+/// (`bankPin` → `bank`, `pin`).
+fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut prev_lower = false;
+    for c in text.chars() {
+        if !c.is_alphanumeric() {
+            if !current.is_empty() {
+                out.push(std::mem::take(&mut current));
+            }
+            prev_lower = false;
+            continue;
         }
-    })
+        if c.is_uppercase() && prev_lower && !current.is_empty() {
+            out.push(std::mem::take(&mut current));
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        current.extend(c.to_lowercase());
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -107,5 +147,30 @@ mod tests {
         )
         .unwrap();
         assert!(!form_asks_for_secret(&s));
+        for secret in [
+            "pw",
+            "otp",
+            "one_time_code",
+            "ssn",
+            "bankPin",
+            "Passwort",
+            "mot de passe",
+            "Enter your bank PIN",
+        ] {
+            let s = FormSchema::parse(
+                Era::V2025_11_25,
+                &json!({"type":"object","properties":{"x":{"type":"string","title": secret}}}),
+            )
+            .unwrap();
+            assert!(form_asks_for_secret(&s), "{secret}");
+        }
+        for harmless in ["Shipping address", "Spinning class", "Your name", "Topic"] {
+            let s = FormSchema::parse(
+                Era::V2025_11_25,
+                &json!({"type":"object","properties":{"x":{"type":"string","title": harmless}}}),
+            )
+            .unwrap();
+            assert!(!form_asks_for_secret(&s), "{harmless}");
+        }
     }
 }

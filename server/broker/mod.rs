@@ -23,7 +23,7 @@ use crate::metrics::{Metrics, RejectReason};
 use crate::protocol::elicitation::{self, FormSchema};
 use crate::protocol::era::Era;
 use crate::protocol::jsonrpc::{RpcError, Violation, error_response, is_valid_id, result_response};
-use crate::protocol::{FieldError, sampling};
+use crate::protocol::{FieldError, sampling, url_safety};
 use audience::Audience;
 use events::{Event, EventBus};
 
@@ -392,6 +392,16 @@ impl Question {
 pub struct BrokerSettings {
     /// How long a question waits for an answer.
     pub question_timeout: Duration,
+    /// Most questions one server may have pending at once.
+    pub max_pending_per_server: u64,
+}
+
+/// What opening found in the store.
+enum Admission {
+    New(QuestionRow),
+    Existing(QuestionRow),
+    IdInUse,
+    TooMany,
 }
 
 /// The broker: the store, the change signal long-polls wait on, and the event bus.
@@ -508,6 +518,9 @@ impl Broker {
             "elicitation/create" => "form",
             _ => "unknown",
         };
+        let envelope_ok = req.request.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+            && req.request.get("result").is_none()
+            && req.request.get("error").is_none();
         let refuse = |e: RpcError| {
             let reason = match e.violation {
                 Violation::Shape => RejectReason::InvalidRequest,
@@ -517,6 +530,11 @@ impl Broker {
             self.metrics.reject(counted_kind, reason);
             Ok(Opened::Refused(error_response(Some(&rpc_id), &e)))
         };
+        if !envelope_ok {
+            return refuse(RpcError::invalid_request(
+                "not a JSON-RPC 2.0 request (\"jsonrpc\" must be \"2.0\", and a request has no result or error)",
+            ));
+        }
         let era = match Era::for_revision(&req.protocol_version) {
             Ok(era) => era,
             Err(e) => return refuse(RpcError::invalid_params(e.to_string())),
@@ -577,7 +595,8 @@ impl Broker {
             decided_at: None,
             opened_at: None,
         };
-        let (row, is_new) = self
+        let limit = i64::try_from(self.settings.max_pending_per_server).unwrap_or(i64::MAX);
+        let admission = self
             .db
             .run(move |conn| {
                 conn.immediate_transaction(|conn| {
@@ -587,24 +606,50 @@ impl Broker {
                         &row.session,
                         &row.rpc_id,
                     )? {
-                        return Ok((existing, false));
+                        return Ok(if existing.request == row.request {
+                            Admission::Existing(existing)
+                        } else {
+                            Admission::IdInUse
+                        });
+                    }
+                    if QuestionRow::count_pending_for_server(conn, &row.server)? >= limit {
+                        return Ok(Admission::TooMany);
                     }
                     QuestionRow::insert(conn, &row)?;
-                    Ok::<_, DbError>((row, true))
+                    Ok::<_, DbError>(Admission::New(row))
                 })
             })
             .await?;
-        let question = Question::from_row(row)?;
-        if is_new {
-            tracing::info!(id = %question.id, kind = question.kind.as_str(), server = %question.server, "question opened");
-            self.metrics
-                .opened
-                .with_label_values(&[question.kind.as_str()])
-                .inc();
-            self.changed(&question);
-            Ok(Opened::New(question))
-        } else {
-            Ok(Opened::Existing(question))
+        match admission {
+            Admission::New(row) => {
+                let question = Question::from_row(row)?;
+                tracing::info!(id = %question.id, kind = question.kind.as_str(), server = %question.server, "question opened");
+                self.metrics
+                    .opened
+                    .with_label_values(&[question.kind.as_str()])
+                    .inc();
+                self.changed(&question);
+                Ok(Opened::New(question))
+            }
+            Admission::Existing(row) => Ok(Opened::Existing(Question::from_row(row)?)),
+            // MCP G1: "The request ID MUST NOT have been previously used by the requestor within
+            // the same session." A different request under a pending id is not merged into it.
+            Admission::IdInUse => {
+                self.metrics
+                    .reject(counted_kind, RejectReason::InvalidRequest);
+                let e = RpcError::invalid_request(
+                    "this request id is already used by another pending request",
+                );
+                Ok(Opened::Refused(error_response(Some(&rpc_id), &e)))
+            }
+            Admission::TooMany => {
+                self.metrics.reject(counted_kind, RejectReason::Budget);
+                let e = RpcError::internal(format!(
+                    "too many open questions from this server (limit {}); answer or decline some first",
+                    self.settings.max_pending_per_server
+                ));
+                Ok(Opened::Refused(error_response(Some(&rpc_id), &e)))
+            }
         }
     }
 
@@ -650,6 +695,17 @@ impl Broker {
             })
             .await?;
         rows.into_iter().map(Question::from_row).collect()
+    }
+
+    /// How many questions are pending in all (the queue page says when it shows fewer).
+    ///
+    /// # Errors
+    /// [`BrokerError::Store`].
+    pub async fn count_pending(&self) -> Result<i64, BrokerError> {
+        Ok(self
+            .db
+            .run(|conn| Ok(QuestionRow::count_pending(conn)?))
+            .await?)
     }
 
     /// Recently decided questions, newest first.
@@ -730,12 +786,16 @@ impl Broker {
         if question.kind != Kind::Url {
             return Err(BrokerError::NotFound);
         }
-        let url = question
+        let raw = question
             .request
             .get("url")
             .and_then(Value::as_str)
-            .ok_or_else(|| BrokerError::Corrupt(question.id.clone(), "url".into()))?
-            .to_owned();
+            .ok_or_else(|| BrokerError::Corrupt(question.id.clone(), "url".into()))?;
+        // Checked again before consent is recorded: a URL that cannot be redirected to safely
+        // (an older version may have stored one) is never accepted.
+        let url = url_safety::review(raw)
+            .map_err(|e| BrokerError::Corrupt(question.id.clone(), e.to_string()))?
+            .normalized;
         let qid = question.id.clone();
         let now = Utc::now().timestamp_millis();
         self.db

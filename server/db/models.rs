@@ -101,6 +101,23 @@ impl QuestionRow {
             .load(conn)
     }
 
+    /// How many questions `server` has pending.
+    pub fn count_pending_for_server(conn: &mut SqliteConnection, server: &str) -> QueryResult<i64> {
+        questions::table
+            .filter(questions::server.eq(server))
+            .filter(questions::state.eq("pending"))
+            .count()
+            .get_result(conn)
+    }
+
+    /// How many questions are pending in all.
+    pub fn count_pending(conn: &mut SqliteConnection) -> QueryResult<i64> {
+        questions::table
+            .filter(questions::state.eq("pending"))
+            .count()
+            .get_result(conn)
+    }
+
     /// Pending questions counted by kind and audience.
     pub fn pending_counts(conn: &mut SqliteConnection) -> QueryResult<Vec<(String, String, i64)>> {
         questions::table

@@ -590,10 +590,13 @@ fn parse_kind(era: Era, prop: &Value) -> Result<FieldKind, String> {
                 Some(Value::String(s)) => Some(s.clone()),
                 Some(_) => return Err("default must be a string".into()),
             };
+            let (min_length, max_length) =
+                (opt_u64(prop, "minLength")?, opt_u64(prop, "maxLength")?);
+            ordered(min_length, max_length, "minLength", "maxLength")?;
             Ok(FieldKind::Text {
                 format,
-                min_length: opt_u64(prop, "minLength")?,
-                max_length: opt_u64(prop, "maxLength")?,
+                min_length,
+                max_length,
                 default,
             })
         }
@@ -609,10 +612,12 @@ fn parse_kind(era: Era, prop: &Value) -> Result<FieldKind, String> {
                     ));
                 }
             };
+            let (minimum, maximum) = (opt_f64(prop, "minimum")?, opt_f64(prop, "maximum")?);
+            ordered(minimum, maximum, "minimum", "maximum")?;
             Ok(FieldKind::Number {
                 integer,
-                minimum: opt_f64(prop, "minimum")?,
-                maximum: opt_f64(prop, "maximum")?,
+                minimum,
+                maximum,
                 default,
             })
         }
@@ -663,16 +668,31 @@ fn parse_kind(era: Era, prop: &Value) -> Result<FieldKind, String> {
                     Some(d)
                 }
             };
+            let (min_items, max_items) = (opt_u64(prop, "minItems")?, opt_u64(prop, "maxItems")?);
+            ordered(min_items, max_items, "minItems", "maxItems")?;
             Ok(FieldKind::MultiSelect {
                 options,
-                min_items: opt_u64(prop, "minItems")?,
-                max_items: opt_u64(prop, "maxItems")?,
+                min_items,
+                max_items,
                 default,
             })
         }
         Some("object") => Err("nested objects are outside the form subset".into()),
         Some(t) => Err(format!("type {t:?} is outside the form subset")),
         None => Err("a property needs a type".into()),
+    }
+}
+
+/// A lower bound above its upper bound makes a field no answer can satisfy.
+fn ordered<T: PartialOrd + std::fmt::Display>(
+    low: Option<T>,
+    high: Option<T>,
+    lo: &str,
+    hi: &str,
+) -> Result<(), String> {
+    match (low, high) {
+        (Some(l), Some(h)) if l > h => Err(format!("{lo} {l} is greater than {hi} {h}")),
+        _ => Ok(()),
     }
 }
 
@@ -754,7 +774,11 @@ fn check_value(kind: &FieldKind, value: &Value) -> Result<(), String> {
             ..
         } => {
             let items = value.as_array().ok_or("must be a list of options")?;
+            let mut chosen = std::collections::HashSet::new();
             for item in items {
+                if !chosen.insert(item.as_str()) {
+                    return Err("an option is chosen twice".into());
+                }
                 let s = item.as_str().ok_or("must be a list of strings")?;
                 if !options.iter().any(|o| o.value == s) {
                     return Err(format!("{s:?} is not one of the options"));

@@ -85,6 +85,17 @@ pub fn validate_request(
     }
 
     let tools_present = params.contains_key("tools") || params.contains_key("toolChoice");
+    if !capabilities::sampling(client_capabilities) {
+        // No code is given for undeclared sampling; -32601 follows the spec's roots analogue
+        // ("Client does not support roots", mcp-spec.md §6 item 6).
+        return Err(RpcError {
+            code: super::jsonrpc::codes::METHOD_NOT_FOUND,
+            message: "Client does not support sampling (the sampling capability was not declared)"
+                .into(),
+            data: None,
+            violation: Violation::Capability,
+        });
+    }
     if tools_present && !capabilities::sampling_tools(client_capabilities) {
         return Err(RpcError::invalid_params(
             "tools/toolChoice sent but the client did not declare sampling.tools",
@@ -159,9 +170,22 @@ pub fn validate_result(era: Era, request: &Value, result: &Value) -> Result<(), 
         }
         Some(content) => match content_blocks(era, content) {
             Ok(blocks) => {
+                if blocks.is_empty() {
+                    errors.push(FieldError::new(
+                        "content",
+                        "content must hold at least one block",
+                    ));
+                }
                 for block in &blocks {
                     if let Err(m) = validate_block(block) {
                         errors.push(FieldError::new("content", m));
+                    }
+                    // The result is the model's turn: tool results come from the server's side.
+                    if block_type(block) == Some("tool_result") {
+                        errors.push(FieldError::new(
+                            "content",
+                            "a result cannot hold tool_result blocks (those answer tool_use in the next request)",
+                        ));
                     }
                 }
                 blocks
@@ -208,6 +232,28 @@ pub fn validate_result(era: Era, request: &Value, result: &Value) -> Result<(), 
                 "stopReason",
                 "stopReason \"toolUse\" needs at least one tool_use block",
             ));
+        }
+    }
+    let offered: Vec<&str> = request
+        .get("tools")
+        .and_then(Value::as_array)
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t.get("name").and_then(Value::as_str))
+                .collect()
+        })
+        .unwrap_or_default();
+    if tools_allowed {
+        for tu in &tool_uses {
+            if let Some(name) = tu.get("name").and_then(Value::as_str)
+                && !offered.contains(&name)
+            {
+                errors.push(FieldError::new(
+                    "content",
+                    format!("tool_use names {name:?}, which the request did not offer"),
+                ));
+            }
         }
     }
     let mut seen = HashSet::new();
@@ -302,13 +348,39 @@ fn require_str(block: &Value, key: &str, ty: &str) -> Result<(), String> {
     }
 }
 
+/// An image/audio block: `data` is base64 and `mimeType` is of the block's family (`image/…`,
+/// `audio/…`), so nothing else (e.g. `text/html`) travels as an image (2025-06-18+ `schema.ts`
+/// `ImageContent`, `AudioContent`: "The base64-encoded image data").
+fn validate_media(block: &Value, ty: &str) -> Result<(), String> {
+    use base64::Engine;
+    require_str(block, "data", ty)?;
+    require_str(block, "mimeType", ty)?;
+    let mime = block
+        .get("mimeType")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if !mime.starts_with(&format!("{ty}/")) || mime.len() <= ty.len() + 1 {
+        return Err(format!(
+            "{ty} content needs an {ty}/* mimeType, not {mime:?}"
+        ));
+    }
+    let data = block
+        .get("data")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .is_err()
+    {
+        return Err(format!("{ty} content data is not valid base64"));
+    }
+    Ok(())
+}
+
 fn validate_block(block: &Value) -> Result<(), String> {
     match block_type(block) {
         Some("text") => require_str(block, "text", "text"),
-        Some(t @ ("image" | "audio")) => {
-            require_str(block, "data", t)?;
-            require_str(block, "mimeType", t)
-        }
+        Some(t @ ("image" | "audio")) => validate_media(block, t),
         Some("tool_use") => {
             require_str(block, "id", "tool_use")?;
             require_str(block, "name", "tool_use")?;
@@ -326,10 +398,7 @@ fn validate_block(block: &Value) -> Result<(), String> {
             for item in inner {
                 match block_type(item) {
                     Some("text") => require_str(item, "text", "text")?,
-                    Some(t @ ("image" | "audio")) => {
-                        require_str(item, "data", t)?;
-                        require_str(item, "mimeType", t)?;
-                    }
+                    Some(t @ ("image" | "audio")) => validate_media(item, t)?,
                     Some("resource_link" | "resource") => {}
                     _ => return Err("tool_result content holds an unknown block type".into()),
                 }

@@ -68,6 +68,9 @@ impl Finding {
 pub struct UrlReview {
     /// The URL exactly as the server sent it.
     pub verbatim: String,
+    /// The URL in its normalised ASCII form (Punycode host, percent-encoded path): what the
+    /// browser is redirected to.
+    pub normalized: String,
     /// `https` or `http`.
     pub scheme: String,
     /// The host in ASCII (Punycode) form.
@@ -89,6 +92,13 @@ pub struct UrlReview {
 /// # Errors
 /// [`UrlError`] when the URL is not absolute, its scheme is not https/http, or it has no host.
 pub fn review(raw: &str) -> Result<UrlReview, UrlError> {
+    // The URL parser silently drops tabs and line breaks; a URL carrying them would be shown as
+    // one thing and opened as another, so it is refused outright.
+    if raw.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err(UrlError::Invalid(
+            "it contains whitespace or control characters".into(),
+        ));
+    }
     let url = Url::parse(raw).map_err(|e| UrlError::Invalid(e.to_string()))?;
     let scheme = url.scheme().to_owned();
     if !ALLOWED_SCHEMES.contains(&scheme.as_str()) {
@@ -146,6 +156,7 @@ pub fn review(raw: &str) -> Result<UrlReview, UrlError> {
         }
     };
     Ok(UrlReview {
+        normalized: url.as_str().to_owned(),
         verbatim: raw.to_owned(),
         scheme,
         host_ascii,
@@ -198,6 +209,14 @@ mod tests {
             );
         }
         assert!(matches!(review("not a url"), Err(UrlError::Invalid(_))));
+        assert!(matches!(
+            review("https://a.example/\r\nSet-Cookie: x=1"),
+            Err(UrlError::Invalid(_))
+        ));
+        assert_eq!(
+            review("https://münchen.de/ä").unwrap().normalized,
+            "https://xn--mnchen-3ya.de/%C3%A4"
+        );
     }
 
     #[test]

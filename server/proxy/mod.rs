@@ -14,10 +14,12 @@
 use std::collections::{HashMap, HashSet};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use indexmap::IndexMap;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
@@ -96,6 +98,8 @@ pub fn forward_capabilities(requested_version: &str, capabilities: &Value) -> Va
 struct Intercept {
     cancelled: Arc<AtomicBool>,
     wake: Arc<Notify>,
+    /// The question id once the service opened it.
+    question: Arc<OnceLock<String>>,
 }
 
 #[derive(Default)]
@@ -216,15 +220,72 @@ pub async fn run(options: ProxyOptions, client: ServiceClient) -> Result<i32, Pr
             stdout.flush().await?;
         }
     }
+    // The server is gone: nobody can use an answer any more, so its open questions are
+    // withdrawn rather than left for the person to answer in vain.
+    withdraw_all(&ctx).await;
     drop(ctx);
     writer.abort();
     let status = child.wait().await?;
     Ok(status.code().unwrap_or(1))
 }
 
+/// Withdraws every question still open for this server (bounded to a few seconds).
+async fn withdraw_all(ctx: &Context) {
+    let questions: Vec<String> = {
+        let mut s = lock(&ctx.shared);
+        s.intercepts
+            .drain()
+            .filter_map(|(_, i)| {
+                i.cancelled.store(true, Ordering::SeqCst);
+                i.wake.notify_one();
+                i.question.get().cloned()
+            })
+            .collect()
+    };
+    let cancels = questions.iter().map(|q| ctx.client.cancel(q));
+    if tokio::time::timeout(
+        Duration::from_secs(5),
+        futures_util::future::join_all(cancels),
+    )
+    .await
+    .is_err()
+    {
+        tracing::warn!("could not withdraw every open question before exiting");
+    }
+}
+
+/// An `initialize` line with its `params.capabilities` replaced by [`forward_capabilities`];
+/// every other member keeps its exact text (numbers, escapes), only the whitespace between
+/// members may change. Returns the line, the requested version and the forwarded capabilities.
+fn rewrite_initialize(line: &[u8]) -> Option<(Vec<u8>, String, Value)> {
+    type Members = IndexMap<String, Box<RawValue>>;
+    let mut top: Members = serde_json::from_slice(line).ok()?;
+    let mut params: Members = serde_json::from_str(top.get("params")?.get()).ok()?;
+    let version = params
+        .get("protocolVersion")
+        .and_then(|v| serde_json::from_str::<String>(v.get()).ok())
+        .unwrap_or_else(|| "2025-06-18".to_owned());
+    let declared: Value = match params.get("capabilities") {
+        Some(raw) => serde_json::from_str(raw.get()).ok()?,
+        None => Value::Null,
+    };
+    let caps = forward_capabilities(&version, &declared);
+    params.insert(
+        "capabilities".into(),
+        RawValue::from_string(caps.to_string()).ok()?,
+    );
+    top.insert(
+        "params".into(),
+        RawValue::from_string(serde_json::to_string(&params).ok()?).ok()?,
+    );
+    let mut out = serde_json::to_vec(&top).ok()?;
+    out.push(b'\n');
+    Some((out, version, caps))
+}
+
 /// Handles one line from the host; returns the bytes to send to the server.
 fn from_host(shared: &SharedState, line: &[u8]) -> Vec<u8> {
-    let Ok(Value::Object(mut msg)) = serde_json::from_slice::<Value>(line) else {
+    let Ok(Value::Object(msg)) = serde_json::from_slice::<Value>(line) else {
         return line.to_vec();
     };
     let method = msg
@@ -234,28 +295,16 @@ fn from_host(shared: &SharedState, line: &[u8]) -> Vec<u8> {
         .to_owned();
     let id = msg.get("id").cloned();
     match (method.as_str(), id) {
-        ("initialize", Some(id)) => {
-            let Some(params) = msg.get_mut("params").and_then(Value::as_object_mut) else {
-                return line.to_vec();
-            };
-            let version = params
-                .get("protocolVersion")
-                .and_then(Value::as_str)
-                .unwrap_or("2025-06-18")
-                .to_owned();
-            let caps =
-                forward_capabilities(&version, params.get("capabilities").unwrap_or(&Value::Null));
-            params.insert("capabilities".into(), caps.clone());
-            {
+        ("initialize", Some(id)) => match rewrite_initialize(line) {
+            Some((out, version, caps)) => {
                 let mut s = lock(shared);
                 s.initialize_id = Some(id_key(&id));
                 s.requested_version = Some(version);
                 s.capabilities = caps;
+                out
             }
-            let mut out = serde_json::to_vec(&Value::Object(msg)).unwrap_or_else(|_| line.to_vec());
-            out.push(b'\n');
-            out
-        }
+            None => line.to_vec(),
+        },
         ("tools/call", Some(id)) => {
             if let Some(name) = msg
                 .get("params")
@@ -349,10 +398,24 @@ fn intercept(ctx: &Context, id: Value, request: Value) {
     let intercept = Intercept {
         cancelled: Arc::new(AtomicBool::new(false)),
         wake: Arc::new(Notify::new()),
+        question: Arc::new(OnceLock::new()),
     };
-    let (cancelled, wake) = (intercept.cancelled.clone(), intercept.wake.clone());
+    let (cancelled, wake, question) = (
+        intercept.cancelled.clone(),
+        intercept.wake.clone(),
+        intercept.question.clone(),
+    );
     let body = {
         let mut s = lock(&ctx.shared);
+        // A request id still in flight must not be reused (MCP G1). Answering the duplicate would
+        // give the server two responses for one id, one of them to a request nobody reviewed,
+        // so it is dropped.
+        if s.intercepts.contains_key(&id_key(&id)) {
+            tracing::warn!(
+                "the server reused the id of a pending request; the duplicate is ignored"
+            );
+            return;
+        }
         s.intercepts.insert(id_key(&id), intercept);
         if let Some(eid) = request
             .pointer("/params/elicitationId")
@@ -383,7 +446,10 @@ fn intercept(ctx: &Context, id: Value, request: Value) {
     let client = ctx.client.clone();
     let shared = ctx.shared.clone();
     tokio::spawn(async move {
-        let response = answer(&client, &to_server, &body, &id, &cancelled, &wake).await;
+        let response = answer(
+            &client, &to_server, &body, &id, &cancelled, &wake, &question,
+        )
+        .await;
         lock(&shared).intercepts.remove(&id_key(&id));
         if let Some(response) = response {
             let mut line = serde_json::to_vec(&response).unwrap_or_default();
@@ -402,11 +468,15 @@ async fn answer(
     id: &Value,
     cancelled: &AtomicBool,
     wake: &Notify,
+    opened: &OnceLock<String>,
 ) -> Option<Value> {
     let fail = |message: String| Some(error_response(Some(id), &RpcError::internal(message)));
     let (question, expires_at) = match client.open(body).await {
         Ok(Opened::Response(response)) => return Some(response),
-        Ok(Opened::Question { id, expires_at }) => (id, expires_at),
+        Ok(Opened::Question { id, expires_at }) => {
+            let _ = opened.set(id.clone());
+            (id, expires_at)
+        }
         Err(ClientError::TooLarge) => {
             return Some(error_response(
                 Some(id),

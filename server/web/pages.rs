@@ -195,15 +195,19 @@ impl Row {
 struct QueuePage {
     csrf: String,
     pending: Vec<Row>,
+    /// Pending questions in all (more than `pending.len()` when the list is cut).
+    total: i64,
 }
 
 /// `GET /`: every pending question, oldest first. Updates live through `/api/v1/events` when
 /// JavaScript is on; reload otherwise.
 async fn queue(state: web::Data<AppState>, session: WebSession) -> Result<HttpResponse, PageError> {
     let pending = state.broker.list(Some(State::Pending), None, 1000).await?;
+    let total = state.broker.count_pending().await?;
     ok(&QueuePage {
         csrf: session.csrf,
         pending: pending.iter().map(Row::of).collect(),
+        total,
     })
 }
 

@@ -139,17 +139,9 @@ class OriginNullRefused(AssertionError):
     """The service refused the browser's own form POST because of its ``Origin`` header."""
 
 
-# Every page is served with ``Referrer-Policy: no-referrer`` (header and <meta>). Per the Fetch
-# standard a browser then sends ``Origin: null`` on a form POST, even a same-origin one, and
-# ``check_host_and_origin`` (server/web/auth.rs) refuses ``null`` with 403: in a real browser
-# no form can be submitted. Remove this marker once the service accepts its own pages' posts
-# (e.g. pages with ``Referrer-Policy: same-origin``, which keeps the real Origin on same-origin
-# requests, while /questions/{id}/open keeps ``no-referrer``); strict=True makes the fix show.
-ORIGIN_NULL_BUG = pytest.mark.xfail(
-    raises=OriginNullRefused,
-    strict=True,
-    reason="pages send Referrer-Policy: no-referrer, so Chromium posts Origin: null and gets 403",
-)
+# Pages are served with ``Referrer-Policy: same-origin``: under ``no-referrer`` a browser sends
+# ``Origin: null`` on its own form posts and the Origin check refuses them (a bug these tests
+# found). A 403 naming the Origin check is reported as OriginNullRefused.
 
 
 async def _answer_form(rb: RealBrowser, mcp_client: Client, service: Service, javascript: bool) -> None:
@@ -228,12 +220,10 @@ async def _answer_form(rb: RealBrowser, mcp_client: Client, service: Service, ja
     assert rb.blocked == [], rb.blocked
 
 
-@ORIGIN_NULL_BUG
 async def test_form_answered_in_chromium(real_browser: RealBrowser, mcp_client: Client, service: Service) -> None:
     await _answer_form(real_browser, mcp_client, service, javascript=True)
 
 
-@ORIGIN_NULL_BUG
 async def test_form_answered_in_chromium_without_javascript(
     real_browser_nojs: RealBrowser, mcp_client: Client, service: Service
 ) -> None:

@@ -6,8 +6,8 @@ path: one ``elicitation/create`` with ``mode: "url"``, 10-minute timeout) throug
    service's own ``/questions/<id>/open`` (new tab, ``rel="noopener noreferrer"``). Clicking it
    answers 303 to exactly the URL; the browser's request to that host is aborted by the
    fixture's routing (nothing leaves the machine), and the tool result reports the acceptance.
-2. A plain ``http:`` URL: the page warns "Not HTTPS"; Decline (clicked with the httpx browser,
-   see the note on OriginNullRefused in test_real_browser.py) reaches the server as a decline.
+2. A plain ``http:`` URL: the page warns "Not HTTPS"; Decline (clicked with the httpx browser)
+   reaches the server as a decline.
 """
 
 from __future__ import annotations

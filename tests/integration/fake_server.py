@@ -4,9 +4,10 @@ bytes on the wire and record exact bytes received).
 argv[1]: JSON list of steps; argv[2]: log file, every line received is appended verbatim.
 Steps: {"until": METHOD} reads until a message with that method; {"until_response": ID} reads
 until a response with that id; {"send": OBJ} writes OBJ as one line; {"raw": TEXT} writes TEXT
-as one line; {"sleep": SECONDS}. After the script it logs input until EOF.
+as one line; {"sleep": SECONDS}; {"exit": CODE} ends the process at once. After the script it logs input until EOF.
 """
 import json
+import os
 import sys
 import time
 
@@ -47,6 +48,9 @@ for step in steps:
         send(step["raw"])
     elif "sleep" in step:
         time.sleep(step["sleep"])
+    elif "exit" in step:
+        sys.stdout.flush()
+        os._exit(step["exit"])
 
 while recv() is not None or True:
     pass

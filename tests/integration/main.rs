@@ -4,6 +4,7 @@
 mod api;
 mod cli;
 mod events;
+mod hardening;
 mod helpers;
 mod lifecycle;
 mod metrics;

@@ -63,6 +63,11 @@ impl Proxy {
         }
     }
 
+    /// Waits for the proxy to exit, with the host's stdin still open.
+    pub(crate) async fn wait(&mut self) -> std::process::ExitStatus {
+        self.child.wait().await.unwrap()
+    }
+
     pub(crate) async fn send(&mut self, line: &str) {
         self.stdin.write_all(line.as_bytes()).await.unwrap();
         self.stdin.write_all(b"\n").await.unwrap();

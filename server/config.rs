@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::sampling::{Catalog, CatalogError, ModelConfig, RoutingConfig, RoutingConfigError};
+
 /// Errors reading the configuration.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -28,6 +30,12 @@ pub enum ConfigError {
     /// `listen` names a non-loopback address without `allow_non_loopback = true`.
     #[error("listen address {0} is not loopback; set allow_non_loopback = true to allow it")]
     NotLoopback(String),
+    /// A `[[models]]` table is invalid (score outside [0, 1], duplicate id, negative price, …).
+    #[error(transparent)]
+    Models(#[from] CatalogError),
+    /// `[routing]` is invalid.
+    #[error(transparent)]
+    Routing(#[from] RoutingConfigError),
 }
 
 /// Service settings. Unknown keys are an error so a typo does not silently fall back to a
@@ -59,6 +67,13 @@ pub struct Config {
     pub metrics_token_file: Option<PathBuf>,
     /// Pruning of decided questions.
     pub retention: Retention,
+    /// `[[models]]`: the models sampling requests may be run on (see
+    /// [`crate::sampling::ModelConfig`] for the keys). Default: none, and the person writes
+    /// every sampling response.
+    pub models: Vec<ModelConfig>,
+    /// `[routing]`: route policy settings (see [`crate::sampling::RoutingConfig`]). Default: no
+    /// per-request cost cap.
+    pub routing: RoutingConfig,
 }
 
 /// `[retention]`: how long decided questions are kept. Pending questions are never pruned.
@@ -84,6 +99,8 @@ impl Default for Config {
             metrics_token_file: None,
             passphrase_hash_file: None,
             retention: Retention::default(),
+            models: Vec::new(),
+            routing: RoutingConfig::default(),
         }
     }
 }
@@ -125,12 +142,24 @@ impl Config {
         Self::parse(&text).map_err(|message| ConfigError::Parse { path, message })
     }
 
-    /// Parses TOML text.
+    /// Parses TOML text and validates `[[models]]` and `[routing]`.
     ///
     /// # Errors
-    /// The parser's message.
+    /// The parser's message, or the [`ConfigError::Models`] / [`ConfigError::Routing`] text.
     pub fn parse(text: &str) -> Result<Config, String> {
-        toml::from_str(text).map_err(|e| e.to_string())
+        let config: Config = toml::from_str(text).map_err(|e| e.to_string())?;
+        config.catalog().map_err(|e| e.to_string())?;
+        Ok(config)
+    }
+
+    /// The validated model catalog (empty when no model is configured).
+    ///
+    /// # Errors
+    /// [`ConfigError::Models`] for an invalid `[[models]]` table, [`ConfigError::Routing`] for
+    /// an invalid `[routing]` table.
+    pub fn catalog(&self) -> Result<Catalog, ConfigError> {
+        self.routing.validate()?;
+        Ok(Catalog::new(self.models.clone())?)
     }
 
     /// Checks the listen address against the loopback rule.
@@ -175,6 +204,46 @@ mod tests {
         assert!(Config::parse("question_timeout = 5").is_err());
         let c = Config::parse("question_timeout_secs = 5\n[retention]\nmax_terminal = 3").unwrap();
         assert_eq!((c.question_timeout_secs, c.retention.max_terminal), (5, 3));
+    }
+
+    #[test]
+    fn models_and_routing_parse_and_validate() {
+        let c = Config::parse("").unwrap();
+        assert!(c.models.is_empty() && c.routing.max_request_cost_usd.is_none());
+        let text = r#"
+            [routing]
+            max_request_cost_usd = 0.05
+
+            [[models]]
+            id = "llama3.2"
+            provider = "openai"
+            base_url = "http://127.0.0.1:11434/v1/"
+            speed = 0.7
+            intelligence = 0.3
+
+            [[models]]
+            id = "claude-sonnet-4-5"
+            provider = "anthropic"
+            base_url = "https://api.anthropic.com/v1/"
+            api_key_env = "ANTHROPIC_API_KEY"
+            input_usd_per_mtok = 3.0
+            output_usd_per_mtok = 15.0
+            tools = true
+            images = true
+            aliases = ["sonnet", "gpt-4o"]
+            servers = ["everything"]
+        "#;
+        let c = Config::parse(text).unwrap();
+        assert_eq!(c.models.len(), 2);
+        assert_eq!(c.models[0].intelligence, 0.3);
+        assert_eq!(
+            c.models[1].servers.as_deref(),
+            Some(&["everything".to_owned()][..])
+        );
+        assert_eq!(c.catalog().unwrap().models().len(), 2);
+        assert!(Config::parse(&text.replace("speed = 0.7", "speed = 7")).is_err());
+        assert!(Config::parse(&text.replace("0.05", "-1")).is_err());
+        assert!(Config::parse(&text.replace("tools = true", "tool = true")).is_err());
     }
 
     #[test]

@@ -19,5 +19,6 @@ pub mod paths;
 pub mod protocol;
 pub mod proxy;
 pub mod questions;
+pub mod sampling;
 pub mod service;
 pub mod web;

@@ -8,11 +8,13 @@ use actix_web::middleware::{DefaultHeaders, from_fn};
 use actix_web::{App, HttpServer, web};
 use chrono::Utc;
 
+use crate::broker::approval::SamplingEngine;
 use crate::broker::{Broker, BrokerSettings, retention};
 use crate::config::{Config, ConfigError, Retention};
 use crate::db::{Db, DbError, models};
 use crate::metrics::Metrics;
 use crate::paths::{PathError, StateDir, write_private};
+use crate::sampling::Providers;
 use crate::web::auth::{self, ApiTokens};
 use crate::web::{AppState, allowed_hosts, passphrase};
 
@@ -43,6 +45,9 @@ pub enum StartupError {
     /// The API token could not be created or read.
     #[error("cannot set up the API token {0}")]
     Token(String),
+    /// The model catalog or provider clients could not be set up.
+    #[error("cannot set up models: {0}")]
+    Models(String),
     /// The passphrase hash file is unusable.
     #[error("{0}")]
     Passphrase(String),
@@ -92,6 +97,15 @@ impl Application {
         write_private(&state.service_url_file(), &format!("{base_url}\n"))?;
 
         let metrics = Metrics::new().map_err(|e| StartupError::Metrics(e.to_string()))?;
+        let engine = if config.models.is_empty() {
+            None
+        } else {
+            Some(SamplingEngine {
+                catalog: config.catalog()?,
+                routing: config.routing.clone(),
+                providers: Providers::new().map_err(|e| StartupError::Models(e.to_string()))?,
+            })
+        };
         let broker = Broker::new(
             db.clone(),
             BrokerSettings {
@@ -100,6 +114,20 @@ impl Application {
             },
             metrics,
         );
+        let broker = match engine {
+            Some(engine) => broker.with_engine(engine),
+            None => broker,
+        };
+        let interrupted = broker
+            .recover_runs()
+            .await
+            .map_err(|e| StartupError::Models(e.to_string()))?;
+        if interrupted > 0 {
+            tracing::warn!(
+                runs = interrupted,
+                "model runs interrupted by a restart go back to request review"
+            );
+        }
         let metrics_token = match &config.metrics_token_file {
             Some(path) => Some(
                 std::fs::read_to_string(path)

@@ -6,6 +6,7 @@
 //! however many answers race for it. Every state change is published as a summary-only
 //! [`events::Event`].
 
+pub mod approval;
 pub mod audience;
 pub mod events;
 pub mod retention;
@@ -268,6 +269,8 @@ pub struct Question {
     pub decided_at: Option<DateTime<Utc>>,
     /// When the person opened a URL question's link (their consent).
     pub opened_at: Option<DateTime<Utc>>,
+    /// Sampling: the current revision of the request (1 = as the server sent it).
+    pub revision: i32,
 }
 
 /// The list entry of a question (API `summary`, camelCase, RFC 3339 times).
@@ -323,6 +326,7 @@ impl Question {
             expires_at: from_millis(row.expires_at),
             decided_at: row.decided_at.map(from_millis),
             opened_at: row.opened_at.map(from_millis),
+            revision: row.revision,
             id: row.id,
             server: row.server,
             session: row.session,
@@ -413,6 +417,7 @@ pub struct Broker {
     events: EventBus,
     metrics: Metrics,
     stopping: watch::Sender<bool>,
+    engine: Option<std::sync::Arc<approval::SamplingEngine>>,
 }
 
 impl Broker {
@@ -425,7 +430,15 @@ impl Broker {
             events: EventBus::default(),
             metrics,
             stopping: watch::channel(false).0,
+            engine: None,
         }
+    }
+
+    /// Runs sampling questions on configured models, with two-step approval (see
+    /// [`approval`]). Without an engine the person writes every sampling response.
+    pub fn with_engine(mut self, engine: approval::SamplingEngine) -> Broker {
+        self.engine = Some(std::sync::Arc::new(engine));
+        self
     }
 
     /// The metrics this broker counts into.
@@ -594,6 +607,7 @@ impl Broker {
             expires_at: expires_at.timestamp_millis(),
             decided_at: None,
             opened_at: None,
+            revision: 1,
         };
         let limit = i64::try_from(self.settings.max_pending_per_server).unwrap_or(i64::MAX);
         let admission = self
@@ -629,6 +643,9 @@ impl Broker {
                     .with_label_values(&[question.kind.as_str()])
                     .inc();
                 self.changed(&question);
+                if question.kind == Kind::Sampling && self.engine.is_some() {
+                    self.after_open_sampling(&question).await?;
+                }
                 Ok(Opened::New(question))
             }
             Admission::Existing(row) => Ok(Opened::Existing(Question::from_row(row)?)),

@@ -2,6 +2,7 @@
 //! embedded migrations, and [`Db::run`], the one way to touch the database from async code
 //! (the closure runs on tokio's blocking pool, never on the executor).
 
+pub mod approvals;
 pub mod models;
 pub mod schema;
 

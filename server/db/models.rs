@@ -29,6 +29,7 @@ pub struct QuestionRow {
     pub expires_at: i64,
     pub decided_at: Option<i64>,
     pub opened_at: Option<i64>,
+    pub revision: i32,
 }
 
 impl QuestionRow {

@@ -35,6 +35,79 @@ diesel::table! {
         expires_at -> BigInt,
         decided_at -> Nullable<BigInt>,
         opened_at -> Nullable<BigInt>,
+        revision -> Integer,
+    }
+}
+
+diesel::table! {
+    sampling_revisions (question_id, revision) {
+        question_id -> Text,
+        revision -> Integer,
+        params -> Text,
+        author -> Text,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    sampling_runs (id) {
+        id -> Text,
+        question_id -> Text,
+        revision -> Integer,
+        model_id -> Text,
+        receipt -> Text,
+        state -> Text,
+        result -> Nullable<Text>,
+        error -> Nullable<Text>,
+        input_tokens -> Nullable<BigInt>,
+        output_tokens -> Nullable<BigInt>,
+        cost_usd -> Nullable<Double>,
+        started_at -> BigInt,
+        finished_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    approvals (approval_id) {
+        approval_id -> Text,
+        question_id -> Text,
+        phase -> Text,
+        revision -> Integer,
+        run_id -> Nullable<Text>,
+        decision -> Text,
+        model_id -> Nullable<Text>,
+        actor -> Text,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    audit_log (seq) {
+        seq -> Integer,
+        at -> BigInt,
+        actor -> Text,
+        action -> Text,
+        question_id -> Text,
+        server -> Text,
+        model_id -> Nullable<Text>,
+        input_tokens -> Nullable<BigInt>,
+        output_tokens -> Nullable<BigInt>,
+        cost_usd -> Nullable<Double>,
+        request_digest -> Nullable<Text>,
+        response_digest -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    auto_approve_rules (id) {
+        id -> Text,
+        server -> Text,
+        scope -> Text,
+        author -> Text,
+        reason -> Text,
+        created_at -> BigInt,
+        expires_at -> BigInt,
+        revoked_at -> Nullable<BigInt>,
     }
 }
 
@@ -47,4 +120,14 @@ diesel::table! {
     }
 }
 
-diesel::allow_tables_to_appear_in_same_query!(api_tokens, login_links, questions, web_sessions);
+diesel::allow_tables_to_appear_in_same_query!(
+    api_tokens,
+    approvals,
+    audit_log,
+    auto_approve_rules,
+    login_links,
+    questions,
+    sampling_revisions,
+    sampling_runs,
+    web_sessions,
+);

@@ -12,6 +12,7 @@ use serde_json::json;
 use super::auth::{self, Caller};
 use super::error::ApiError;
 use super::{AppState, MAX_BODY_BYTES, read_body};
+use crate::broker::approval;
 use crate::broker::audience::Audience;
 use crate::broker::{Answer, Answerer, OpenRequest, Opened, State, Waited, rfc3339};
 use crate::metrics::RejectReason;
@@ -34,6 +35,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/questions/{id}", web::get().to(show_question))
             .route("/questions/{id}/answer", web::post().to(answer_question))
             .route("/questions/{id}/preview", web::post().to(preview_answer))
+            .route("/questions/{id}/approvals", web::post().to(decide_approval))
+            .route("/questions/{id}/revisions", web::post().to(edit_request))
+            .route("/rules", web::get().to(list_rules))
+            .route("/rules", web::post().to(create_rule))
+            .route("/rules/{rule}/revoke", web::post().to(revoke_rule))
+            .route("/audit", web::get().to(audit_log))
             .route("/login-links", web::post().to(create_login_link))
             .route("/events", web::get().to(events)),
     );
@@ -182,7 +189,12 @@ async fn show_question(
             "this question is for a person in the browser".into(),
         ));
     }
-    Ok(HttpResponse::Ok().json(q.detail()))
+    let mut detail = q.detail();
+    if let Ok(review) = state.broker.review(&q).await {
+        detail["revision"] = json!(review.revision);
+        detail["review"] = review_json(&q, &review);
+    }
+    Ok(HttpResponse::Ok().json(detail))
 }
 
 /// `POST /api/v1/questions/{id}/answer`: 200 `{"state"}`, 422 with field errors (the question
@@ -270,4 +282,156 @@ async fn events(state: web::Data<AppState>, _caller: Caller) -> HttpResponse {
         .content_type("text/event-stream")
         .insert_header(("Cache-Control", "no-cache"))
         .streaming(futures_util::StreamExt::chain(hello, updates))
+}
+
+fn actor(caller: &Caller) -> &'static str {
+    match caller {
+        Caller::Token => "agent",
+        Caller::Session(_) => "human",
+    }
+}
+
+/// `POST /api/v1/questions/{id}/approvals` `{"approvalId","decision","model"?}`: a decision of
+/// the request or response review of a model-run sampling question. 200 `{"applied":
+/// "done"|"replayed","state","phase"}`; 422 for an outdated approval id or a decision that does
+/// not fit; 404 when no models are configured.
+async fn decide_approval(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let decision: approval::Decision = json_body(payload, MAX_BODY_BYTES).await?;
+    let q = state.broker.get(&id).await?;
+    if q.audience == Audience::Human && answerer(&caller) == Answerer::Agent {
+        return Err(ApiError::Forbidden(
+            "this question is for a person in the browser".into(),
+        ));
+    }
+    let applied = state
+        .broker
+        .decide_sampling(&id, &decision, actor(&caller))
+        .await?;
+    let q = state.broker.get(&id).await?;
+    Ok(HttpResponse::Ok().json(json!({
+        "applied": if applied == approval::Applied::Done { "done" } else { "replayed" },
+        "state": q.state,
+        "phase": q.phase,
+    })))
+}
+
+/// `POST /api/v1/questions/{id}/revisions` `{"baseRevision","systemPrompt"?,"texts"?:[{"message",
+/// "block","text"}]}`: edits the request under review into a new revision. 200 `{"revision"}`.
+async fn edit_request(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let edit: approval::Edit = json_body(payload, MAX_BODY_BYTES).await?;
+    let revision = state
+        .broker
+        .edit_sampling(&id, &edit, actor(&caller))
+        .await?;
+    Ok(HttpResponse::Ok().json(json!({ "revision": revision })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewRule {
+    server: String,
+    scope: String,
+    reason: String,
+    days: Option<i64>,
+}
+
+/// `GET /api/v1/rules`: every auto-approve rule, newest first.
+async fn list_rules(state: web::Data<AppState>, _caller: Caller) -> Result<HttpResponse, ApiError> {
+    let rules: Vec<_> = state.broker.rules().await?.iter().map(rule_json).collect();
+    Ok(HttpResponse::Ok().json(json!({ "rules": rules })))
+}
+
+/// A rule as the API shows it.
+pub fn rule_json(r: &crate::db::approvals::RuleRow) -> serde_json::Value {
+    let t = |ms: i64| chrono::DateTime::from_timestamp_millis(ms).map(rfc3339);
+    json!({"id": r.id, "server": r.server, "scope": r.scope, "author": r.author, "reason": r.reason,
+        "createdAt": t(r.created_at), "expiresAt": t(r.expires_at), "revokedAt": r.revoked_at.and_then(t)})
+}
+
+/// `POST /api/v1/rules` `{"server","scope":"request"|"both","reason","days"?}` (browser session
+/// only: a script may not approve for itself). 201 with the rule.
+async fn create_rule(
+    state: web::Data<AppState>,
+    caller: Caller,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    if matches!(caller, Caller::Token) {
+        return Err(ApiError::Forbidden(
+            "rules are made by a person in the browser".into(),
+        ));
+    }
+    let rule: NewRule = json_body(payload, MAX_BODY_BYTES).await?;
+    let row = state
+        .broker
+        .create_rule(&rule.server, &rule.scope, "human", &rule.reason, rule.days)
+        .await?;
+    Ok(HttpResponse::Created().json(rule_json(&row)))
+}
+
+/// `POST /api/v1/rules/{rule}/revoke`: 200 always.
+async fn revoke_rule(
+    state: web::Data<AppState>,
+    _caller: Caller,
+    rule: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    state.broker.revoke_rule(&rule).await?;
+    Ok(HttpResponse::Ok().json(json!({})))
+}
+
+#[derive(Deserialize)]
+struct AuditQuery {
+    server: Option<String>,
+    action: Option<String>,
+}
+
+/// `GET /api/v1/audit?server=&action=`: decisions, newest first (digests, never text).
+async fn audit_log(
+    state: web::Data<AppState>,
+    _caller: Caller,
+    query: web::Query<AuditQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let q = query.into_inner();
+    let rows = state.broker.audit_log(q.server, q.action, 1000).await?;
+    let entries: Vec<_> = rows
+        .iter()
+        .map(|r| {
+            json!({"seq": r.seq, "at": chrono::DateTime::from_timestamp_millis(r.at).map(rfc3339),
+                "actor": r.actor, "action": r.action, "questionId": r.question_id, "server": r.server,
+                "model": r.model_id, "inputTokens": r.input_tokens, "outputTokens": r.output_tokens,
+                "costUsd": r.cost_usd, "requestDigest": r.request_digest, "responseDigest": r.response_digest})
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(json!({ "entries": entries })))
+}
+
+/// The model-review part of a question's detail: the current revision's params and route
+/// receipt, the runs, and the approval ids the next decisions take.
+pub fn review_json(q: &crate::broker::Question, review: &approval::Review) -> serde_json::Value {
+    let runs: Vec<_> = review
+        .runs
+        .iter()
+        .map(|r| {
+            json!({"id": r.id, "revision": r.revision, "model": r.model_id, "state": r.state,
+                "result": r.result.as_deref().and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok()),
+                "error": r.error, "inputTokens": r.input_tokens, "outputTokens": r.output_tokens, "costUsd": r.cost_usd,
+                "receipt": serde_json::from_str::<serde_json::Value>(&r.receipt).ok()})
+        })
+        .collect();
+    json!({
+        "params": review.params,
+        "route": review.route.receipt,
+        "runs": runs,
+        "requestApprovalId": format!("{}:request:{}", q.id, review.revision),
+        "responseApprovalId": review.runs.first().filter(|r| r.state == "done").map(|r| format!("{}:response:{}", q.id, r.id)),
+    })
 }

@@ -13,6 +13,7 @@ use super::auth::{self, WebSession};
 use super::error::PageError;
 use super::passphrase;
 use super::{AppState, MAX_BODY_BYTES, read_body};
+use crate::broker::approval::{Decision, DecisionKind, Edit, TextEdit};
 use crate::broker::{Action, Answer, Answerer, BrokerError, Kind, Question, State, rfc3339};
 use crate::protocol::FieldError;
 use crate::protocol::elicitation::{FieldKind, FormSchema, TextFormat};
@@ -28,7 +29,13 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/questions/{id}", web::get().to(question))
         .route("/questions/{id}/answer", web::post().to(answer))
         .route("/questions/{id}/send", web::post().to(send))
-        .route("/questions/{id}/open", web::get().to(open_url));
+        .route("/questions/{id}/open", web::get().to(open_url))
+        .route("/questions/{id}/decide", web::post().to(decide))
+        .route("/questions/{id}/revise", web::post().to(revise))
+        .route("/audit", web::get().to(audit))
+        .route("/rules", web::get().to(rules))
+        .route("/rules", web::post().to(create_rule))
+        .route("/rules/{rule}/revoke", web::post().to(revoke_rule));
 }
 
 fn html(status: actix_web::http::StatusCode, body: String) -> HttpResponse {
@@ -660,6 +667,8 @@ struct QuestionPage {
     answer_stop: String,
     /// The JSON answer textarea (a skeleton until the person edits it).
     answer_json: String,
+    /// Two-step model review, when models are configured.
+    model: Option<ModelReview>,
     errors: Vec<String>,
     raw_request: String,
     response: String,
@@ -801,6 +810,7 @@ fn question_page(
             .as_ref()
             .and_then(|i| i.json.clone())
             .unwrap_or_else(|| result_skeleton(&q.request)),
+        model: None,
         answer_stop: sampling_input
             .map(|i| i.stop_reason)
             .unwrap_or_else(|| "endTurn".into()),
@@ -828,7 +838,9 @@ async fn question(
     id: web::Path<String>,
 ) -> Result<HttpResponse, PageError> {
     let q = state.broker.get(&id).await?;
-    ok(&question_page(&session, &q, None, &[])?)
+    let mut page = question_page(&session, &q, None, &[])?;
+    page.model = model_review(&state, &q).await?;
+    ok(&page)
 }
 
 #[derive(Template)]
@@ -873,13 +885,15 @@ fn answer_from_form(q: &Question, pairs: &[(String, String)]) -> Result<Answer, 
     }
 }
 
-fn rerender(
+async fn rerender(
+    state: &AppState,
     session: &WebSession,
     q: &Question,
-    pairs: &[(String, String)],
+    pairs: Option<&[(String, String)]>,
     errors: &[FieldError],
 ) -> Result<HttpResponse, PageError> {
-    let page = question_page(session, q, Some(pairs), errors)?;
+    let mut page = question_page(session, q, pairs, errors)?;
+    page.model = model_review(state, q).await?;
     Ok(html(
         actix_web::http::StatusCode::UNPROCESSABLE_ENTITY,
         page.render()?,
@@ -922,7 +936,7 @@ async fn answer(
     }
     let answer = match answer_from_form(&q, &pairs) {
         Ok(a) => a,
-        Err(errors) => return rerender(&session, &q, &pairs, &errors),
+        Err(errors) => return rerender(&state, &session, &q, Some(&pairs), &errors).await,
     };
     match state.broker.preview(&q.id, &answer, Answerer::Human).await {
         Ok(response) => {
@@ -937,7 +951,9 @@ async fn answer(
                 payload: result.to_string(),
             })
         }
-        Err(BrokerError::InvalidAnswer(errors)) => rerender(&session, &q, &pairs, &errors),
+        Err(BrokerError::InvalidAnswer(errors)) => {
+            rerender(&state, &session, &q, Some(&pairs), &errors).await
+        }
         Err(e) => Err(e.into()),
     }
 }
@@ -982,12 +998,432 @@ async fn send(
     match state.broker.answer(&id, &answer, Answerer::Human).await {
         Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
         Err(BrokerError::InvalidAnswer(errors)) => {
-            let page = question_page(&session, &q, None, &errors)?;
-            Ok(html(
-                actix_web::http::StatusCode::UNPROCESSABLE_ENTITY,
-                page.render()?,
-            ))
+            rerender(&state, &session, &q, None, &errors).await
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// The model review as the page shows it.
+struct ModelReview {
+    phase: String,
+    revision: i32,
+    request_approval_id: String,
+    response_approval_id: String,
+    routed: String,
+    why: String,
+    exclusions: Vec<String>,
+    estimated_tokens: String,
+    token_method: String,
+    estimated_cost: String,
+    models: Vec<(String, bool)>,
+    system_prompt: String,
+    texts: Vec<(usize, usize, String)>,
+    run: Option<RunView>,
+    waiting: String,
+}
+
+struct RunView {
+    model: String,
+    state: String,
+    error: String,
+    text: String,
+    tool_uses: Vec<(String, String, String)>,
+    stop_reason: String,
+    input_tokens: String,
+    output_tokens: String,
+    cost: String,
+    result: String,
+}
+
+fn usd(x: Option<f64>) -> String {
+    x.map(|v| format!("${v:.6}"))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+async fn model_review(state: &AppState, q: &Question) -> Result<Option<ModelReview>, PageError> {
+    if q.kind != Kind::Sampling || state.broker.engine().is_none() {
+        return Ok(None);
+    }
+    let review = match state.broker.review(q).await {
+        Ok(r) => r,
+        Err(BrokerError::NotFound) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let receipt = &review.route.receipt;
+    let routed = review
+        .route
+        .chosen
+        .as_ref()
+        .map(|c| c.id.clone())
+        .unwrap_or_default();
+    let models = state
+        .broker
+        .engine()
+        .map(|e| {
+            e.catalog
+                .models()
+                .iter()
+                .map(|m| (m.id.clone(), m.id == routed))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut texts = Vec::new();
+    if let Some(messages) = review.params.get("messages").and_then(Value::as_array) {
+        for (m, message) in messages.iter().enumerate() {
+            let blocks: Vec<&Value> = match message.get("content") {
+                Some(Value::Array(items)) => items.iter().collect(),
+                Some(b) => vec![b],
+                None => Vec::new(),
+            };
+            for (b, block) in blocks.iter().enumerate() {
+                if let Some(text) = block
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .filter(|_| block["type"] == "text")
+                {
+                    texts.push((m, b, text.to_owned()));
+                }
+            }
+        }
+    }
+    let run = review.runs.first().map(|r| {
+        let result: Value = r
+            .result
+            .as_deref()
+            .and_then(|t| serde_json::from_str(t).ok())
+            .unwrap_or(Value::Null);
+        let blocks: Vec<&Value> = match result.get("content") {
+            Some(Value::Array(items)) => items.iter().collect(),
+            Some(b) => vec![b],
+            None => Vec::new(),
+        };
+        RunView {
+            model: r.model_id.clone(),
+            state: r.state.clone(),
+            error: r.error.clone().unwrap_or_default(),
+            text: blocks
+                .iter()
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            tool_uses: blocks
+                .iter()
+                .filter(|b| b["type"] == "tool_use")
+                .map(|b| {
+                    let s = |k: &str| {
+                        b.get(k)
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_owned()
+                    };
+                    (
+                        s("id"),
+                        s("name"),
+                        pretty(b.get("input").unwrap_or(&Value::Null)),
+                    )
+                })
+                .collect(),
+            stop_reason: result
+                .get("stopReason")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            input_tokens: r.input_tokens.map(|t| t.to_string()).unwrap_or_default(),
+            output_tokens: r.output_tokens.map(|t| t.to_string()).unwrap_or_default(),
+            cost: usd(r.cost_usd),
+            result: if result.is_null() {
+                String::new()
+            } else {
+                pretty(&result)
+            },
+        }
+    });
+    let waiting = (chrono::Utc::now() - q.created_at).num_seconds().max(0);
+    Ok(Some(ModelReview {
+        phase: q.phase.clone().unwrap_or_default(),
+        revision: review.revision,
+        request_approval_id: format!("{}:request:{}", q.id, review.revision),
+        response_approval_id: review
+            .runs
+            .first()
+            .map(|r| format!("{}:response:{}", q.id, r.id))
+            .unwrap_or_default(),
+        why: receipt.why.clone(),
+        exclusions: receipt
+            .exclusions
+            .iter()
+            .map(|e| {
+                format!(
+                    "{}: {}",
+                    e.model,
+                    e.reasons
+                        .iter()
+                        .map(|r| r.message())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                )
+            })
+            .collect(),
+        estimated_tokens: receipt
+            .estimated_input_tokens
+            .map(|t| t.to_string())
+            .unwrap_or_default(),
+        token_method: receipt
+            .token_method
+            .map(|m| m.label().to_owned())
+            .unwrap_or_default(),
+        estimated_cost: usd(receipt.estimated_cost_usd),
+        routed,
+        models,
+        system_prompt: review
+            .params
+            .get("systemPrompt")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        texts,
+        run,
+        waiting: crate::broker::human_duration(waiting),
+    }))
+}
+
+/// `POST /questions/{id}/decide`: a review decision (`approvalId`, `decision`, `model`).
+async fn decide(
+    state: web::Data<AppState>,
+    session: WebSession,
+    id: web::Path<String>,
+    payload: web::Payload,
+) -> Result<HttpResponse, PageError> {
+    let pairs = form_pairs(payload).await?;
+    session.check_csrf(last(&pairs, "csrf"))?;
+    let decision = match last(&pairs, "decision") {
+        Some("approve") => DecisionKind::Approve,
+        Some("send") => DecisionKind::Send,
+        Some("regenerate") => DecisionKind::Regenerate,
+        Some("reject") => DecisionKind::Reject,
+        _ => return Err(PageError::BadRequest("Choose a decision.".into())),
+    };
+    let decision = Decision {
+        approval_id: last(&pairs, "approvalId").unwrap_or_default().to_owned(),
+        decision,
+        model: last(&pairs, "model")
+            .filter(|m| !m.is_empty())
+            .map(str::to_owned),
+    };
+    match state.broker.decide_sampling(&id, &decision, "human").await {
+        Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
+        Err(BrokerError::InvalidAnswer(errors)) => {
+            let q = state.broker.get(&id).await?;
+            rerender(&state, &session, &q, None, &errors).await
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `POST /questions/{id}/revise`: saves an edit of the system prompt and text blocks as a new
+/// revision (`baseRevision`, `systemPrompt`, `text.<message>.<block>`).
+async fn revise(
+    state: web::Data<AppState>,
+    session: WebSession,
+    id: web::Path<String>,
+    payload: web::Payload,
+) -> Result<HttpResponse, PageError> {
+    let pairs = form_pairs(payload).await?;
+    session.check_csrf(last(&pairs, "csrf"))?;
+    let edit = Edit {
+        base_revision: last(&pairs, "baseRevision")
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(0),
+        system_prompt: last(&pairs, "systemPrompt").map(str::to_owned),
+        texts: pairs
+            .iter()
+            .filter_map(|(k, v)| {
+                let mut parts = k.strip_prefix("text.")?.split('.');
+                Some(TextEdit {
+                    message: parts.next()?.parse().ok()?,
+                    block: parts.next()?.parse().ok()?,
+                    text: v.clone(),
+                })
+            })
+            .collect(),
+    };
+    match state.broker.edit_sampling(&id, &edit, "human").await {
+        Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
+        Err(BrokerError::InvalidAnswer(errors)) => {
+            let q = state.broker.get(&id).await?;
+            rerender(&state, &session, &q, None, &errors).await
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+struct AuditView {
+    at: String,
+    actor: String,
+    action: String,
+    question: String,
+    server: String,
+    model: String,
+    tokens: String,
+    cost: String,
+    request_digest: String,
+    response_digest: String,
+}
+
+#[derive(Template)]
+#[template(path = "audit.html")]
+struct AuditPage {
+    csrf: String,
+    server: String,
+    action: String,
+    entries: Vec<AuditView>,
+}
+
+#[derive(Deserialize)]
+struct AuditFilter {
+    server: Option<String>,
+    action: Option<String>,
+}
+
+/// `GET /audit?server=&action=`: every decision, newest first (digests, never text).
+async fn audit(
+    state: web::Data<AppState>,
+    session: WebSession,
+    query: web::Query<AuditFilter>,
+) -> Result<HttpResponse, PageError> {
+    let f = query.into_inner();
+    let server = f.server.filter(|s| !s.is_empty());
+    let action = f.action.filter(|s| !s.is_empty());
+    let rows = state
+        .broker
+        .audit_log(server.clone(), action.clone(), 500)
+        .await?;
+    let short = |d: &Option<String>| {
+        d.as_deref()
+            .map(|d| d.chars().take(12).collect())
+            .unwrap_or_default()
+    };
+    ok(&AuditPage {
+        csrf: session.csrf,
+        server: server.unwrap_or_default(),
+        action: action.unwrap_or_default(),
+        entries: rows
+            .iter()
+            .map(|r| AuditView {
+                at: chrono::DateTime::from_timestamp_millis(r.at)
+                    .map(rfc3339)
+                    .unwrap_or_default(),
+                actor: r.actor.clone(),
+                action: r.action.clone(),
+                question: r.question_id.clone(),
+                server: r.server.clone(),
+                model: r.model_id.clone().unwrap_or_default(),
+                tokens: match (r.input_tokens, r.output_tokens) {
+                    (Some(i), Some(o)) => format!("{i} in / {o} out"),
+                    _ => String::new(),
+                },
+                cost: r.cost_usd.map(|c| format!("${c:.6}")).unwrap_or_default(),
+                request_digest: short(&r.request_digest),
+                response_digest: short(&r.response_digest),
+            })
+            .collect(),
+    })
+}
+
+struct RuleView {
+    id: String,
+    server: String,
+    scope: String,
+    author: String,
+    reason: String,
+    created_at: String,
+    expires_at: String,
+    active: bool,
+    status: String,
+}
+
+#[derive(Template)]
+#[template(path = "rules.html")]
+struct RulesPage {
+    csrf: String,
+    rules: Vec<RuleView>,
+}
+
+/// `GET /rules`: auto-approve rules for sampling (off unless created here).
+async fn rules(state: web::Data<AppState>, session: WebSession) -> Result<HttpResponse, PageError> {
+    let now = chrono::Utc::now().timestamp_millis();
+    let t = |ms: i64| {
+        chrono::DateTime::from_timestamp_millis(ms)
+            .map(rfc3339)
+            .unwrap_or_default()
+    };
+    let rules = state
+        .broker
+        .rules()
+        .await?
+        .into_iter()
+        .map(|r| {
+            let status = match r.revoked_at {
+                Some(at) => format!("revoked {}", t(at)),
+                None if r.expires_at <= now => "expired".to_owned(),
+                None => "active".to_owned(),
+            };
+            RuleView {
+                active: status == "active",
+                status,
+                created_at: t(r.created_at),
+                expires_at: t(r.expires_at),
+                id: r.id,
+                server: r.server,
+                scope: r.scope,
+                author: r.author,
+                reason: r.reason,
+            }
+        })
+        .collect();
+    ok(&RulesPage {
+        csrf: session.csrf,
+        rules,
+    })
+}
+
+/// `POST /rules`: a new rule (`server`, `scope`, `reason`, `days`).
+async fn create_rule(
+    state: web::Data<AppState>,
+    session: WebSession,
+    payload: web::Payload,
+) -> Result<HttpResponse, PageError> {
+    let pairs = form_pairs(payload).await?;
+    session.check_csrf(last(&pairs, "csrf"))?;
+    let get = |k: &str| last(&pairs, k).unwrap_or_default().trim().to_owned();
+    let days = get("days").parse().ok();
+    match state
+        .broker
+        .create_rule(&get("server"), &get("scope"), "human", &get("reason"), days)
+        .await
+    {
+        Ok(_) => Ok(see_other("/rules")),
+        Err(BrokerError::InvalidAnswer(errors)) => Err(PageError::BadRequest(
+            errors
+                .iter()
+                .map(|e| e.message.clone())
+                .collect::<Vec<_>>()
+                .join("; "),
+        )),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `POST /rules/{rule}/revoke`.
+async fn revoke_rule(
+    state: web::Data<AppState>,
+    session: WebSession,
+    rule: web::Path<String>,
+    payload: web::Payload,
+) -> Result<HttpResponse, PageError> {
+    let pairs = form_pairs(payload).await?;
+    session.check_csrf(last(&pairs, "csrf"))?;
+    state.broker.revoke_rule(&rule).await?;
+    Ok(see_other("/rules"))
 }

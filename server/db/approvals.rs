@@ -1,0 +1,386 @@
+//! Rows and queries of two-step sampling approval: revisions, runs, approvals, the audit log
+//! and auto-approve rules. Multi-row changes that must happen together are single
+//! transactions here.
+
+use diesel::prelude::*;
+use diesel::sqlite::Sqlite;
+
+use super::schema::{
+    approvals, audit_log, auto_approve_rules, questions, sampling_revisions, sampling_runs,
+};
+
+/// One revision of a sampling request.
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = sampling_revisions, check_for_backend(Sqlite))]
+pub struct RevisionRow {
+    pub question_id: String,
+    pub revision: i32,
+    pub params: String,
+    pub author: String,
+    pub created_at: i64,
+}
+
+/// One model call.
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = sampling_runs, check_for_backend(Sqlite))]
+pub struct RunRow {
+    pub id: String,
+    pub question_id: String,
+    pub revision: i32,
+    pub model_id: String,
+    pub receipt: String,
+    pub state: String,
+    pub result: Option<String>,
+    pub error: Option<String>,
+    pub input_tokens: Option<i64>,
+    pub output_tokens: Option<i64>,
+    pub cost_usd: Option<f64>,
+    pub started_at: i64,
+    pub finished_at: Option<i64>,
+}
+
+/// One recorded decision.
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = approvals, check_for_backend(Sqlite))]
+pub struct ApprovalRow {
+    pub approval_id: String,
+    pub question_id: String,
+    pub phase: String,
+    pub revision: i32,
+    pub run_id: Option<String>,
+    pub decision: String,
+    pub model_id: Option<String>,
+    pub actor: String,
+    pub created_at: i64,
+}
+
+/// One audit entry (digests only, never text).
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = audit_log, check_for_backend(Sqlite))]
+pub struct AuditRow {
+    pub seq: i32,
+    pub at: i64,
+    pub actor: String,
+    pub action: String,
+    pub question_id: String,
+    pub server: String,
+    pub model_id: Option<String>,
+    pub input_tokens: Option<i64>,
+    pub output_tokens: Option<i64>,
+    pub cost_usd: Option<f64>,
+    pub request_digest: Option<String>,
+    pub response_digest: Option<String>,
+}
+
+/// A new audit entry.
+#[derive(Debug, Clone, Default, Insertable)]
+#[diesel(table_name = audit_log, check_for_backend(Sqlite))]
+pub struct NewAudit {
+    pub at: i64,
+    pub actor: String,
+    pub action: String,
+    pub question_id: String,
+    pub server: String,
+    pub model_id: Option<String>,
+    pub input_tokens: Option<i64>,
+    pub output_tokens: Option<i64>,
+    pub cost_usd: Option<f64>,
+    pub request_digest: Option<String>,
+    pub response_digest: Option<String>,
+}
+
+/// An auto-approve rule.
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = auto_approve_rules, check_for_backend(Sqlite))]
+pub struct RuleRow {
+    pub id: String,
+    pub server: String,
+    pub scope: String,
+    pub author: String,
+    pub reason: String,
+    pub created_at: i64,
+    pub expires_at: i64,
+    pub revoked_at: Option<i64>,
+}
+
+/// Inserts revision 1 (or any revision).
+pub fn insert_revision(conn: &mut SqliteConnection, row: &RevisionRow) -> QueryResult<()> {
+    diesel::insert_into(sampling_revisions::table)
+        .values(row)
+        .execute(conn)
+        .map(|_| ())
+}
+
+/// The revision `revision` of a question.
+pub fn revision(
+    conn: &mut SqliteConnection,
+    question: &str,
+    revision: i32,
+) -> QueryResult<Option<RevisionRow>> {
+    sampling_revisions::table
+        .find((question, revision))
+        .select(RevisionRow::as_select())
+        .first(conn)
+        .optional()
+}
+
+/// Adds an edited revision if `base` is still the question's current one: bumps the question's
+/// revision and puts it back in `request_review`. Returns false when `base` is outdated.
+pub fn add_revision(
+    conn: &mut SqliteConnection,
+    base: i32,
+    row: &RevisionRow,
+) -> QueryResult<bool> {
+    conn.immediate_transaction(|conn| {
+        let moved = diesel::update(
+            questions::table
+                .find(&row.question_id)
+                .filter(questions::revision.eq(base))
+                .filter(questions::state.eq("pending"))
+                .filter(questions::phase.eq("request_review")),
+        )
+        .set(questions::revision.eq(row.revision))
+        .execute(conn)?;
+        if moved == 0 {
+            return Ok(false);
+        }
+        insert_revision(conn, row)?;
+        Ok(true)
+    })
+}
+
+/// The approval with this id, if recorded.
+pub fn approval(conn: &mut SqliteConnection, id: &str) -> QueryResult<Option<ApprovalRow>> {
+    approvals::table
+        .find(id)
+        .select(ApprovalRow::as_select())
+        .first(conn)
+        .optional()
+}
+
+/// Records a request approval and starts a run, moving the question from `request_review` at
+/// `revision` to `running` — all or nothing. Returns false when the question is no longer
+/// there (another decision won, or the revision changed).
+pub fn approve_and_start(
+    conn: &mut SqliteConnection,
+    approval: &ApprovalRow,
+    run: &RunRow,
+    audit: &NewAudit,
+) -> QueryResult<bool> {
+    conn.immediate_transaction(|conn| {
+        let moved = diesel::update(
+            questions::table
+                .find(&approval.question_id)
+                .filter(questions::state.eq("pending"))
+                .filter(questions::revision.eq(approval.revision))
+                .filter(questions::phase.eq_any([
+                    "request_review",
+                    "response_review",
+                    "tool_use_review",
+                ])),
+        )
+        .set(questions::phase.eq(Some("running")))
+        .execute(conn)?;
+        if moved == 0 {
+            return Ok(false);
+        }
+        diesel::insert_into(approvals::table)
+            .values(approval)
+            .execute(conn)?;
+        diesel::insert_into(sampling_runs::table)
+            .values(run)
+            .execute(conn)?;
+        diesel::insert_into(audit_log::table)
+            .values(audit)
+            .execute(conn)?;
+        Ok(true)
+    })
+}
+
+/// Records a decision that ends the question (delivery or rejection) together with the
+/// response and its audit entry — one transaction, so a delivery record never exists without
+/// its response or the other way round. Returns false when the question was no longer pending
+/// in `from_phases`.
+pub fn decide_with_approval(
+    conn: &mut SqliteConnection,
+    approval: &ApprovalRow,
+    from_phases: &[&str],
+    state: &str,
+    response: &str,
+    audit: &NewAudit,
+    now: i64,
+) -> QueryResult<bool> {
+    conn.immediate_transaction(|conn| {
+        let moved = diesel::update(
+            questions::table
+                .find(&approval.question_id)
+                .filter(questions::state.eq("pending"))
+                .filter(questions::phase.eq_any(from_phases)),
+        )
+        .set((
+            questions::state.eq(state),
+            questions::phase.eq(None::<String>),
+            questions::response.eq(Some(response)),
+            questions::decided_at.eq(Some(now)),
+        ))
+        .execute(conn)?;
+        if moved == 0 {
+            return Ok(false);
+        }
+        diesel::insert_into(approvals::table)
+            .values(approval)
+            .execute(conn)?;
+        diesel::insert_into(audit_log::table)
+            .values(audit)
+            .execute(conn)?;
+        Ok(true)
+    })
+}
+
+/// Stores a finished run and moves its question from `running` to `phase`.
+pub fn finish_run(conn: &mut SqliteConnection, run: &RunRow, phase: &str) -> QueryResult<()> {
+    conn.immediate_transaction(|conn| {
+        diesel::update(sampling_runs::table.find(&run.id))
+            .set((
+                sampling_runs::state.eq(&run.state),
+                sampling_runs::result.eq(&run.result),
+                sampling_runs::error.eq(&run.error),
+                sampling_runs::input_tokens.eq(run.input_tokens),
+                sampling_runs::output_tokens.eq(run.output_tokens),
+                sampling_runs::cost_usd.eq(run.cost_usd),
+                sampling_runs::finished_at.eq(run.finished_at),
+            ))
+            .execute(conn)?;
+        diesel::update(
+            questions::table
+                .find(&run.question_id)
+                .filter(questions::state.eq("pending"))
+                .filter(questions::phase.eq("running")),
+        )
+        .set(questions::phase.eq(Some(phase)))
+        .execute(conn)?;
+        Ok(())
+    })
+}
+
+/// Runs of a question, newest first.
+pub fn runs(conn: &mut SqliteConnection, question: &str) -> QueryResult<Vec<RunRow>> {
+    sampling_runs::table
+        .filter(sampling_runs::question_id.eq(question))
+        .order((sampling_runs::started_at.desc(), sampling_runs::id.desc()))
+        .select(RunRow::as_select())
+        .load(conn)
+}
+
+/// One run.
+pub fn run(conn: &mut SqliteConnection, id: &str) -> QueryResult<Option<RunRow>> {
+    sampling_runs::table
+        .find(id)
+        .select(RunRow::as_select())
+        .first(conn)
+        .optional()
+}
+
+/// Runs left `running` by a stopped service: marked failed, their questions back to
+/// `request_review` (the person approves again). Returns the question ids.
+pub fn fail_interrupted_runs(conn: &mut SqliteConnection, now: i64) -> QueryResult<Vec<String>> {
+    conn.immediate_transaction(|conn| {
+        let ids: Vec<String> = sampling_runs::table
+            .filter(sampling_runs::state.eq("running"))
+            .select(sampling_runs::question_id)
+            .load(conn)?;
+        diesel::update(sampling_runs::table.filter(sampling_runs::state.eq("running")))
+            .set((
+                sampling_runs::state.eq("failed"),
+                sampling_runs::error.eq(Some("the service stopped during the run")),
+                sampling_runs::finished_at.eq(Some(now)),
+            ))
+            .execute(conn)?;
+        diesel::update(
+            questions::table
+                .filter(questions::id.eq_any(&ids))
+                .filter(questions::state.eq("pending"))
+                .filter(questions::phase.eq("running")),
+        )
+        .set(questions::phase.eq(Some("request_review")))
+        .execute(conn)?;
+        Ok(ids)
+    })
+}
+
+/// Appends an audit entry.
+pub fn append_audit(conn: &mut SqliteConnection, entry: &NewAudit) -> QueryResult<()> {
+    diesel::insert_into(audit_log::table)
+        .values(entry)
+        .execute(conn)
+        .map(|_| ())
+}
+
+/// Audit entries newest first, optionally filtered by server and action.
+pub fn audit(
+    conn: &mut SqliteConnection,
+    server: Option<&str>,
+    action: Option<&str>,
+    limit: i64,
+) -> QueryResult<Vec<AuditRow>> {
+    let mut query = audit_log::table.select(AuditRow::as_select()).into_boxed();
+    if let Some(server) = server {
+        query = query.filter(audit_log::server.eq(server.to_owned()));
+    }
+    if let Some(action) = action {
+        query = query.filter(audit_log::action.eq(action.to_owned()));
+    }
+    query.order(audit_log::seq.desc()).limit(limit).load(conn)
+}
+
+/// Deletes audit entries older than `cutoff` (its own retention bound).
+pub fn prune_audit(conn: &mut SqliteConnection, cutoff: i64) -> QueryResult<usize> {
+    diesel::delete(audit_log::table.filter(audit_log::at.lt(cutoff))).execute(conn)
+}
+
+/// Stores a rule.
+pub fn insert_rule(conn: &mut SqliteConnection, rule: &RuleRow) -> QueryResult<()> {
+    diesel::insert_into(auto_approve_rules::table)
+        .values(rule)
+        .execute(conn)
+        .map(|_| ())
+}
+
+/// Every rule, newest first.
+pub fn rules(conn: &mut SqliteConnection) -> QueryResult<Vec<RuleRow>> {
+    auto_approve_rules::table
+        .order(auto_approve_rules::created_at.desc())
+        .select(RuleRow::as_select())
+        .load(conn)
+}
+
+/// The active (unrevoked, unexpired) rule for `server` at `now`, widest scope first.
+pub fn active_rule(
+    conn: &mut SqliteConnection,
+    server: &str,
+    now: i64,
+) -> QueryResult<Option<RuleRow>> {
+    auto_approve_rules::table
+        .filter(auto_approve_rules::server.eq(server))
+        .filter(auto_approve_rules::revoked_at.is_null())
+        .filter(auto_approve_rules::expires_at.gt(now))
+        .order((
+            auto_approve_rules::scope.asc(),
+            auto_approve_rules::created_at.desc(),
+        ))
+        .select(RuleRow::as_select())
+        .first(conn)
+        .optional()
+}
+
+/// Revokes a rule; returns whether it existed unrevoked.
+pub fn revoke_rule(conn: &mut SqliteConnection, id: &str, now: i64) -> QueryResult<bool> {
+    diesel::update(
+        auto_approve_rules::table
+            .find(id)
+            .filter(auto_approve_rules::revoked_at.is_null()),
+    )
+    .set(auto_approve_rules::revoked_at.eq(Some(now)))
+    .execute(conn)
+    .map(|n| n == 1)
+}

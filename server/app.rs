@@ -104,6 +104,7 @@ impl Application {
                 catalog: config.catalog()?,
                 routing: config.routing.clone(),
                 providers: Providers::new().map_err(|e| StartupError::Models(e.to_string()))?,
+                budgets: config.budgets.clone(),
             })
         };
         let broker = Broker::new(

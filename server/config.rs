@@ -71,9 +71,41 @@ pub struct Config {
     /// [`crate::sampling::ModelConfig`] for the keys). Default: none, and the person writes
     /// every sampling response.
     pub models: Vec<ModelConfig>,
+    /// `[budgets]`: limits on sampling tool loops and on each server's daily use.
+    pub budgets: Budgets,
     /// `[routing]`: route policy settings (see [`crate::sampling::RoutingConfig`]). Default: no
     /// per-request cost cap.
     pub routing: RoutingConfig,
+}
+
+/// `[budgets]`: limits that refuse the next sampling round (`-32603` naming the limit,
+/// `data.reason = "budget"`). A round is one sampling question; a conversation is a chain of
+/// rounds, each continuing a `tool_use` delivered in the one before. Days are UTC calendar days.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Budgets {
+    /// Most rounds in one conversation. Default `20`.
+    pub max_rounds_per_conversation: u64,
+    /// Most model tokens (input + output) in one conversation. Default: no limit.
+    pub max_tokens_per_conversation: Option<u64>,
+    /// Most model cost in USD in one conversation. Default: no limit.
+    pub max_cost_usd_per_conversation: Option<f64>,
+    /// Most model tokens one server may use per day. Default: no limit.
+    pub max_tokens_per_server_per_day: Option<u64>,
+    /// Most model cost in USD one server may use per day. Default: no limit.
+    pub max_cost_usd_per_server_per_day: Option<f64>,
+}
+
+impl Default for Budgets {
+    fn default() -> Self {
+        Budgets {
+            max_rounds_per_conversation: 20,
+            max_tokens_per_conversation: None,
+            max_cost_usd_per_conversation: None,
+            max_tokens_per_server_per_day: None,
+            max_cost_usd_per_server_per_day: None,
+        }
+    }
 }
 
 /// `[retention]`: how long decided questions are kept. Pending questions are never pruned.
@@ -86,6 +118,9 @@ pub struct Retention {
     pub max_terminal: u64,
     /// Seconds between pruning runs. Default `3600`.
     pub interval_secs: u64,
+    /// Delete audit-log entries older than this many days (the audit outlives the questions
+    /// it describes). Default `365`.
+    pub audit_max_age_days: u64,
 }
 
 impl Default for Config {
@@ -100,6 +135,7 @@ impl Default for Config {
             passphrase_hash_file: None,
             retention: Retention::default(),
             models: Vec::new(),
+            budgets: Budgets::default(),
             routing: RoutingConfig::default(),
         }
     }
@@ -111,6 +147,7 @@ impl Default for Retention {
             max_age_days: 30,
             max_terminal: 1000,
             interval_secs: 3600,
+            audit_max_age_days: 365,
         }
     }
 }
@@ -194,7 +231,8 @@ mod tests {
             Retention {
                 max_age_days: 30,
                 max_terminal: 1000,
-                interval_secs: 3600
+                interval_secs: 3600,
+                audit_max_age_days: 365
             }
         );
     }

@@ -32,6 +32,8 @@ pub enum RejectReason {
     SchemeNotAllowed,
     /// A budget or limit stopped it.
     Budget,
+    /// A rule refused a request no configured model may serve.
+    NoRoute,
 }
 
 impl RejectReason {
@@ -46,6 +48,7 @@ impl RejectReason {
             RejectReason::TooLarge => "too_large",
             RejectReason::SchemeNotAllowed => "scheme_not_allowed",
             RejectReason::Budget => "budget",
+            RejectReason::NoRoute => "no_route",
         }
     }
 }

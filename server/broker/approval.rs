@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::{Broker, BrokerError, Kind, Question, State};
+use crate::config::Budgets;
 use crate::db::DbError;
 use crate::db::approvals::{self, ApprovalRow, NewAudit, RevisionRow, RunRow};
 use crate::protocol::FieldError;
@@ -35,6 +36,11 @@ use crate::sampling::{
 /// Longest a model call may take before the run fails.
 const MODEL_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// The code a server gets when a rule refused its request because no configured model may
+/// serve it: outside JSON-RPC's reserved range (as MCP 2026-07-28 `basic/index.mdx` §Error Codes
+/// asks) and distinct from `-1`, which means a person rejected it. `data.reason` is `no_route`.
+pub const NO_ROUTE: i64 = -2;
+
 /// Default lifetime of an auto-approve rule, in days.
 pub const RULE_DAYS: i64 = 7;
 
@@ -46,6 +52,69 @@ pub struct SamplingEngine {
     pub routing: RoutingConfig,
     /// The provider clients.
     pub providers: Providers,
+    /// Limits on tool loops and daily use.
+    pub budgets: Budgets,
+}
+
+/// Whether a new sampling request may open, and in which conversation.
+pub(super) enum Round {
+    /// It continues the conversation with this id.
+    Continue(String),
+    /// It starts a conversation.
+    New,
+    /// A budget refuses it: the JSON-RPC error for the server.
+    Refuse(RpcError),
+}
+
+fn budget_error(limit: &str, used: String, max: String) -> RpcError {
+    let mut e = RpcError::internal(format!(
+        "Budget exhausted: {limit} is {max} and {used} is already used; the request was not run"
+    ));
+    e.data = Some(json!({"reason": "budget", "limit": limit}));
+    e
+}
+
+/// Ids of `tool_use` blocks the request's `tool_result` blocks answer.
+fn answered_tool_uses(params: &Value) -> Vec<String> {
+    let mut ids = Vec::new();
+    for message in params
+        .get("messages")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let blocks: Vec<&Value> = match message.get("content") {
+            Some(Value::Array(items)) => items.iter().collect(),
+            Some(b) => vec![b],
+            None => Vec::new(),
+        };
+        for b in blocks {
+            if b["type"] == "tool_result"
+                && let Some(id) = b.get("toolUseId").and_then(Value::as_str)
+            {
+                ids.push(id.to_owned());
+            }
+        }
+    }
+    ids
+}
+
+/// True when a delivered response (JSON-RPC text) holds a `tool_use` with one of `ids`.
+fn delivered_tool_use(response: &str, ids: &[String]) -> bool {
+    let Ok(response) = serde_json::from_str::<Value>(response) else {
+        return false;
+    };
+    let blocks: Vec<&Value> = match response.pointer("/result/content") {
+        Some(Value::Array(items)) => items.iter().collect(),
+        Some(b) => vec![b],
+        None => Vec::new(),
+    };
+    blocks.iter().any(|b| {
+        b["type"] == "tool_use"
+            && b.get("id")
+                .and_then(Value::as_str)
+                .is_some_and(|id| ids.iter().any(|i| i == id))
+    })
 }
 
 /// A decision posted for an approval id (`POST /api/v1/questions/{id}/approvals`).
@@ -152,6 +221,95 @@ fn digest_text(text: &str) -> String {
 }
 
 impl Broker {
+    /// Links a new sampling request to the conversation whose delivered `tool_use` it answers,
+    /// and checks the budgets: rounds, tokens and cost per conversation, tokens and cost per
+    /// server per UTC day. Without an engine every request is a new round with no budget.
+    pub(super) async fn admit_round(
+        &self,
+        server: &str,
+        params: &Value,
+    ) -> Result<Round, BrokerError> {
+        let Some(engine) = &self.engine else {
+            return Ok(Round::New);
+        };
+        let budgets = engine.budgets.clone();
+        let answered = answered_tool_uses(params);
+        let server = server.to_owned();
+        let now = Utc::now();
+        let day_start = now
+            .date_naive()
+            .and_hms_opt(0, 0, 0)
+            .map(|t| t.and_utc().timestamp_millis())
+            .unwrap_or_default();
+        self.db
+            .run(move |c| {
+                let day = approvals::server_usage_since(c, &server, day_start)?;
+                if let Some(max) = budgets.max_tokens_per_server_per_day
+                    && day.tokens >= i64::try_from(max).unwrap_or(i64::MAX)
+                {
+                    return Ok(Round::Refuse(budget_error(
+                        "max_tokens_per_server_per_day",
+                        day.tokens.to_string(),
+                        max.to_string(),
+                    )));
+                }
+                if let Some(max) = budgets.max_cost_usd_per_server_per_day
+                    && day.cost >= max
+                {
+                    return Ok(Round::Refuse(budget_error(
+                        "max_cost_usd_per_server_per_day",
+                        format!("${:.6}", day.cost),
+                        format!("${max}"),
+                    )));
+                }
+                if answered.is_empty() {
+                    return Ok(Round::New);
+                }
+                let conversation = approvals::delivered_sampling(c, &server, 500)?
+                    .into_iter()
+                    .find(|(_, _, response)| {
+                        response
+                            .as_deref()
+                            .is_some_and(|r| delivered_tool_use(r, &answered))
+                    })
+                    .map(|(id, conversation, _)| conversation.unwrap_or(id));
+                let Some(conversation) = conversation else {
+                    return Ok(Round::New);
+                };
+                let used = approvals::conversation_usage(c, &conversation)?;
+                let max_rounds =
+                    i64::try_from(budgets.max_rounds_per_conversation).unwrap_or(i64::MAX);
+                if used.rounds >= max_rounds {
+                    return Ok(Round::Refuse(budget_error(
+                        "max_rounds_per_conversation",
+                        format!("{} rounds", used.rounds),
+                        max_rounds.to_string(),
+                    )));
+                }
+                if let Some(max) = budgets.max_tokens_per_conversation
+                    && used.tokens >= i64::try_from(max).unwrap_or(i64::MAX)
+                {
+                    return Ok(Round::Refuse(budget_error(
+                        "max_tokens_per_conversation",
+                        used.tokens.to_string(),
+                        max.to_string(),
+                    )));
+                }
+                if let Some(max) = budgets.max_cost_usd_per_conversation
+                    && used.cost >= max
+                {
+                    return Ok(Round::Refuse(budget_error(
+                        "max_cost_usd_per_conversation",
+                        format!("${:.6}", used.cost),
+                        format!("${max}"),
+                    )));
+                }
+                Ok(Round::Continue(conversation))
+            })
+            .await
+            .map_err(BrokerError::from)
+    }
+
     /// The engine, when models are configured.
     pub fn engine(&self) -> Option<&Arc<SamplingEngine>> {
         self.engine.as_ref()
@@ -209,6 +367,32 @@ impl Broker {
                         decision: DecisionKind::Approve,
                         model: None,
                     };
+                    // A rule cannot pick a model for a request no model may serve: it refuses
+                    // it for the person, with its own code (not -1: nobody rejected it).
+                    if self.review(q).await?.route.chosen.is_none() {
+                        let decision = Decision {
+                            decision: DecisionKind::Reject,
+                            ..decision
+                        };
+                        let now = Utc::now().timestamp_millis();
+                        let mut error = RpcError::internal(
+                            "No permitted route: no configured model may serve this request",
+                        );
+                        error.code = NO_ROUTE;
+                        error.data = Some(json!({"reason": "no_route"}));
+                        return self
+                            .reject_with(
+                                q,
+                                &decision,
+                                &actor,
+                                &["request_review"],
+                                now,
+                                None,
+                                error,
+                            )
+                            .await
+                            .map(|_| ());
+                    }
                     self.decide_sampling(&q.id, &decision, &actor).await
                 }
                 _ => {
@@ -692,7 +876,24 @@ impl Broker {
         now: i64,
         run: Option<&RunRow>,
     ) -> Result<Applied, BrokerError> {
-        let response = error_response(Some(&q.rpc_id), &RpcError::user_rejected("decline"));
+        let error = RpcError::user_rejected("decline");
+        self.reject_with(q, decision, actor, from, now, run, error)
+            .await
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn reject_with(
+        &self,
+        q: &Question,
+        decision: &Decision,
+        actor: &str,
+        from: &[&str],
+        now: i64,
+        run: Option<&RunRow>,
+        error: RpcError,
+    ) -> Result<Applied, BrokerError> {
+        let no_route = error.code == NO_ROUTE;
+        let response = error_response(Some(&q.rpc_id), &error);
         let response_text = response.to_string();
         let (phase, run_id) = match run {
             Some(r) => ("response", Some(r.id.clone())),
@@ -738,7 +939,23 @@ impl Broker {
         if !done {
             return Err(outdated("this approval"));
         }
-        self.after_decision(q, State::Declined, response, now).await;
+        if no_route {
+            // Closed as declined, but by a rule, not a person: not a user_declined rejection.
+            self.metrics
+                .reject(q.kind.as_str(), crate::metrics::RejectReason::NoRoute);
+            self.metrics
+                .closed
+                .with_label_values(&[q.kind.as_str(), State::Declined.as_str()])
+                .inc();
+            let mut decided = q.clone();
+            decided.state = State::Declined;
+            decided.phase = None;
+            decided.response = Some(response);
+            decided.decided_at = chrono::DateTime::from_timestamp_millis(now);
+            self.changed(&decided);
+        } else {
+            self.after_decision(q, State::Declined, response, now).await;
+        }
         Ok(Applied::Done)
     }
 

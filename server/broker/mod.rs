@@ -581,6 +581,19 @@ impl Broker {
             other => return refuse(RpcError::method_not_found(other)),
         };
 
+        let new_id = uuid::Uuid::now_v7().to_string();
+        let conversation = if kind == Kind::Sampling && self.engine.is_some() {
+            match self.admit_round(&req.server, &params).await? {
+                approval::Round::Continue(c) => Some(c),
+                approval::Round::New => Some(new_id.clone()),
+                approval::Round::Refuse(e) => {
+                    self.metrics.reject(counted_kind, RejectReason::Budget);
+                    return Ok(Opened::Refused(error_response(Some(&rpc_id), &e)));
+                }
+            }
+        } else {
+            None
+        };
         let now = Utc::now();
         let timeout = chrono::Duration::from_std(self.settings.question_timeout)
             .unwrap_or(chrono::Duration::MAX);
@@ -588,7 +601,7 @@ impl Broker {
             .checked_add_signed(timeout)
             .unwrap_or(DateTime::<Utc>::MAX_UTC);
         let row = QuestionRow {
-            id: uuid::Uuid::now_v7().to_string(),
+            id: new_id,
             kind: kind.as_str().to_owned(),
             server: req.server,
             session: req.session,
@@ -608,6 +621,7 @@ impl Broker {
             decided_at: None,
             opened_at: None,
             revision: 1,
+            conversation,
         };
         let limit = i64::try_from(self.settings.max_pending_per_server).unwrap_or(i64::MAX);
         let admission = self

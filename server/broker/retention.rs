@@ -8,7 +8,7 @@ use std::time::Duration;
 use chrono::Utc;
 
 use crate::config::Retention;
-use crate::db::{Db, DbError, models};
+use crate::db::{Db, DbError, approvals, models};
 use crate::metrics::Metrics;
 
 /// Rows deleted per transaction.
@@ -23,6 +23,8 @@ pub struct PruneReport {
     pub by_count: usize,
     /// Expired browser sessions and login links.
     pub expired_logins: usize,
+    /// Audit entries older than `audit_max_age_days`.
+    pub audit_entries: usize,
 }
 
 impl PruneReport {
@@ -42,6 +44,7 @@ pub async fn prune_once(db: &Db, policy: &Retention, now_ms: i64) -> Result<Prun
         .saturating_mul(86_400_000);
     let cutoff = now_ms.saturating_sub(max_age_ms);
     let keep = i64::try_from(policy.max_terminal).unwrap_or(i64::MAX);
+    let policy = policy.clone();
     db.run(move |conn| {
         let mut report = PruneReport::default();
         loop {
@@ -65,6 +68,10 @@ pub async fn prune_once(db: &Db, policy: &Retention, now_ms: i64) -> Result<Prun
             }
         }
         report.expired_logins = models::delete_expired_auth(conn, now_ms)?;
+        let audit_age_ms = i64::try_from(policy.audit_max_age_days)
+            .unwrap_or(i64::MAX)
+            .saturating_mul(86_400_000);
+        report.audit_entries = approvals::prune_audit(conn, now_ms.saturating_sub(audit_age_ms))?;
         Ok(report)
     })
     .await

@@ -384,3 +384,67 @@ pub fn revoke_rule(conn: &mut SqliteConnection, id: &str, now: i64) -> QueryResu
     .execute(conn)
     .map(|n| n == 1)
 }
+
+/// A delivered sampling question: its id, conversation and JSON-RPC response text.
+pub type Delivered = (String, Option<String>, Option<String>);
+
+/// Accepted sampling responses of `server`, newest first (to link a tool loop's next round).
+pub fn delivered_sampling(
+    conn: &mut SqliteConnection,
+    server: &str,
+    limit: i64,
+) -> QueryResult<Vec<Delivered>> {
+    questions::table
+        .filter(questions::server.eq(server))
+        .filter(questions::kind.eq("sampling"))
+        .filter(questions::state.eq("accepted"))
+        .order(questions::decided_at.desc())
+        .select((questions::id, questions::conversation, questions::response))
+        .limit(limit)
+        .load(conn)
+}
+
+/// Tokens and cost of finished runs.
+#[derive(Debug, Clone, Copy, Default, QueryableByName)]
+pub struct Usage {
+    /// Questions counted (rounds), where meaningful.
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub rounds: i64,
+    /// Input + output tokens.
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub tokens: i64,
+    /// Cost in USD.
+    #[diesel(sql_type = diesel::sql_types::Double)]
+    pub cost: f64,
+}
+
+/// Rounds (questions) of a conversation and the tokens and cost its runs used.
+pub fn conversation_usage(conn: &mut SqliteConnection, conversation: &str) -> QueryResult<Usage> {
+    diesel::sql_query(
+        "SELECT (SELECT COUNT(*) FROM questions WHERE conversation = ?1) AS rounds,
+                COALESCE(SUM(COALESCE(r.input_tokens, 0) + COALESCE(r.output_tokens, 0)), 0) AS tokens,
+                COALESCE(SUM(COALESCE(r.cost_usd, 0.0)), 0.0) AS cost
+         FROM sampling_runs r JOIN questions q ON q.id = r.question_id
+         WHERE q.conversation = ?1 AND r.state = 'done'",
+    )
+    .bind::<diesel::sql_types::Text, _>(conversation)
+    .get_result(conn)
+}
+
+/// Tokens and cost of `server`'s runs started at or after `since` (Unix ms).
+pub fn server_usage_since(
+    conn: &mut SqliteConnection,
+    server: &str,
+    since: i64,
+) -> QueryResult<Usage> {
+    diesel::sql_query(
+        "SELECT 0 AS rounds,
+                COALESCE(SUM(COALESCE(r.input_tokens, 0) + COALESCE(r.output_tokens, 0)), 0) AS tokens,
+                COALESCE(SUM(COALESCE(r.cost_usd, 0.0)), 0.0) AS cost
+         FROM sampling_runs r JOIN questions q ON q.id = r.question_id
+         WHERE q.server = ? AND r.started_at >= ? AND r.state = 'done'",
+    )
+    .bind::<diesel::sql_types::Text, _>(server)
+    .bind::<diesel::sql_types::BigInt, _>(since)
+    .get_result(conn)
+}

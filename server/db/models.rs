@@ -30,6 +30,7 @@ pub struct QuestionRow {
     pub decided_at: Option<i64>,
     pub opened_at: Option<i64>,
     pub revision: i32,
+    pub conversation: Option<String>,
 }
 
 impl QuestionRow {

@@ -36,6 +36,7 @@ diesel::table! {
         decided_at -> Nullable<BigInt>,
         opened_at -> Nullable<BigInt>,
         revision -> Integer,
+        conversation -> Nullable<Text>,
     }
 }
 

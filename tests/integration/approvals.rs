@@ -37,7 +37,7 @@ impl FakeModel {
                     };
                     let model = request["model"].as_str().unwrap_or("?").to_owned();
                     let message = if request.get("tools").is_some() {
-                        json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+                        json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("call_{n}"), "type": "function",
                             "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]})
                     } else {
                         json!({"role": "assistant", "content": format!("answer {n} from {model}")})
@@ -528,4 +528,162 @@ async fn the_review_pages_show_the_route_and_take_decisions() {
         .await
         .unwrap();
     assert!(audit.contains("delivered") && !audit.contains("SECRET-PROMPT"));
+}
+
+fn weather_round(id: i64, history: &[Value]) -> Value {
+    let mut messages =
+        vec![json!({"role": "user", "content": {"type": "text", "text": "Weather in Paris?"}})];
+    messages.extend(history.iter().cloned());
+    json!({"jsonrpc": "2.0", "id": id, "method": "sampling/createMessage", "params": {
+        "messages": messages, "maxTokens": 50,
+        "tools": [{"name": "get_weather", "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}]}})
+}
+
+/// Runs a round to its delivered tool_use; returns the assistant message it delivered.
+async fn deliver_round(app: &TestApp, request: Value) -> Value {
+    let id = app.open_ok(request).await;
+    let q = app.question(&id).await;
+    decide(
+        app,
+        &id,
+        q["review"]["requestApprovalId"].as_str().unwrap(),
+        "approve",
+        None,
+    )
+    .await;
+    let q = phase_becomes(app, &id, "tool_use_review").await;
+    let (status, _) = decide(
+        app,
+        &id,
+        q["review"]["responseApprovalId"].as_str().unwrap(),
+        "send",
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let result = app.response(&id, 0).await.1["response"]["result"].clone();
+    json!({"role": "assistant", "content": result["content"]})
+}
+
+fn tool_result_for(assistant: &Value) -> Value {
+    let id = assistant["content"][0]["id"].as_str().unwrap().to_owned();
+    json!({"role": "user", "content": [{"type": "tool_result", "toolUseId": id, "content": [{"type": "text", "text": "18C"}]}]})
+}
+
+#[tokio::test]
+async fn a_tool_loop_is_one_conversation_and_its_round_limit_refuses_the_next_round() {
+    let fake = FakeModel::start().await;
+    let mut config = Config {
+        models: vec![model("big-smart", &fake.base, true, 3.0)],
+        ..Config::default()
+    };
+    config.budgets.max_rounds_per_conversation = 2;
+    let app = spawn_with(config).await;
+
+    let first = deliver_round(&app, weather_round(1, &[])).await;
+    let history = vec![first.clone(), tool_result_for(&first)];
+    let second = deliver_round(&app, weather_round(2, &history)).await;
+
+    // The third round continues the same conversation: over the limit of 2 rounds.
+    let mut history = history;
+    history.push(second.clone());
+    history.push(tool_result_for(&second));
+    let (_, body) = app
+        .open(weather_round(3, &history), full_caps(), "2025-11-25")
+        .await;
+    let error = &body["response"]["error"];
+    assert_eq!(error["code"], -32603, "{body}");
+    assert_eq!(
+        error["data"],
+        json!({"reason": "budget", "limit": "max_rounds_per_conversation"})
+    );
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("max_rounds_per_conversation")
+    );
+
+    // A fresh request (no tool results) starts a new conversation and is not refused.
+    app.open_ok(weather_round(4, &[])).await;
+    let metrics = app
+        .client
+        .get(format!("{}/metrics", app.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("mcp_consent_rejections_total{kind=\"sampling\",reason=\"budget\"} 1"),
+        "{metrics}"
+    );
+}
+
+#[tokio::test]
+async fn a_daily_cost_limit_per_server_refuses_the_next_request() {
+    let fake = FakeModel::start().await;
+    let mut config = Config {
+        models: vec![model("fast-mini", &fake.base, false, 0.1)],
+        ..Config::default()
+    };
+    config.budgets.max_cost_usd_per_server_per_day = Some(0.000_001);
+    let app = spawn_with(config).await;
+    let id = app.open_ok(hinted(1, &[])).await;
+    let q = app.question(&id).await;
+    decide(
+        &app,
+        &id,
+        q["review"]["requestApprovalId"].as_str().unwrap(),
+        "approve",
+        None,
+    )
+    .await;
+    phase_becomes(&app, &id, "response_review").await;
+    let (_, body) = app.open(hinted(2, &[]), full_caps(), "2025-11-25").await;
+    assert_eq!(
+        body["response"]["error"]["data"]["limit"], "max_cost_usd_per_server_per_day",
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn a_rule_refuses_a_request_without_a_permitted_route_with_its_own_code() {
+    let fake = FakeModel::start().await;
+    let app = app_with_models(
+        &fake,
+        RoutingConfig {
+            max_request_cost_usd: Some(0.000_000_01),
+        },
+    )
+    .await;
+    let browser = app.login().await;
+    let page = browser
+        .get(format!("{}/rules", app.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let csrf = csrf_of(&page);
+    browser
+        .post(format!("{}/rules", app.base))
+        .form(&[
+            ("csrf", csrf.as_str()),
+            ("server", "test-server"),
+            ("scope", "both"),
+            ("reason", "unattended"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    let id = app.open_ok(hinted(9, &[])).await;
+    let (status, body) = app.response(&id, 5).await;
+    assert_eq!(status, StatusCode::OK);
+    let error = &body["response"]["error"];
+    assert_eq!(error["code"], -2, "not -1: no person rejected it: {body}");
+    assert_eq!(error["data"]["reason"], "no_route");
+    assert!(fake.calls().is_empty());
 }

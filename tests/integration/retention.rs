@@ -41,6 +41,7 @@ fn policy(max_age_days: u64, max_terminal: u64) -> Retention {
         max_age_days,
         max_terminal,
         interval_secs: 3600,
+        audit_max_age_days: 365,
     }
 }
 

@@ -1,0 +1,2 @@
+DROP INDEX questions_conversation;
+ALTER TABLE questions DROP COLUMN conversation;

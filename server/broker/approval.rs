@@ -74,6 +74,32 @@ fn budget_error(limit: &str, used: String, max: String) -> RpcError {
     e
 }
 
+/// The refusal when `used` reaches a token or cost limit: `(token limit name, its value, cost
+/// limit name, its value in USD)`.
+fn over_budget(
+    used: &approvals::Usage,
+    limits: (&str, Option<u64>, &str, Option<f64>),
+) -> Option<RpcError> {
+    let (tokens_name, max_tokens, cost_name, max_cost) = limits;
+    if let Some(max) = max_tokens
+        && used.tokens >= i64::try_from(max).unwrap_or(i64::MAX)
+    {
+        return Some(budget_error(
+            tokens_name,
+            used.tokens.to_string(),
+            max.to_string(),
+        ));
+    }
+    match max_cost {
+        Some(max) if used.cost >= max => Some(budget_error(
+            cost_name,
+            format!("${:.6}", used.cost),
+            format!("${max}"),
+        )),
+        _ => None,
+    }
+}
+
 /// Ids of `tool_use` blocks the request's `tool_result` blocks answer.
 fn answered_tool_uses(params: &Value) -> Vec<String> {
     let mut ids = Vec::new();
@@ -244,23 +270,14 @@ impl Broker {
         self.db
             .run(move |c| {
                 let day = approvals::server_usage_since(c, &server, day_start)?;
-                if let Some(max) = budgets.max_tokens_per_server_per_day
-                    && day.tokens >= i64::try_from(max).unwrap_or(i64::MAX)
-                {
-                    return Ok(Round::Refuse(budget_error(
-                        "max_tokens_per_server_per_day",
-                        day.tokens.to_string(),
-                        max.to_string(),
-                    )));
-                }
-                if let Some(max) = budgets.max_cost_usd_per_server_per_day
-                    && day.cost >= max
-                {
-                    return Ok(Round::Refuse(budget_error(
-                        "max_cost_usd_per_server_per_day",
-                        format!("${:.6}", day.cost),
-                        format!("${max}"),
-                    )));
+                let per_day = (
+                    "max_tokens_per_server_per_day",
+                    budgets.max_tokens_per_server_per_day,
+                    "max_cost_usd_per_server_per_day",
+                    budgets.max_cost_usd_per_server_per_day,
+                );
+                if let Some(refusal) = over_budget(&day, per_day) {
+                    return Ok(Round::Refuse(refusal));
                 }
                 if answered.is_empty() {
                     return Ok(Round::New);
@@ -286,23 +303,14 @@ impl Broker {
                         max_rounds.to_string(),
                     )));
                 }
-                if let Some(max) = budgets.max_tokens_per_conversation
-                    && used.tokens >= i64::try_from(max).unwrap_or(i64::MAX)
-                {
-                    return Ok(Round::Refuse(budget_error(
-                        "max_tokens_per_conversation",
-                        used.tokens.to_string(),
-                        max.to_string(),
-                    )));
-                }
-                if let Some(max) = budgets.max_cost_usd_per_conversation
-                    && used.cost >= max
-                {
-                    return Ok(Round::Refuse(budget_error(
-                        "max_cost_usd_per_conversation",
-                        format!("${:.6}", used.cost),
-                        format!("${max}"),
-                    )));
+                let per_conversation = (
+                    "max_tokens_per_conversation",
+                    budgets.max_tokens_per_conversation,
+                    "max_cost_usd_per_conversation",
+                    budgets.max_cost_usd_per_conversation,
+                );
+                if let Some(refusal) = over_budget(&used, per_conversation) {
+                    return Ok(Round::Refuse(refusal));
                 }
                 Ok(Round::Continue(conversation))
             })

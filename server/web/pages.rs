@@ -109,6 +109,11 @@ async fn login(
             page.render()?,
         ));
     }
+    logged_in(&state).await
+}
+
+/// Starts a session and sends the browser to the queue with its cookie.
+async fn logged_in(state: &AppState) -> Result<HttpResponse, PageError> {
     let (secret, _) = auth::create_session(&state.db).await?;
     Ok(HttpResponse::SeeOther()
         .insert_header((LOCATION, "/"))
@@ -142,11 +147,7 @@ async fn login_with_passphrase(
             page.render()?,
         ));
     }
-    let (secret, _) = auth::create_session(&state.db).await?;
-    Ok(HttpResponse::SeeOther()
-        .insert_header((LOCATION, "/"))
-        .cookie(auth::session_cookie(&secret))
-        .finish())
+    logged_in(&state).await
 }
 
 /// `POST /logout`.

@@ -687,3 +687,37 @@ async fn a_rule_refuses_a_request_without_a_permitted_route_with_its_own_code() 
     assert_eq!(error["data"]["reason"], "no_route");
     assert!(fake.calls().is_empty());
 }
+
+#[tokio::test]
+async fn an_edit_after_the_request_was_approved_is_refused() {
+    let fake = FakeModel::start().await;
+    let app = app_with_models(&fake, RoutingConfig::default()).await;
+    let id = app.open_ok(hinted(10, &[])).await;
+    let q = app.question(&id).await;
+    decide(
+        &app,
+        &id,
+        q["review"]["requestApprovalId"].as_str().unwrap(),
+        "approve",
+        None,
+    )
+    .await;
+    phase_becomes(&app, &id, "response_review").await;
+    let res = app
+        .post_json(
+            &format!("/api/v1/questions/{id}/revisions"),
+            &json!({"baseRevision": 1, "systemPrompt": "too late"}),
+        )
+        .await;
+    assert_eq!(
+        res.status(),
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "the answer under review belongs to revision 1"
+    );
+    let q = app.question(&id).await;
+    assert_eq!(
+        (q["revision"].as_i64(), q["phase"].as_str()),
+        (Some(1), Some("response_review"))
+    );
+    assert_eq!(fake.calls().len(), 1);
+}

@@ -135,6 +135,14 @@ fn passwd(output: Option<&std::path::Path>) -> Result<(), String> {
     let hash = mcp_consent::web::passphrase::hash(&passphrase).map_err(|e| e.to_string())?;
     match output {
         Some(path) => {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                use std::os::unix::fs::DirBuilderExt;
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(dir)
+                    .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            }
             mcp_consent::paths::write_private(path, &format!("{hash}\n"))
                 .map_err(|e| error_chain(&e))?;
             println!(
@@ -182,6 +190,8 @@ async fn main() -> ExitCode {
                 }
             };
             println!("listening on http://{}", app.addr());
+            // stdout carries exactly the one line DESIGN.md promises; the hint goes to the log.
+            tracing::info!("to log in, run `mcp-consent login` and open the link it prints");
             if let Err(e) = app.run_until_stopped().await {
                 eprintln!("mcp-consent: {}", error_chain(&e));
                 return ExitCode::FAILURE;

@@ -354,7 +354,8 @@ async fn a_titled_one_of_without_type_is_a_select_that_sends_consts() {
 #[tokio::test]
 async fn a_passphrase_made_by_passwd_logs_in_and_a_wrong_one_does_not() {
     let tmp = tempfile::tempdir().unwrap();
-    let hash_file = tmp.path().join("passphrase.hash");
+    // Into a directory that does not exist yet, as on a fresh machine.
+    let hash_file = tmp.path().join("config/mcp-consent/passphrase.hash");
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-consent"))
         .arg("passwd")
         .arg("--output")

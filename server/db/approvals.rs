@@ -184,17 +184,26 @@ pub fn approve_and_start(
         if moved == 0 {
             return Ok(false);
         }
-        diesel::insert_into(approvals::table)
-            .values(approval)
-            .execute(conn)?;
         diesel::insert_into(sampling_runs::table)
             .values(run)
             .execute(conn)?;
-        diesel::insert_into(audit_log::table)
-            .values(audit)
-            .execute(conn)?;
-        Ok(true)
+        record(conn, approval, audit)
     })
+}
+
+/// Inserts a decision and its audit entry (inside the caller's transaction); `Ok(true)`.
+fn record(
+    conn: &mut SqliteConnection,
+    approval: &ApprovalRow,
+    audit: &NewAudit,
+) -> QueryResult<bool> {
+    diesel::insert_into(approvals::table)
+        .values(approval)
+        .execute(conn)?;
+    diesel::insert_into(audit_log::table)
+        .values(audit)
+        .execute(conn)?;
+    Ok(true)
 }
 
 /// Records a decision that ends the question (delivery or rejection) together with the
@@ -227,13 +236,7 @@ pub fn decide_with_approval(
         if moved == 0 {
             return Ok(false);
         }
-        diesel::insert_into(approvals::table)
-            .values(approval)
-            .execute(conn)?;
-        diesel::insert_into(audit_log::table)
-            .values(audit)
-            .execute(conn)?;
-        Ok(true)
+        record(conn, approval, audit)
     })
 }
 

@@ -386,14 +386,7 @@ async fn an_auto_approve_rule_runs_the_request_step_until_it_expires() {
     let fake = FakeModel::start().await;
     let app = app_with_models(&fake, RoutingConfig::default()).await;
     let browser = app.login().await;
-    let page = browser
-        .get(format!("{}/rules", app.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = app.html(&browser, "/rules").await;
     let csrf = csrf_of(&page);
     let res = browser
         .post(format!("{}/rules", app.base))
@@ -454,14 +447,7 @@ async fn the_review_pages_show_the_route_and_take_decisions() {
     let app = app_with_models(&fake, RoutingConfig::default()).await;
     let id = app.open_ok(hinted(8, &["big"])).await;
     let browser = app.login().await;
-    let page = browser
-        .get(format!("{}/questions/{id}", app.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = app.html(&browser, &format!("/questions/{id}")).await;
     assert!(
         page.contains("Routed to <strong class=\"routed\">big-smart</strong>"),
         "{page}"
@@ -487,14 +473,7 @@ async fn the_review_pages_show_the_route_and_take_decisions() {
         "fast-mini",
         "the person's choice of model is used"
     );
-    let page = browser
-        .get(format!("{}/questions/{id}", app.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = app.html(&browser, &format!("/questions/{id}")).await;
     assert!(
         page.contains("answer 1 from fast-mini")
             && page.contains("Regenerate")
@@ -519,14 +498,7 @@ async fn the_review_pages_show_the_route_and_take_decisions() {
         app.response(&id, 0).await.1["response"]["result"]["content"]["text"],
         "answer 1 from fast-mini"
     );
-    let audit = browser
-        .get(format!("{}/audit", app.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let audit = app.html(&browser, "/audit").await;
     assert!(audit.contains("delivered") && !audit.contains("SECRET-PROMPT"));
 }
 
@@ -606,15 +578,7 @@ async fn a_tool_loop_is_one_conversation_and_its_round_limit_refuses_the_next_ro
 
     // A fresh request (no tool results) starts a new conversation and is not refused.
     app.open_ok(weather_round(4, &[])).await;
-    let metrics = app
-        .client
-        .get(format!("{}/metrics", app.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = app.html(&app.client, "/metrics").await;
     assert!(
         metrics.contains("mcp_consent_rejections_total{kind=\"sampling\",reason=\"budget\"} 1"),
         "{metrics}"
@@ -659,14 +623,7 @@ async fn a_rule_refuses_a_request_without_a_permitted_route_with_its_own_code() 
     )
     .await;
     let browser = app.login().await;
-    let page = browser
-        .get(format!("{}/rules", app.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = app.html(&browser, "/rules").await;
     let csrf = csrf_of(&page);
     browser
         .post(format!("{}/rules", app.base))

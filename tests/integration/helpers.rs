@@ -140,6 +140,18 @@ impl TestApp {
             .unwrap()
     }
 
+    /// The HTML of page `path` as `browser` gets it.
+    pub async fn html(&self, browser: &Client, path: &str) -> String {
+        browser
+            .get(format!("{}{path}", self.base))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    }
+
     /// The full view of a question as the logged-in `browser` sees it (human questions too).
     pub async fn question_as(&self, browser: &Client, id: &str) -> Value {
         browser

@@ -122,14 +122,7 @@ async fn every_outcome_is_counted_and_the_pending_gauge_returns_to_zero() {
         .unwrap();
     app.post_json("/api/v1/elicitations/e7/complete", &json!({}))
         .await;
-    let res = browser
-        .get(format!("{}/questions/{human}", app.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let res = app.html(&browser, &format!("/questions/{human}")).await;
     let csrf = csrf_of(&res);
     browser
         .post(format!("{}/questions/{human}/answer", app.base))

@@ -70,14 +70,7 @@ async fn answering_needs_the_csrf_token_and_a_confirm_step() {
     let app = spawn_app().await;
     let id = app.open_ok(form_request(5)).await;
     let browser = app.login().await;
-    let page = browser
-        .get(format!("{}/questions/{id}", app.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = app.html(&browser, &format!("/questions/{id}")).await;
     assert!(page.contains("test-server"), "the asking server is named");
     assert!(
         page.contains("value=\"30\""),
@@ -167,14 +160,7 @@ async fn a_sampling_page_shows_the_prompt_and_an_image_byte_exact() {
     assert_eq!(stored["request"]["messages"][0]["content"][1]["data"], png);
 
     let browser = app.login().await;
-    let page = browser
-        .get(format!("{}/questions/{id}", app.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = app.html(&browser, &format!("/questions/{id}")).await;
     assert!(page.contains("Be brief."));
     assert!(page.contains("Describe &lt;this&gt;") || page.contains("Describe &#60;this&#62;"));
     assert!(
@@ -192,14 +178,7 @@ async fn a_request_with_tools_can_be_answered_with_tool_use_as_json() {
         "tools": [{"name": "get_weather", "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}]}});
     let id = app.open_ok(request).await;
     let browser = app.login().await;
-    let page = browser
-        .get(format!("{}/questions/{id}", app.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = app.html(&browser, &format!("/questions/{id}")).await;
     assert!(
         page.contains("get_weather") && page.contains("tool_use") && page.contains("toolUse"),
         "skeleton offers tool_use"
@@ -259,14 +238,7 @@ async fn an_empty_form_is_a_confirmation_that_sends_empty_content() {
         "message": "Proceed with the deployment?", "requestedSchema": {"type": "object", "properties": {}}}});
     let id = app.open_ok(request).await;
     let browser = app.login().await;
-    let page = browser
-        .get(format!("{}/questions/{id}", app.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = app.html(&browser, &format!("/questions/{id}")).await;
     assert!(page.contains("Proceed with the deployment?") && page.contains("nothing to fill in"));
     for action in ["accept", "decline", "cancel"] {
         assert!(
@@ -318,14 +290,7 @@ async fn a_titled_one_of_without_type_is_a_select_that_sends_consts() {
         "$schema kept verbatim"
     );
     let browser = app.login().await;
-    let page = browser
-        .get(format!("{}/questions/{id}", app.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = app.html(&browser, &format!("/questions/{id}")).await;
     assert!(
         page.contains("<select id=\"field.color\" name=\"field.color\""),
         "{page}"
@@ -385,14 +350,7 @@ async fn a_passphrase_made_by_passwd_logs_in_and_a_wrong_one_does_not() {
     })
     .await;
     let browser = http_client();
-    let page = browser
-        .get(format!("{}/login", app.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = app.html(&browser, "/login").await;
     assert!(page.contains("type=\"password\""));
     let wrong = browser
         .post(format!("{}/login", app.base))

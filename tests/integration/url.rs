@@ -12,14 +12,7 @@ fn url_request(id: i64, url: &str) -> Value {
 }
 
 async fn page(app: &TestApp, browser: &reqwest::Client, id: &str) -> String {
-    browser
-        .get(format!("{}/questions/{id}", app.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap()
+    app.html(browser, &format!("/questions/{id}")).await
 }
 
 #[tokio::test]

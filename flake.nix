@@ -23,22 +23,31 @@
       home-manager,
     }:
     let
-      # The module itself needs a package; from this flake it defaults to ours.
-      hmModule =
-        { lib, pkgs, ... }:
-        {
-          imports = [ ./nix/hm-module.nix ];
-          services.mcp-consent.package =
-            lib.mkDefault
-              self.packages.${pkgs.stdenv.hostPlatform.system}.default;
-        };
+      # The module with its package defaulting to this flake's. `key` lets the module system
+      # see that `homeManagerModules.default` and `homeModules.default` are one module, so a
+      # configuration importing both gets it once instead of "defined multiple times".
+      hmModule = {
+        _file = "${toString ./flake.nix}#homeManagerModules.default";
+        key = "mcp-consent/flake.nix#homeManagerModules.default";
+        imports = [
+          ./nix/hm-module.nix
+          (
+            { lib, pkgs, ... }:
+            {
+              services.mcp-consent.package =
+                lib.mkDefault
+                  self.packages.${pkgs.stdenv.hostPlatform.system}.default;
+            }
+          )
+        ];
+      };
     in
     flake-utils.lib.eachSystem
       [
         "x86_64-linux"
         "aarch64-linux"
+        # x86_64-darwin is left out: nixpkgs no longer supports it.
         "aarch64-darwin"
-        "x86_64-darwin"
       ]
       (
         system:
@@ -47,7 +56,7 @@
           inherit (pkgs) lib;
           craneLib = crane.mkLib pkgs;
           mcp-consent = pkgs.callPackage ./nix/package.nix { inherit craneLib; };
-          inherit (mcp-consent.passthru) commonArgs cargoArtifacts testArgs;
+          inherit (mcp-consent.passthru) checkArgs testArgs;
           serve = pkgs.writeShellScript "mcp-consent-serve" ''
             exec ${lib.getExe mcp-consent} serve "$@"
           '';
@@ -68,13 +77,12 @@
           checks = {
             package = mcp-consent;
             clippy = craneLib.cargoClippy (
-              commonArgs
+              checkArgs
               // {
-                inherit cargoArtifacts;
                 cargoClippyExtraArgs = "--all-targets -- --deny warnings";
               }
             );
-            fmt = craneLib.cargoFmt { inherit (commonArgs) src; };
+            fmt = craneLib.cargoFmt { inherit (checkArgs) src; };
             tests = craneLib.cargoTest testArgs;
           }
           // lib.optionalAttrs pkgs.stdenv.hostPlatform.isLinux {

@@ -1,6 +1,9 @@
 # home-manager module: `services.mcp-consent` runs `mcp-consent serve` as a systemd user
 # service on Linux and as a launchd agent on macOS, from one set of options. The unit and the
-# agent carry the same content as `mcp-consent service print systemd|launchd` (server/service.rs).
+# agent carry the same content as `mcp-consent service print systemd|launchd`: their fixed part
+# (hardening, restart policy, keep-alive) is read from templates/units/service.toml, the file
+# the binary compiles in, and this module adds only the per-user lines (server/service/ adds
+# the same ones), the restart trigger and the passphrase environment.
 #
 # The option names and defaults under `settings`, `listen` and `retention` mirror the config
 # keys of server/config.rs; tests/integration/nix_module.rs reads this file and checks them
@@ -16,6 +19,7 @@ let
   cfg = config.services.mcp-consent;
   tomlFormat = pkgs.formats.toml { };
   inherit (pkgs.stdenv.hostPlatform) isDarwin;
+  fixed = lib.importTOML ../templates/units/service.toml;
 
   # The config file as the binary reads it: free-form settings plus the typed options.
   configFile = tomlFormat.generate "mcp-consent-config.toml" (
@@ -49,7 +53,7 @@ let
       configPath
     ];
 
-  # One word of a systemd setting, quoted like server/service.rs does: `%` starts a specifier
+  # One word of a systemd setting, quoted like server/service/mod.rs does: `%` starts a specifier
   # and `$` (in Exec lines) a variable, so both are doubled.
   systemdQuote =
     exec: word:
@@ -60,11 +64,26 @@ let
           ([ "\\\\" "\\\"" "%%" ] ++ lib.optional exec "$$")
           word;
     in
-    if builtins.match "[A-Za-z0-9/._:+@,=-]+" word != null then escaped else "\"${escaped}\"";
+    if builtins.match "[A-Za-z0-9/._:+@,=%-]+" word != null then escaped else "\"${escaped}\"";
 
   passphraseEnv = lib.optionalAttrs (cfg.passphraseHashFile != null) {
     MCP_CONSENT_PASSPHRASE_HASH_FILE = toString cfg.passphraseHashFile;
   };
+
+  # A secret's location: an absolute path given as a string. A Nix path literal (`./hash`) is
+  # refused because interpolating it would copy the secret into the world-readable store, and
+  # so is a string that already points into the store.
+  outsideStorePath =
+    lib.types.addCheck (lib.types.strMatching "/.+") (
+      p: !lib.hasPrefix "${builtins.storeDir}/" p
+    )
+    // {
+      description = "absolute path outside the Nix store, as a string";
+    };
+
+  # launchd's domain for the agent: home-manager's `domain` option where it exists (newer
+  # home-manager), else the `gui` domain it always used.
+  agentTarget = "${config.launchd.agents.mcp-consent.domain or "gui"}/$(id -u)/mcp-consent";
 in
 {
   options.services.mcp-consent = {
@@ -90,10 +109,17 @@ in
     };
 
     passphraseHashFile = lib.mkOption {
-      type = lib.types.nullOr lib.types.path;
+      type = lib.types.nullOr outsideStorePath;
       default = null;
       example = "/run/secrets/mcp-consent-passphrase-hash";
-      description = "File holding the argon2id hash of the login passphrase, handed to the service as MCP_CONSENT_PASSPHRASE_HASH_FILE so no secret lands in the Nix store (give a string, not a Nix path literal, which would be copied into the store). The service then also accepts this passphrase at /login (make the hash with `mcp-consent passwd --output FILE`).";
+      description = "File holding the argon2id hash of the login passphrase, handed to the service as MCP_CONSENT_PASSPHRASE_HASH_FILE so no secret lands in the Nix store. An absolute path as a string: a Nix path literal or a store path is refused. The service then also accepts this passphrase at /login (make the hash with `mcp-consent passwd --output FILE`).";
+    };
+
+    sandbox = lib.mkOption {
+      type = lib.types.bool;
+      default = true;
+      example = false;
+      description = "Linux: run the unit with `PrivateUsers=yes` and the namespace options (`PrivateTmp`, `PrivateDevices`, `ProtectSystem=strict` with the state directory in `ReadWritePaths`, `ProtectHome=read-only`, `ProtectKernel*`, `ProtectHostname`). A user manager can set these up only inside a user namespace; on a kernel with unprivileged user namespaces turned off the unit fails with status `226/NAMESPACE`, and `false` leaves them out (like `mcp-consent service print systemd --no-sandbox`). The seccomp options stay either way.";
     };
 
     retention = {
@@ -151,7 +177,18 @@ in
       }
     ];
 
-    xdg.configFile."mcp-consent/config.toml".source = configFile;
+    # `login`, `proxy` and `passwd` for the user the service runs for.
+    home.packages = [ cfg.package ];
+
+    xdg.configFile."mcp-consent/config.toml" = {
+      source = configFile;
+      # systemd restarts on X-Restart-Triggers; a launchd agent's plist does not change with
+      # the config, so restart it here (it is not loaded yet on the first activation, when
+      # setupLaunchAgents starts it with the new file anyway).
+      onChange = lib.optionalString isDarwin ''
+        run /bin/launchctl kickstart -k "${agentTarget}" 2>/dev/null || true
+      '';
+    };
 
     # ReadWritePaths= needs the state directory to exist; launchd needs the log directory.
     home.activation.mcp-consent-dirs =
@@ -160,58 +197,34 @@ in
           run mkdir -p -m 0700 ${lib.escapeShellArg (if isDarwin then logsDir else systemdStateDir)}
         '';
 
+    # The fixed sections from templates/units/service.toml plus the per-user lines.
     systemd.user.services.mcp-consent = {
-      Unit = {
-        Description = "mcp-consent: review MCP sampling and elicitation requests";
+      Unit = fixed.systemd.Unit // {
         X-Restart-Triggers = [ "${configFile}" ];
       };
-      Service = {
-        Type = "exec";
-        ExecStart = lib.concatMapStringsSep " " (systemdQuote true) (
-          [ (lib.getExe cfg.package) ] ++ serveArgs systemdStateDir
-        );
-        Environment = lib.mapAttrsToList (n: v: systemdQuote false "${n}=${v}") passphraseEnv;
-        Restart = "on-failure";
-        RestartSec = "5s";
-        UMask = "0077";
-        NoNewPrivileges = "yes";
-        LockPersonality = "yes";
-        MemoryDenyWriteExecute = "yes";
-        RestrictRealtime = "yes";
-        RestrictSUIDSGID = "yes";
-        RestrictNamespaces = "yes";
-        RestrictAddressFamilies = "AF_UNIX AF_INET AF_INET6";
-        SystemCallArchitectures = "native";
-        SystemCallFilter = "@system-service";
-        SystemCallErrorNumber = "EPERM";
-        # Namespace options work in a user manager only inside a user namespace.
-        PrivateUsers = "yes";
-        PrivateTmp = "yes";
-        PrivateDevices = "yes";
-        ProtectSystem = "strict";
-        ProtectHome = "read-only";
-        ReadWritePaths = systemdQuote false systemdStateDir;
-        ProtectKernelTunables = "yes";
-        ProtectKernelModules = "yes";
-        ProtectKernelLogs = "yes";
-        ProtectHostname = "yes";
-      };
-      Install.WantedBy = [ "default.target" ];
+      Service =
+        fixed.systemd.Service
+        // lib.optionalAttrs cfg.sandbox (
+          fixed.systemd.sandbox
+          // {
+            ReadWritePaths = systemdQuote false systemdStateDir;
+          }
+        )
+        // {
+          ExecStart = lib.concatMapStringsSep " " (systemdQuote true) (
+            [ (lib.getExe cfg.package) ] ++ serveArgs systemdStateDir
+          );
+          Environment = lib.mapAttrsToList (n: v: systemdQuote false "${n}=${v}") passphraseEnv;
+        };
+      inherit (fixed.systemd) Install;
     };
 
     launchd.agents.mcp-consent = {
       enable = true;
-      config = {
+      config = fixed.launchd // {
         Label = "mcp-consent";
         ProgramArguments = [ (lib.getExe cfg.package) ] ++ serveArgs cfg.stateDir;
         EnvironmentVariables = lib.mkIf (passphraseEnv != { }) passphraseEnv;
-        RunAtLoad = true;
-        KeepAlive = {
-          Crashed = true;
-          SuccessfulExit = false;
-        };
-        ProcessType = "Background";
-        Umask = 63; # 077: property lists have no octal
         StandardOutPath = "${logsDir}/stdout.log";
         StandardErrorPath = "${logsDir}/stderr.log";
       };

@@ -137,6 +137,38 @@ fn a_renamed_or_changed_key_is_caught() {
 fn module_passes_the_passphrase_file_by_environment() {
     let text = module_text();
     assert!(text.contains("MCP_CONSENT_PASSPHRASE_HASH_FILE = toString cfg.passphraseHashFile;"));
-    assert!(text.contains("Label = \"mcp-consent\";"));
-    assert!(text.contains(&format!("Umask = {};", mcp_consent::service::LAUNCHD_UMASK)));
+    assert!(text.contains(&format!(
+        "Label = \"{}\";",
+        mcp_consent::service::LAUNCHD_LABEL
+    )));
+}
+
+/// The unit's hardening and the agent's fixed keys are kept once, in
+/// `templates/units/service.toml`: the module imports that file (the binary compiles it in) and
+/// sets none of its keys itself, so a second, drifting copy cannot creep back. The flake's
+/// `hm-module` check compares the module's rendered unit with the binary's line by line.
+#[test]
+fn module_takes_the_fixed_part_from_the_binarys_file() {
+    let text = module_text();
+    assert!(
+        text.contains("fixed = lib.importTOML ../templates/units/service.toml;"),
+        "the module must read the shared file"
+    );
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/units/service.toml");
+    let fixed: toml::Table = toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut keys = Vec::new();
+    for table in fixed["systemd"].as_table().unwrap().values() {
+        keys.extend(table.as_table().unwrap().keys().cloned());
+    }
+    keys.extend(fixed["launchd"].as_table().unwrap().keys().cloned());
+    assert!(keys.iter().any(|k| k == "PrivateUsers") && keys.iter().any(|k| k == "Umask"));
+    for key in keys {
+        let own = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{key} =")));
+        assert!(own.is_none(), "the module sets {key} itself: {own:?}");
+    }
+    // `sandbox = false` is the module's way to `--no-sandbox`.
+    assert!(text.contains("lib.optionalAttrs cfg.sandbox ("));
 }

@@ -1,6 +1,10 @@
 //! `mcp-consent service`: the real binary prints a systemd unit that `systemd-analyze verify
-//! --user` accepts without a word, a launchd plist that Python's `plistlib` parses, and
-//! `install` writes into a temporary home, refusing to overwrite without `--force`.
+//! --user` accepts without a word (with and without the sandbox) and that carries every line of
+//! the shared `templates/units/service.toml`, a launchd plist that Python's `plistlib` parses,
+//! and `install` writes into a temporary home, refusing to overwrite without `--force`.
+//!
+//! The tests that run `systemd-analyze` are ignored off Linux (the flake's darwin check), where
+//! there is no systemd.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -88,6 +92,10 @@ fn line<'a>(unit: &'a str, key: &str) -> Vec<&'a str> {
 }
 
 #[test]
+#[cfg_attr(
+    not(target_os = "linux"),
+    ignore = "systemd-analyze exists only on Linux"
+)]
 fn systemd_unit_verifies_and_is_hardened() {
     let home = tempfile::tempdir().unwrap();
     let unit = stdout_ok(&run(home.path(), &["service", "print", "systemd"]));
@@ -120,6 +128,10 @@ fn systemd_unit_verifies_and_is_hardened() {
 }
 
 #[test]
+#[cfg_attr(
+    not(target_os = "linux"),
+    ignore = "systemd-analyze exists only on Linux"
+)]
 fn systemd_unit_carries_options_and_quotes_them() {
     let home = tempfile::tempdir().unwrap();
     let state = home.path().join("my state");
@@ -154,6 +166,64 @@ fn systemd_unit_carries_options_and_quotes_them() {
     );
 }
 
+/// `templates/units/service.toml`, the fixed part the binary and the home-manager module share.
+fn shared_fixed_part() -> toml::Table {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/units/service.toml");
+    toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// `key=value` lines of a `[systemd.*]` table of the shared file (a list gives one line each).
+fn shared_lines(fixed: &toml::Table, table: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (key, value) in fixed["systemd"][table].as_table().unwrap() {
+        match value {
+            toml::Value::String(v) => lines.push(format!("{key}={v}")),
+            toml::Value::Array(vs) => {
+                lines.extend(vs.iter().map(|v| format!("{key}={}", v.as_str().unwrap())));
+            }
+            other => panic!("{table}.{key}: {other:?} is not a string or a list"),
+        }
+    }
+    lines
+}
+
+#[test]
+#[cfg_attr(
+    not(target_os = "linux"),
+    ignore = "systemd-analyze exists only on Linux"
+)]
+fn the_unit_carries_the_shared_lines_and_no_sandbox_drops_only_the_namespace_ones() {
+    let fixed = shared_fixed_part();
+    let home = tempfile::tempdir().unwrap();
+    let sandboxed = stdout_ok(&run(home.path(), &["service", "print", "systemd"]));
+    let plain = stdout_ok(&run(
+        home.path(),
+        &["service", "print", "systemd", "--no-sandbox"],
+    ));
+    systemd_verify(&plain);
+    let has = |unit: &str, line: &str| unit.lines().any(|l| l == line);
+    for table in ["Unit", "Service", "Install"] {
+        for line in shared_lines(&fixed, table) {
+            assert!(has(&sandboxed, &line), "{line} missing:\n{sandboxed}");
+            assert!(
+                has(&plain, &line),
+                "{line} missing with --no-sandbox:\n{plain}"
+            );
+        }
+    }
+    let namespace = shared_lines(&fixed, "sandbox");
+    assert!(namespace.contains(&"PrivateUsers=yes".to_owned()));
+    for line in &namespace {
+        assert!(has(&sandboxed, line), "{line} missing:\n{sandboxed}");
+        assert!(
+            !has(&plain, line),
+            "{line} kept with --no-sandbox:\n{plain}"
+        );
+    }
+    assert!(line(&plain, "ReadWritePaths").is_empty(), "{plain}");
+    assert_eq!(line(&plain, "ExecStart"), line(&sandboxed, "ExecStart"));
+}
+
 #[test]
 fn launchd_plist_parses_with_the_agent_fields() {
     let home = tempfile::tempdir().unwrap();
@@ -175,6 +245,10 @@ fn launchd_plist_parses_with_the_agent_fields() {
     );
     assert_eq!(p["ProcessType"], "Background");
     assert_eq!(p["Umask"], 63);
+    // Every fixed key comes from the shared file.
+    for (key, value) in shared_fixed_part()["launchd"].as_table().unwrap() {
+        assert_eq!(p[key], serde_json::to_value(value).unwrap(), "{key}");
+    }
     assert_eq!(
         p["StandardOutPath"],
         logs.join("stdout.log").to_str().unwrap()
@@ -186,6 +260,10 @@ fn launchd_plist_parses_with_the_agent_fields() {
 }
 
 #[test]
+#[cfg_attr(
+    not(target_os = "linux"),
+    ignore = "systemd-analyze exists only on Linux"
+)]
 fn install_writes_once_and_overwrites_only_with_force() {
     let home = tempfile::tempdir().unwrap();
     let target = home.path().join("config/systemd/user/mcp-consent.service");

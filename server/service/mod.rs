@@ -3,11 +3,12 @@
 //! [`ServiceSettings`], and `mcp-consent service install` writes it to the user's unit or agent
 //! directory, never over an existing file unless asked to.
 //!
-//! The content is the same as what `nix/hm-module.nix` produces from the same settings (that
-//! module wraps launchd's program in `wait4path` and adds restart triggers; nothing else
-//! differs). The systemd unit is hardened as far as a user manager allows: the namespace options
-//! only work there together with `PrivateUsers=yes`, which the unit therefore sets (see the
-//! README, "Run as a service").
+//! The fixed part of both (hardening, restart policy, keep-alive…) is kept once, in
+//! `templates/units/service.toml`, which `nix/hm-module.nix` reads as well (see [`render`]); the
+//! module adds only what is per user, as this file does, plus its restart trigger and the
+//! passphrase environment. The systemd unit is hardened as far as a user manager allows: the
+//! namespace options only work there together with `PrivateUsers=yes`, which the unit therefore
+//! sets unless `--no-sandbox` asks for a unit without them (see the README, "Run as a service").
 
 use std::fmt::Write as _;
 use std::fs::{self, DirBuilder, OpenOptions};
@@ -16,6 +17,8 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::paths::{PathError, StateDir};
+
+mod render;
 
 /// The systemd unit's file name.
 pub const SYSTEMD_UNIT: &str = "mcp-consent.service";
@@ -49,6 +52,15 @@ pub enum ServiceError {
         /// Why.
         reason: &'static str,
     },
+    /// `templates/units/service.toml`, compiled in, does not parse (a build defect).
+    #[error("the built-in unit settings do not parse")]
+    Fixed(#[source] Box<toml::de::Error>),
+    /// The systemd unit template failed to render.
+    #[error("cannot render the systemd unit")]
+    Render(#[source] askama::Error),
+    /// The launchd property list could not be written.
+    #[error("cannot write the launchd property list")]
+    Plist(#[source] plist::Error),
     /// The target file exists and `--force` was not given.
     #[error("{0} already exists; pass --force to overwrite it")]
     Exists(PathBuf),
@@ -120,6 +132,10 @@ pub struct UnitOptions {
     /// Listen address for `serve` (default: from the config).
     #[arg(long)]
     pub listen: Option<String>,
+    /// systemd: leave out `PrivateUsers=` and the namespace options, for kernels without
+    /// unprivileged user namespaces (where the unit fails with status 226/NAMESPACE).
+    #[arg(long)]
+    pub no_sandbox: bool,
 }
 
 /// Everything a unit is rendered from. Paths are absolute.
@@ -138,6 +154,9 @@ pub struct ServiceSettings {
     /// The state directory `serve` uses when none is set. The systemd unit always names its
     /// state directory, because `ProtectSystem=strict` needs it listed as writable.
     pub default_state_dir: PathBuf,
+    /// Whether the systemd unit sets `PrivateUsers=` and the namespace options
+    /// (`--no-sandbox` turns them off).
+    pub sandbox: bool,
 }
 
 impl ServiceSettings {
@@ -162,6 +181,7 @@ impl ServiceSettings {
             listen: options.listen.clone(),
             home,
             default_state_dir: StateDir::default_root()?,
+            sandbox: !options.no_sandbox,
         })
     }
 
@@ -211,50 +231,7 @@ impl ServiceSettings {
             exec.push_str(&systemd_quote(&arg, true));
         }
         let state = systemd_quote(text("--state-dir", state)?, false);
-        let mut unit = String::new();
-        // Writing to a String cannot fail.
-        let _ = write!(
-            unit,
-            "\
-# mcp-consent as a systemd user service (written by `mcp-consent service`).
-# The state directory must exist before the unit starts (ReadWritePaths= needs it);
-# `mcp-consent service install` creates it.
-[Unit]
-Description=mcp-consent: review MCP sampling and elicitation requests
-
-[Service]
-Type=exec
-ExecStart={exec}
-Restart=on-failure
-RestartSec=5s
-UMask=0077
-NoNewPrivileges=yes
-LockPersonality=yes
-MemoryDenyWriteExecute=yes
-RestrictRealtime=yes
-RestrictSUIDSGID=yes
-RestrictNamespaces=yes
-RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6
-SystemCallArchitectures=native
-SystemCallFilter=@system-service
-SystemCallErrorNumber=EPERM
-# Namespace options work in a user manager only inside a user namespace.
-PrivateUsers=yes
-PrivateTmp=yes
-PrivateDevices=yes
-ProtectSystem=strict
-ProtectHome=read-only
-ReadWritePaths={state}
-ProtectKernelTunables=yes
-ProtectKernelModules=yes
-ProtectKernelLogs=yes
-ProtectHostname=yes
-
-[Install]
-WantedBy=default.target
-"
-        );
-        Ok(unit)
+        render::systemd_unit(&exec, self.sandbox.then_some(state.as_str()))
     }
 
     /// The launchd agent property list (label [`LAUNCHD_LABEL`]).
@@ -265,49 +242,7 @@ WantedBy=default.target
         let mut program = vec![text("binary path", &self.program)?.to_owned()];
         program.extend(self.serve_args(self.state_dir.as_deref())?);
         let logs = self.launchd_logs_dir();
-        let logs = text("home directory", &logs)?;
-        let mut plist = String::from(
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
-             <!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" \
-             \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n\
-             <plist version=\"1.0\">\n<dict>\n",
-        );
-        let _ = writeln!(
-            plist,
-            "\t<key>Label</key>\n\t<string>{}</string>",
-            xml(LAUNCHD_LABEL)
-        );
-        plist.push_str("\t<key>ProgramArguments</key>\n\t<array>\n");
-        for arg in &program {
-            let _ = writeln!(plist, "\t\t<string>{}</string>", xml(arg));
-        }
-        plist.push_str("\t</array>\n");
-        let _ = write!(
-            plist,
-            "\
-\t<key>RunAtLoad</key>
-\t<true/>
-\t<key>KeepAlive</key>
-\t<dict>
-\t\t<key>Crashed</key>
-\t\t<true/>
-\t\t<key>SuccessfulExit</key>
-\t\t<false/>
-\t</dict>
-\t<key>ProcessType</key>
-\t<string>Background</string>
-\t<key>Umask</key>
-\t<integer>{LAUNCHD_UMASK}</integer>
-\t<key>StandardOutPath</key>
-\t<string>{logs}/stdout.log</string>
-\t<key>StandardErrorPath</key>
-\t<string>{logs}/stderr.log</string>
-</dict>
-</plist>
-",
-            logs = xml(logs)
-        );
-        Ok(plist)
+        render::launchd_plist(program, text("home directory", &logs)?)
     }
 
     /// `~/Library/Logs/mcp-consent`.
@@ -490,15 +425,6 @@ fn systemd_quote(word: &str, exec: bool) -> String {
     }
 }
 
-/// XML character data / attribute escaping.
-fn xml(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&apos;")
-}
-
 /// A POSIX shell word.
 fn shell_quote(s: &str) -> String {
     if !s.is_empty()
@@ -523,6 +449,7 @@ mod tests {
             listen: Some("127.0.0.1:7777".into()),
             home: "/home/u".into(),
             default_state_dir: "/home/u/.local/state/mcp-consent".into(),
+            sandbox: true,
         }
     }
 

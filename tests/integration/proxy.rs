@@ -19,8 +19,8 @@ pub(crate) fn init_result(version: &str) -> Value {
 }
 
 pub(crate) struct Proxy {
-    child: Child,
-    stdin: ChildStdin,
+    pub(crate) child: Child,
+    pub(crate) stdin: ChildStdin,
     stdout: Lines<BufReader<ChildStdout>>,
     log: PathBuf,
     _dir: tempfile::TempDir,
@@ -82,7 +82,7 @@ impl Proxy {
             .expect("the proxy is still running")
     }
 
-    fn server_log(&self) -> Vec<String> {
+    pub(crate) fn server_log(&self) -> Vec<String> {
         std::fs::read_to_string(&self.log)
             .unwrap()
             .lines()
@@ -121,7 +121,7 @@ pub(crate) async fn pending_question(app: &TestApp) -> Value {
     panic!("no question was opened");
 }
 
-async fn state_becomes(app: &TestApp, id: &str, state: &str) {
+pub(crate) async fn state_becomes(app: &TestApp, id: &str, state: &str) {
     for _ in 0..400 {
         if app.question(id).await["state"] == state {
             return;

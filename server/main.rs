@@ -41,6 +41,10 @@ enum Command {
         /// The service URL. Default: <state>/service-url, else http://127.0.0.1:7777.
         #[arg(long, env = "MCP_CONSENT_BROKER")]
         broker: Option<String>,
+        /// The longest line accepted in either direction, in bytes; a longer server line is
+        /// dropped (fail closed) and the request it answered fails.
+        #[arg(long, default_value_t = proxy::DEFAULT_MAX_LINE_BYTES)]
+        max_line_bytes: usize,
         /// The server command and its arguments.
         #[arg(last = true, required = true)]
         command: Vec<String>,
@@ -201,11 +205,17 @@ async fn main() -> ExitCode {
         Command::Proxy {
             name,
             broker,
+            max_line_bytes,
             command,
         } => {
             init_tracing("warn");
             let client = ServiceClient::new(StateDir::at(root), broker);
-            match proxy::run(ProxyOptions { name, command }, client).await {
+            let options = ProxyOptions {
+                name,
+                command,
+                max_line_bytes,
+            };
+            match proxy::run(options, client).await {
                 // Exit at once: the runtime would otherwise wait for the blocking read of the
                 // host's stdin, which stays open while the host runs.
                 Ok(code) => std::process::exit(code),

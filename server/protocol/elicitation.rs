@@ -125,6 +125,9 @@ pub fn validate_request(
                 RpcError::invalid_params(e.to_string()).because(violation)
             })?;
             let elicitation_id = match params.get("elicitationId") {
+                // 2026-07-28 removed `elicitationId` and the completion notification (EU8):
+                // the outcome arrives by the retried request, so an id is not kept.
+                Some(_) if era >= Era::V2026_07_28 => None,
                 Some(Value::String(id)) => Some(id.clone()),
                 Some(_) => return Err(RpcError::invalid_params("elicitationId must be a string")),
                 None if era == Era::V2025_11_25 => {

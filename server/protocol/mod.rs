@@ -2,8 +2,10 @@
 //! answers may become responses. Pure functions, no I/O, nothing else of ours imported.
 
 pub mod elicitation;
+pub mod envelope;
 pub mod era;
 pub mod jsonrpc;
+pub mod mrtr;
 pub mod sampling;
 pub mod url_safety;
 

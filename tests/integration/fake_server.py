@@ -4,7 +4,10 @@ bytes on the wire and record exact bytes received).
 argv[1]: JSON list of steps; argv[2]: log file, every line received is appended verbatim.
 Steps: {"until": METHOD} reads until a message with that method; {"until_response": ID} reads
 until a response with that id; {"send": OBJ} writes OBJ as one line; {"raw": TEXT} writes TEXT
-as one line; {"sleep": SECONDS}; {"exit": CODE} ends the process at once. After the script it logs input until EOF.
+as one line; {"reply": RESULT} / {"reply_error": ERROR} answer the last message received (by its
+id); {"pid": true} logs "pid N"; {"sleep": SECONDS}; {"exit": CODE} ends the process at once;
+{"ignore_eof": true} makes it outlive its stdin. After the script it logs input until EOF (or,
+with ignore_eof, sleeps until killed).
 """
 import json
 import os
@@ -15,13 +18,22 @@ steps = json.load(open(sys.argv[1]))
 log = open(sys.argv[2], "a", buffering=1)
 
 
+last = None
+ignore_eof = False
+
+
 def recv():
+    global last
     line = sys.stdin.readline()
     if not line:
+        if ignore_eof:
+            while True:
+                time.sleep(60)
         sys.exit(0)
     log.write(line if line.endswith("\n") else line + "\n")
     try:
-        return json.loads(line)
+        last = json.loads(line)
+        return last
     except ValueError:
         return None
 
@@ -46,6 +58,14 @@ for step in steps:
         send(json.dumps(step["send"], separators=(",", ":")))
     elif "raw" in step:
         send(step["raw"])
+    elif "reply" in step:
+        send(json.dumps({"jsonrpc": "2.0", "id": last["id"], "result": step["reply"]}, separators=(",", ":")))
+    elif "reply_error" in step:
+        send(json.dumps({"jsonrpc": "2.0", "id": last["id"], "error": step["reply_error"]}, separators=(",", ":")))
+    elif "pid" in step:
+        log.write("pid %d\n" % os.getpid())
+    elif "ignore_eof" in step:
+        ignore_eof = True
     elif "sleep" in step:
         time.sleep(step["sleep"])
     elif "exit" in step:

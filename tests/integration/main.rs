@@ -3,6 +3,7 @@
 
 mod api;
 mod approvals;
+mod boundary;
 mod cli;
 mod events;
 mod hardening;

@@ -19,8 +19,8 @@ pub(crate) fn init_result(version: &str) -> Value {
 }
 
 pub(crate) struct Proxy {
-    child: Child,
-    stdin: ChildStdin,
+    pub(crate) child: Child,
+    pub(crate) stdin: ChildStdin,
     stdout: Lines<BufReader<ChildStdout>>,
     log: PathBuf,
     _dir: tempfile::TempDir,
@@ -82,7 +82,7 @@ impl Proxy {
             .expect("the proxy is still running")
     }
 
-    fn server_log(&self) -> Vec<String> {
+    pub(crate) fn server_log(&self) -> Vec<String> {
         std::fs::read_to_string(&self.log)
             .unwrap()
             .lines()
@@ -121,7 +121,7 @@ pub(crate) async fn pending_question(app: &TestApp) -> Value {
     panic!("no question was opened");
 }
 
-async fn state_becomes(app: &TestApp, id: &str, state: &str) {
+pub(crate) async fn state_becomes(app: &TestApp, id: &str, state: &str) {
     for _ in 0..400 {
         if app.question(id).await["state"] == state {
             return;
@@ -137,9 +137,11 @@ async fn state_becomes(app: &TestApp, id: &str, state: &str) {
 #[tokio::test]
 async fn everything_else_passes_through_byte_for_byte() {
     let app = spawn_app().await;
+    let note = r#"{"jsonrpc":"2.0",  "method":"notifications/message","params":{"level":"info","data":1.50}}"#;
     let script = json!([
         {"until": "initialize"}, init_result("2025-11-25"),
         {"raw": "this line is not JSON"},
+        {"raw": note},
         {"until": "server/discover"},
         {"send": {"jsonrpc": "2.0", "id": 2, "error": {"code": -32601, "message": "Method not found"}}},
     ]);
@@ -150,19 +152,25 @@ async fn everything_else_passes_through_byte_for_byte() {
         serde_json::from_str::<Value>(&init).unwrap()["result"]["protocolVersion"],
         "2025-11-25"
     );
-    assert_eq!(proxy.recv().await, "this line is not JSON");
+    // The server's non-JSON line cannot be judged, so it never reaches the host (fail closed);
+    // the valid line after it arrives exactly as written.
+    assert_eq!(proxy.recv().await, note);
 
-    // An unknown request (a newer revision's probe), odd spacing kept.
-    let probe = r#"{"jsonrpc":"2.0",  "id":2,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+    // A newer revision's probe: its `_meta` gains the capabilities the proxy answers for, and
+    // every other member keeps its text; a non-JSON host line passes unchanged.
+    let probe = r#"{"jsonrpc":"2.0",  "id":2,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","x":1.0}}}"#;
     proxy.send(probe).await;
     assert!(proxy.recv().await.contains("-32601"));
     proxy.send("garbage from the host {").await;
     proxy.server_received("garbage from the host {").await;
 
     let log = proxy.server_log();
-    assert!(
-        log.iter().any(|l| l == probe),
-        "probe forwarded verbatim: {log:?}"
+    let forwarded = log.iter().find(|l| l.contains("server/discover")).unwrap();
+    assert!(forwarded.contains(r#""x":1.0"#), "{forwarded}");
+    let forwarded: Value = serde_json::from_str(forwarded).unwrap();
+    assert_eq!(
+        forwarded["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"],
+        json!({"sampling": {"tools": {}}, "elicitation": {"form": {}, "url": {}}})
     );
     let init_seen: Value =
         serde_json::from_str(log.iter().find(|l| l.contains("initialize")).unwrap()).unwrap();
@@ -265,7 +273,7 @@ async fn an_unreachable_service_gives_the_server_32603_and_the_proxy_keeps_runni
         {"until": "initialize"}, init_result("2025-11-25"),
         {"send": {"jsonrpc": "2.0", "id": 0, "method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 5}}},
         {"until_response": 0},
-        {"raw": "still here"},
+        {"raw": r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"still here"}}"#},
     ]);
     let mut proxy = Proxy::start(tmp.path(), Some("http://127.0.0.1:9"), script);
     proxy.send(INIT).await;
@@ -280,7 +288,7 @@ async fn an_unreachable_service_gives_the_server_32603_and_the_proxy_keeps_runni
             .contains("unreachable"),
         "{response}"
     );
-    assert_eq!(proxy.recv().await, "still here");
+    assert!(proxy.recv().await.contains("still here"));
 }
 
 #[tokio::test]

@@ -1,0 +1,359 @@
+//! Judging one JSON-RPC line by its envelope, without building the whole value.
+//!
+//! The proxy must decide for every line a server sends whether a host could take it as a
+//! sampling or elicitation request (docs/protocol.md G17, "fail closed" in docs/design.md
+//! §proxy). [`Envelope::parse`] reads only the top-level members; nested members stay borrowed
+//! raw text, so nesting of any depth is accepted (serde_json skips raw values without
+//! recursion) and nothing large is copied. What serde_json refuses (invalid UTF-8, lone
+//! surrogate escapes, `NaN`, duplicate envelope members, trailing data) is
+//! [`Judged::Unjudgeable`]: the caller drops it rather than guess what a more lenient host
+//! parser would make of it.
+//!
+//! [`scan_id`] is the fallback for a line that could not be judged: a byte scanner that finds
+//! the top-level `"id"` so the request it answered can be failed instead of left waiting. It
+//! never decides that a line is safe to forward.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// The top-level members of one JSON-RPC message. Unknown members are ignored; a duplicated
+/// known member makes the line unjudgeable (hosts disagree on which copy wins).
+#[derive(Debug, Deserialize)]
+struct RawEnvelope<'a> {
+    // Read so that a duplicated `jsonrpc` is refused like any other duplicated member.
+    #[serde(borrow, default, rename = "jsonrpc")]
+    _jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
+}
+
+/// One message, as far as routing needs it. Raw members borrow the line.
+#[derive(Debug, Clone)]
+pub struct Envelope<'a> {
+    /// `id` (absent for notifications; JSON `null` is kept as a present `null`).
+    pub id: Option<&'a RawValue>,
+    /// `method`, for requests and notifications.
+    pub method: Option<Cow<'a, str>>,
+    /// `params`, raw.
+    pub params: Option<&'a RawValue>,
+    /// `result`, raw.
+    pub result: Option<&'a RawValue>,
+    /// `error`, raw.
+    pub error: Option<&'a RawValue>,
+}
+
+/// What one line is, for the proxy.
+#[derive(Debug)]
+pub enum Judged<'a> {
+    /// A JSON object with a readable envelope.
+    Message(Envelope<'a>),
+    /// A JSON array: a batch (2025-03-26 and before); each element must be judged on its own.
+    Batch(Vec<&'a RawValue>),
+    /// Not JSON serde_json accepts, or JSON that is neither an object nor an array.
+    Unjudgeable,
+}
+
+impl<'a> Envelope<'a> {
+    /// Judges one line (without its trailing newline, though surrounding whitespace is fine).
+    pub fn parse(line: &'a [u8]) -> Judged<'a> {
+        match line.iter().find(|b| !b.is_ascii_whitespace()) {
+            Some(b'{') => match serde_json::from_slice::<RawEnvelope<'a>>(line) {
+                Ok(raw) => Judged::Message(Envelope::from_raw(raw, line)),
+                Err(_) => Judged::Unjudgeable,
+            },
+            Some(b'[') => match serde_json::from_slice::<Vec<&'a RawValue>>(line) {
+                Ok(items) => Judged::Batch(items),
+                Err(_) => Judged::Unjudgeable,
+            },
+            _ => Judged::Unjudgeable,
+        }
+    }
+
+    fn from_raw(raw: RawEnvelope<'a>, line: &'a [u8]) -> Self {
+        // serde maps a JSON `null` to `None`; an explicit `"id": null` must stay visible (a
+        // request with a null id is invalid, not a notification), so look for it in the text.
+        let id = raw.id.or_else(|| {
+            if raw.method.is_some() && scan_id(line).as_deref() == Some("null") {
+                Some(NULL_ID)
+            } else {
+                None
+            }
+        });
+        Envelope {
+            id,
+            method: raw.method,
+            params: raw.params,
+            result: raw.result,
+            error: raw.error,
+        }
+    }
+
+    /// The id in canonical JSON text (so `1`, `1.0`-free and escaped strings compare equal),
+    /// the key the proxy tracks requests by.
+    pub fn id_key(&self) -> Option<String> {
+        self.id.map(|raw| id_key(raw.get()))
+    }
+
+    /// `method` as a plain string slice.
+    pub fn method(&self) -> Option<&str> {
+        self.method.as_deref()
+    }
+
+    /// A response (no method, an id, and a result or an error).
+    pub fn is_response(&self) -> bool {
+        self.method.is_none()
+            && self.id.is_some()
+            && (self.result.is_some() || self.error.is_some())
+    }
+}
+
+/// The id `null`, for a request that spelled it out.
+const NULL_ID: &RawValue = RawValue::NULL;
+
+/// The canonical text of a JSON-RPC id given as raw JSON text: parsed and re-serialised, so
+/// different spellings of one id compare equal. Unparseable text is kept as it is.
+pub fn id_key(raw: &str) -> String {
+    serde_json::from_str::<Value>(raw)
+        .map(|v| v.to_string())
+        .unwrap_or_else(|_| raw.to_owned())
+}
+
+/// Finds the raw text of the top-level `"id"` member of a line that may not be valid JSON
+/// (invalid UTF-8, non-finite numbers, lone surrogates elsewhere in it). Used only to tell the
+/// waiting side which request a dropped line concerned. Returns the canonical id text (see
+/// [`id_key`]) for a number, string or `null` id.
+pub fn scan_id(line: &[u8]) -> Option<String> {
+    let mut scanner = IdScanner::default();
+    scanner.feed(line);
+    scanner.finish()
+}
+
+/// A streaming form of [`scan_id`], for lines too long to hold: feed it the line in pieces.
+#[derive(Debug, Default)]
+pub struct IdScanner {
+    depth: u32,
+    in_string: bool,
+    escaped: bool,
+    /// The current top-level string (a key, while `expect_key`), collected while short.
+    text: Vec<u8>,
+    /// At depth 1, the next string is a key.
+    expect_key: bool,
+    /// The last top-level key was `id`, and its value is being read.
+    reading_id: bool,
+    /// The value of `id` as read so far.
+    id: Vec<u8>,
+    found: Option<Vec<u8>>,
+}
+
+/// The longest id text kept (longer ids are not identified).
+const MAX_ID: usize = 256;
+
+impl IdScanner {
+    /// Feeds the next piece of the line.
+    pub fn feed(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.step(b);
+        }
+    }
+
+    fn step(&mut self, b: u8) {
+        if self.in_string {
+            if self.reading_id && self.id.len() <= MAX_ID {
+                self.id.push(b);
+            } else if self.depth == 1 && self.expect_key && self.text.len() <= MAX_ID {
+                self.text.push(b);
+            }
+            if self.escaped {
+                self.escaped = false;
+            } else if b == b'\\' {
+                self.escaped = true;
+            } else if b == b'"' {
+                self.in_string = false;
+                if self.reading_id {
+                    self.end_id();
+                } else if self.depth == 1 && self.expect_key {
+                    self.text.pop();
+                    self.expect_key = false;
+                }
+            }
+            return;
+        }
+        match b {
+            b'"' => {
+                self.in_string = true;
+                if self.reading_id {
+                    self.id.push(b);
+                } else if self.depth == 1 && self.expect_key {
+                    self.text.clear();
+                }
+            }
+            b'{' | b'[' => {
+                if self.reading_id {
+                    // An object or array id is not a JSON-RPC id.
+                    self.reading_id = false;
+                    self.id.clear();
+                }
+                self.depth += 1;
+                if self.depth == 1 {
+                    self.expect_key = b == b'{';
+                }
+            }
+            b'}' | b']' => {
+                if self.reading_id {
+                    self.end_id();
+                }
+                self.depth = self.depth.saturating_sub(1);
+            }
+            b':' if self.depth == 1 && !self.expect_key => {
+                if self.text == b"id" {
+                    self.reading_id = true;
+                    self.id.clear();
+                }
+                self.text.clear();
+            }
+            b',' if self.depth == 1 => {
+                if self.reading_id {
+                    self.end_id();
+                }
+                self.expect_key = true;
+            }
+            _ if self.reading_id => {
+                if !b.is_ascii_whitespace() && self.id.len() <= MAX_ID {
+                    self.id.push(b);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn end_id(&mut self) {
+        self.reading_id = false;
+        if !self.id.is_empty() && self.id.len() <= MAX_ID {
+            // The first `id` member wins; a duplicated id makes the line ambiguous anyway.
+            if self.found.is_none() {
+                self.found = Some(std::mem::take(&mut self.id));
+            }
+        }
+        self.id.clear();
+    }
+
+    /// The id found, canonical (see [`id_key`]), if it is a number, a string or `null`.
+    pub fn finish(mut self) -> Option<String> {
+        if self.reading_id {
+            self.end_id();
+        }
+        let raw = String::from_utf8(self.found?).ok()?;
+        match serde_json::from_str::<Value>(&raw).ok()? {
+            v @ (Value::Number(_) | Value::String(_) | Value::Null) => Some(v.to_string()),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(line: &str) -> Envelope<'_> {
+        match Envelope::parse(line.as_bytes()) {
+            Judged::Message(m) => m,
+            other => panic!("not a message: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn reads_the_envelope_of_any_depth() {
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":7,"result":{}1{}}}"#,
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        let m = message(&deep);
+        assert_eq!(m.id_key().as_deref(), Some("7"));
+        assert!(m.is_response());
+    }
+
+    #[test]
+    fn escaped_member_names_are_decoded_like_hosts_do() {
+        let m = message(r#"{"m\u0065thod":"sampling/createMessage","id":1}"#);
+        assert_eq!(m.method(), Some("sampling/createMessage"));
+    }
+
+    #[test]
+    fn what_serde_json_refuses_cannot_be_judged() {
+        for line in [
+            br#"{"method":"ping","method":"sampling/createMessage","id":1}"#.to_vec(),
+            br#"{"id":1,"result":{"x":NaN}}"#.to_vec(),
+            br#"{"id":1,"method":"sampling/createMessage\ud800"}"#.to_vec(),
+            b"{\"id\":1,\"result\":\"\xff\"}".to_vec(),
+            br#"{"id":1} trailing"#.to_vec(),
+            b"not json".to_vec(),
+            b"42".to_vec(),
+            b"".to_vec(),
+        ] {
+            assert!(
+                matches!(Envelope::parse(&line), Judged::Unjudgeable),
+                "{:?}",
+                String::from_utf8_lossy(&line)
+            );
+        }
+    }
+
+    /// Inside a member the envelope does not read, text is kept raw and not judged (a lone
+    /// surrogate escape there changes nothing a host routes by); only UTF-8 is checked.
+    #[test]
+    fn nested_content_is_kept_raw() {
+        let m = message(r#"{"id":1,"result":{"x":"\ud800"}}"#);
+        assert!(m.is_response());
+    }
+
+    #[test]
+    fn a_null_id_stays_visible() {
+        let m = message(r#"{"jsonrpc":"2.0","id":null,"method":"sampling/createMessage"}"#);
+        assert_eq!(m.id_key().as_deref(), Some("null"));
+    }
+
+    #[test]
+    fn batches_are_split() {
+        let Judged::Batch(items) = Envelope::parse(br#"[{"id":1,"result":{}}, {"method":"x"}]"#)
+        else {
+            panic!("not a batch");
+        };
+        assert_eq!(items.len(), 2);
+    }
+
+    #[test]
+    fn the_scanner_finds_the_top_level_id_in_broken_lines() {
+        assert_eq!(
+            scan_id(b"{\"result\":{\"id\":9,\"x\":NaN},\"jsonrpc\":\"2.0\",\"id\":3}").as_deref(),
+            Some("3")
+        );
+        assert_eq!(
+            scan_id(b"{\"jsonrpc\":\"2.0\", \"id\" : \"a\\\"b\", \"result\":\"\xff\"}").as_deref(),
+            Some(r#""a\"b""#)
+        );
+        assert_eq!(scan_id(br#"{"result":{"id":9}}"#), None);
+        assert_eq!(scan_id(br#"{"id":{"x":1}}"#), None);
+    }
+
+    #[test]
+    fn the_scanner_works_in_pieces() {
+        let line = br#"{"jsonrpc":"2.0","result":{"big":"xxxxxxxx"},"id":42}"#;
+        let mut s = IdScanner::default();
+        for chunk in line.chunks(3) {
+            s.feed(chunk);
+        }
+        assert_eq!(s.finish().as_deref(), Some("42"));
+    }
+}

@@ -1,0 +1,412 @@
+//! 2026-07-28 multi round-trip requests (MRTR) and the 2025-11-25 URL-elicitation-required
+//! error, as pure rewrites of message text.
+//!
+//! Under 2026-07-28 a server asks for sampling or elicitation by answering a host's
+//! `tools/call`, `prompts/get` or `resources/read` with an `InputRequiredResult`
+//! (`resultType: "input_required"`, an `inputRequests` map, an optional opaque
+//! `requestState`); the client re-sends the original request under a new id with
+//! `inputResponses` and the `requestState` echoed exactly (docs/protocol.md G16, G17, SA20, EU8,
+//! TV-S22, TV-E24). Every capability travels in each request's `_meta`.
+//!
+//! The rewrites here keep every member they do not change as its exact original text
+//! (numbers, escapes, key order), so what the host or the server wrote is what the other side
+//! reads; only the whitespace between top-level members may change.
+
+use indexmap::IndexMap;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+/// `_meta` key of a 2026-07-28 request's protocol version (docs/protocol.md G16).
+pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key of a 2026-07-28 request's client capabilities (docs/protocol.md G16).
+pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// `resultType` of an `InputRequiredResult`.
+pub const INPUT_REQUIRED: &str = "input_required";
+/// The methods whose result may be an `InputRequiredResult` (docs/protocol.md G17).
+pub const INPUT_REQUIRED_METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
+/// `URLElicitationRequiredError` (2025-11-25 only; docs/protocol.md EU7, G7).
+pub const URL_ELICITATION_REQUIRED: i64 = -32042;
+/// The methods whose input requests the proxy answers through a question.
+pub const ASKED_METHODS: [&str; 2] = ["sampling/createMessage", "elicitation/create"];
+
+/// Members of a JSON object, each kept as its original text.
+pub type Members = IndexMap<String, Box<RawValue>>;
+
+/// A rewrite could not be made because the message does not have the expected shape.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MrtrError {
+    /// The text is not a JSON object.
+    #[error("{0} is not a JSON object")]
+    NotAnObject(&'static str),
+    /// An `InputRequiredResult` member is malformed.
+    #[error("malformed InputRequiredResult: {0}")]
+    Malformed(String),
+}
+
+/// One entry of `inputRequests`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputRequest {
+    /// The entry's key, echoed in `inputResponses`.
+    pub key: String,
+    /// `method` (e.g. `sampling/createMessage`, `elicitation/create`, `roots/list`).
+    pub method: String,
+    /// `params` as a value (`null` when absent).
+    pub params: Value,
+}
+
+impl InputRequest {
+    /// Whether mcp-consent asks the person about this entry (sampling or elicitation).
+    pub fn is_asked(&self) -> bool {
+        ASKED_METHODS.contains(&self.method.as_str())
+    }
+}
+
+/// A parsed `InputRequiredResult`.
+#[derive(Debug, Clone)]
+pub struct InputRequired {
+    /// The entries in the order the server listed them.
+    pub requests: Vec<InputRequest>,
+    /// `requestState`, exactly as sent (echoed back byte for byte, never inspected).
+    pub request_state: Option<Box<RawValue>>,
+}
+
+fn members(text: &str, what: &'static str) -> Result<Members, MrtrError> {
+    serde_json::from_str(text).map_err(|_| MrtrError::NotAnObject(what))
+}
+
+fn raw(value: &impl serde::Serialize) -> Box<RawValue> {
+    // Serialising a `Value` or a map of raw values cannot fail.
+    serde_json::value::to_raw_value(value).unwrap_or_else(|_| RawValue::NULL.to_owned())
+}
+
+/// Whether a `result` (raw text) asks for input: `resultType` is `input_required`, or it carries
+/// `inputRequests` at all. The second test is deliberately broader than the schema: a host
+/// could act on `inputRequests` whatever the `resultType` says.
+pub fn is_input_required(result: &RawValue) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Head<'a> {
+        #[serde(borrow, rename = "resultType", default)]
+        result_type: Option<std::borrow::Cow<'a, str>>,
+        #[serde(borrow, rename = "inputRequests", default)]
+        input_requests: Option<&'a RawValue>,
+    }
+    match serde_json::from_str::<Head<'_>>(result.get()) {
+        Ok(head) => {
+            head.result_type.as_deref() == Some(INPUT_REQUIRED) || head.input_requests.is_some()
+        }
+        // A result whose head cannot be read (not an object, duplicated members) is treated as
+        // asking: the caller then refuses to hand it over as it is.
+        Err(_) => result.get().trim_start().starts_with('{'),
+    }
+}
+
+/// Parses an `InputRequiredResult` (docs/protocol.md G17).
+///
+/// # Errors
+/// [`MrtrError`] when `inputRequests` is missing or not a map of `{method, params}` objects.
+pub fn parse_input_required(result: &RawValue) -> Result<InputRequired, MrtrError> {
+    let top = members(result.get(), "the result")?;
+    let requests_raw = top
+        .get("inputRequests")
+        .ok_or_else(|| MrtrError::Malformed("inputRequests is missing".into()))?;
+    let entries: IndexMap<String, Value> = serde_json::from_str(requests_raw.get())
+        .map_err(|_| MrtrError::Malformed("inputRequests must be an object".into()))?;
+    if entries.is_empty() {
+        return Err(MrtrError::Malformed("inputRequests is empty".into()));
+    }
+    let mut requests = Vec::with_capacity(entries.len());
+    for (key, entry) in entries {
+        let method = entry
+            .get("method")
+            .and_then(Value::as_str)
+            .ok_or_else(|| MrtrError::Malformed(format!("inputRequests.{key} has no method")))?
+            .to_owned();
+        let params = entry.get("params").cloned().unwrap_or(Value::Null);
+        requests.push(InputRequest {
+            key,
+            method,
+            params,
+        });
+    }
+    Ok(InputRequired {
+        requests,
+        request_state: top.get("requestState").cloned(),
+    })
+}
+
+/// The `InputRequiredResult` to hand the host when some entries are for it (e.g. `roots/list`):
+/// only the entries named in `keep` remain; every other member is kept as it was.
+///
+/// # Errors
+/// [`MrtrError::NotAnObject`] when the result or its `inputRequests` is not an object.
+pub fn keep_only(result: &RawValue, keep: &[&str]) -> Result<Box<RawValue>, MrtrError> {
+    let mut top = members(result.get(), "the result")?;
+    let requests = top
+        .get("inputRequests")
+        .ok_or(MrtrError::NotAnObject("inputRequests"))?;
+    let mut entries = members(requests.get(), "inputRequests")?;
+    entries.retain(|k, _| keep.contains(&k.as_str()));
+    top.insert("inputRequests".into(), raw(&entries));
+    Ok(raw(&top))
+}
+
+/// `params.inputResponses` of a request line, as raw members (empty when absent).
+pub fn input_responses(line: &[u8]) -> Members {
+    let Ok(top) = serde_json::from_slice::<Members>(line) else {
+        return Members::new();
+    };
+    top.get("params")
+        .and_then(|p| serde_json::from_str::<Members>(p.get()).ok())
+        .and_then(|p| p.get("inputResponses").cloned())
+        .and_then(|r| serde_json::from_str::<Members>(r.get()).ok())
+        .unwrap_or_default()
+}
+
+/// `params.requestState` of a request line, as its exact text.
+pub fn request_state(line: &[u8]) -> Option<String> {
+    let top = serde_json::from_slice::<Members>(line).ok()?;
+    let params = serde_json::from_str::<Members>(top.get("params")?.get()).ok()?;
+    params.get("requestState").map(|r| r.get().to_owned())
+}
+
+/// The retry of `original` (a host's request line): under `id`, with `inputResponses` set to
+/// `responses` and `requestState` set to `request_state` exactly (removed when `None`); every
+/// other member keeps its text (docs/protocol.md G17: "echo back the exact value", "the
+/// JSON-RPC id MUST be different"). Returns one line ending in `\n`.
+///
+/// # Errors
+/// [`MrtrError::NotAnObject`] when `original` or its `params` is not an object.
+pub fn retry(
+    original: &[u8],
+    id: &Value,
+    responses: &Members,
+    request_state: Option<&RawValue>,
+) -> Result<Vec<u8>, MrtrError> {
+    let mut top: Members =
+        serde_json::from_slice(original).map_err(|_| MrtrError::NotAnObject("the request"))?;
+    let mut params = match top.get("params") {
+        Some(p) => members(p.get(), "params")?,
+        None => Members::new(),
+    };
+    params.insert("inputResponses".into(), raw(responses));
+    match request_state {
+        Some(state) => {
+            params.insert("requestState".into(), state.to_owned());
+        }
+        None => {
+            params.shift_remove("requestState");
+        }
+    }
+    top.insert("id".into(), raw(id));
+    top.insert("params".into(), raw(&params));
+    let mut line = serde_json::to_vec(&top).map_err(|_| MrtrError::NotAnObject("the request"))?;
+    line.push(b'\n');
+    Ok(line)
+}
+
+/// A message line with its `id` replaced by `id` (raw text); every other member keeps its text.
+/// Returns one line ending in `\n`.
+///
+/// # Errors
+/// [`MrtrError::NotAnObject`] when the line is not an object.
+pub fn with_id(line: &[u8], id: &RawValue) -> Result<Vec<u8>, MrtrError> {
+    let mut top: Members =
+        serde_json::from_slice(line).map_err(|_| MrtrError::NotAnObject("the message"))?;
+    top.insert("id".into(), id.to_owned());
+    let mut out = serde_json::to_vec(&top).map_err(|_| MrtrError::NotAnObject("the message"))?;
+    out.push(b'\n');
+    Ok(out)
+}
+
+/// A response line `{"jsonrpc":"2.0","id":…,"result":…}` with the id as raw text.
+pub fn result_line(id: &RawValue, result: &RawValue) -> Vec<u8> {
+    let mut top = Members::new();
+    top.insert("jsonrpc".into(), raw(&"2.0"));
+    top.insert("id".into(), id.to_owned());
+    top.insert("result".into(), result.to_owned());
+    let mut out = serde_json::to_vec(&top).unwrap_or_default();
+    out.push(b'\n');
+    out
+}
+
+/// A response line `{"jsonrpc":"2.0","id":…,"error":…}` with the id as raw text.
+pub fn error_line(id: &RawValue, error: &Value) -> Vec<u8> {
+    let mut top = Members::new();
+    top.insert("jsonrpc".into(), raw(&"2.0"));
+    top.insert("id".into(), id.to_owned());
+    top.insert("error".into(), raw(error));
+    let mut out = serde_json::to_vec(&top).unwrap_or_default();
+    out.push(b'\n');
+    out
+}
+
+/// The error object of a JSON-RPC error (`{"code", "message"}`).
+pub fn error_object(code: i64, message: &str) -> Value {
+    json!({"code": code, "message": message})
+}
+
+/// `error.code` of a raw error object.
+pub fn error_code(error: &RawValue) -> Option<i64> {
+    #[derive(serde::Deserialize)]
+    struct Code {
+        code: Option<i64>,
+    }
+    serde_json::from_str::<Code>(error.get()).ok()?.code
+}
+
+/// The URL elicitations a `-32042` error lists (`error.data.elicitations`; docs/protocol.md
+/// EU7), as `elicitation/create` params. Empty when the list is absent or not an array.
+pub fn required_url_elicitations(error: &RawValue) -> Vec<Value> {
+    serde_json::from_str::<Value>(error.get())
+        .ok()
+        .and_then(|e| e.pointer("/data/elicitations").cloned())
+        .and_then(|l| match l {
+            Value::Array(items) => Some(items),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// A `-32042` error without the URLs: `data.elicitations` removed, so the host has nothing to
+/// show on its own; `code` and `message` kept.
+pub fn without_elicitations(error: &RawValue) -> Value {
+    let mut error: Value = serde_json::from_str(error.get()).unwrap_or(Value::Null);
+    if let Some(data) = error.get_mut("data").and_then(Value::as_object_mut) {
+        data.remove("elicitations");
+    }
+    error
+}
+
+/// `params._meta` protocol version and client capabilities of a 2026-07-28 request line, or
+/// `None` when the request carries no `_meta` protocol version.
+pub fn meta_of(params: &RawValue) -> Option<(String, Value)> {
+    let params: Members = serde_json::from_str(params.get()).ok()?;
+    let meta: Members = serde_json::from_str(params.get("_meta")?.get()).ok()?;
+    let version: String = serde_json::from_str(meta.get(META_PROTOCOL_VERSION)?.get()).ok()?;
+    let caps = meta
+        .get(META_CLIENT_CAPABILITIES)
+        .and_then(|c| serde_json::from_str(c.get()).ok())
+        .unwrap_or(Value::Null);
+    Some((version, caps))
+}
+
+/// A request line with `params._meta[clientCapabilities]` replaced by `capabilities`; every
+/// other member keeps its text. Returns one line ending in `\n`.
+///
+/// # Errors
+/// [`MrtrError::NotAnObject`] when the line, its params or its `_meta` is not an object.
+pub fn with_meta_capabilities(line: &[u8], capabilities: &Value) -> Result<Vec<u8>, MrtrError> {
+    let mut top: Members =
+        serde_json::from_slice(line).map_err(|_| MrtrError::NotAnObject("the request"))?;
+    let mut params = members(
+        top.get("params")
+            .ok_or(MrtrError::NotAnObject("params"))?
+            .get(),
+        "params",
+    )?;
+    let mut meta = members(
+        params
+            .get("_meta")
+            .ok_or(MrtrError::NotAnObject("_meta"))?
+            .get(),
+        "_meta",
+    )?;
+    meta.insert(META_CLIENT_CAPABILITIES.into(), raw(capabilities));
+    params.insert("_meta".into(), raw(&meta));
+    top.insert("params".into(), raw(&params));
+    let mut out = serde_json::to_vec(&top).map_err(|_| MrtrError::NotAnObject("the request"))?;
+    out.push(b'\n');
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rv(s: &str) -> Box<RawValue> {
+        RawValue::from_string(s.to_owned()).unwrap()
+    }
+
+    /// TV-S22: the retry carries a new id, the person's answer, and `requestState` exactly.
+    #[test]
+    fn tv_s22_retry_echoes_request_state_byte_for_byte() {
+        let result = rv(
+            r#"{"resultType":"input_required","inputRequests":{"q1":{"method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"2+2?"}}],"maxTokens":10}}},"requestState":"opaque-abc"}"#,
+        );
+        assert!(is_input_required(&result));
+        let parsed = parse_input_required(&result).unwrap();
+        assert_eq!(parsed.requests.len(), 1);
+        assert!(parsed.requests[0].is_asked());
+        let original = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","arguments":{"n":1.50}}}"#;
+        let mut responses = Members::new();
+        responses.insert(
+            "q1".into(),
+            rv(r#"{"role":"assistant","content":{"type":"text","text":"4"},"model":"m"}"#),
+        );
+        let line = retry(
+            original,
+            &json!("mcp-consent-1"),
+            &responses,
+            parsed.request_state.as_deref(),
+        )
+        .unwrap();
+        let text = String::from_utf8(line).unwrap();
+        assert!(text.contains(r#""id":"mcp-consent-1""#), "{text}");
+        assert!(text.contains(r#""requestState":"opaque-abc""#), "{text}");
+        assert!(
+            text.contains(r#""arguments":{"n":1.50}"#),
+            "number text kept: {text}"
+        );
+        assert!(text.contains(
+            r#""inputResponses":{"q1":{"role":"assistant","content":{"type":"text","text":"4"},"model":"m"}}"#
+        ));
+    }
+
+    #[test]
+    fn a_result_with_input_requests_is_treated_as_asking_whatever_its_type() {
+        assert!(is_input_required(&rv(r#"{"inputRequests":{}}"#)));
+        assert!(!is_input_required(&rv(
+            r#"{"content":[],"resultType":"complete"}"#
+        )));
+        assert!(is_input_required(&rv(r#"{"resultType":"input_required"}"#)));
+    }
+
+    #[test]
+    fn foreign_entries_are_kept_for_the_host() {
+        let result = rv(
+            r#"{"resultType":"input_required","inputRequests":{"a":{"method":"roots/list"},"b":{"method":"elicitation/create","params":{}}},"requestState":"s"}"#,
+        );
+        let kept = keep_only(&result, &["a"]).unwrap();
+        assert_eq!(
+            kept.get(),
+            r#"{"resultType":"input_required","inputRequests":{"a":{"method":"roots/list"}},"requestState":"s"}"#
+        );
+    }
+
+    #[test]
+    fn the_32042_error_loses_its_urls() {
+        let error = rv(
+            r#"{"code":-32042,"message":"m","data":{"elicitations":[{"mode":"url","elicitationId":"e","url":"https://x.example/","message":"go"}]}}"#,
+        );
+        assert_eq!(error_code(&error), Some(URL_ELICITATION_REQUIRED));
+        assert_eq!(required_url_elicitations(&error).len(), 1);
+        assert_eq!(
+            without_elicitations(&error),
+            json!({"code": -32042, "message": "m", "data": {}})
+        );
+    }
+
+    #[test]
+    fn meta_capabilities_are_replaced_and_the_rest_kept() {
+        let line = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","x":1.0}}}"#;
+        let params = rv(r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#);
+        assert_eq!(
+            meta_of(&params),
+            Some(("2026-07-28".to_owned(), Value::Null))
+        );
+        let out = with_meta_capabilities(line, &json!({"sampling": {}})).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains(r#""x":1.0"#));
+        assert!(text.contains(r#""io.modelcontextprotocol/clientCapabilities":{"sampling":{}}"#));
+    }
+}

@@ -1,0 +1,158 @@
+//! Asking the service: open one question for one request and wait for its response, through
+//! service restarts, with progress to whoever waits and withdrawal when the asker goes away.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::state::AskHandle;
+use crate::client::{ClientError, Opened, ServiceClient, Waited};
+use crate::protocol::jsonrpc::{RpcError, error_response};
+
+/// How long one long-poll waits, in seconds; also the progress-notification period.
+const WAIT_SECS: u64 = 10;
+/// Slack after a question's deadline before the proxy gives up on an unreachable service.
+const DEADLINE_GRACE: Duration = Duration::from_secs(30);
+
+/// Where progress notifications go while the person thinks: the side that waits (the server
+/// for its own request, the host for its request under 2026-07-28), with its token and a
+/// counter shared by every question of that request (G13: `progress` strictly increases).
+#[derive(Debug, Clone)]
+pub(super) struct Progress {
+    /// The waiting side's line channel.
+    pub(super) to: mpsc::Sender<Vec<u8>>,
+    /// `_meta.progressToken` of the waiting request.
+    pub(super) token: Value,
+    /// Last `progress` value sent for this token.
+    pub(super) counter: Arc<AtomicU64>,
+}
+
+impl Progress {
+    async fn tick(&self) {
+        let progress = self.counter.fetch_add(1, Ordering::SeqCst) + 1;
+        let note = json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": {"progressToken": self.token, "progress": progress, "message": "Awaiting user review"},
+        });
+        let mut line = note.to_string().into_bytes();
+        line.push(b'\n');
+        // The waiting side may be gone; its absence is handled where it is noticed.
+        let _ = self.to.send(line).await;
+    }
+}
+
+/// What one question needs to be opened: the `POST /api/v1/requests` body.
+#[derive(Debug, Clone)]
+pub(super) struct Question {
+    /// `--name`.
+    pub(super) server: String,
+    /// This proxy run's session id.
+    pub(super) session: String,
+    /// The tool that asked, when known.
+    pub(super) tool: Option<String>,
+    /// The revision it is judged by.
+    pub(super) protocol_version: String,
+    /// Capabilities as forwarded to the server.
+    pub(super) client_capabilities: Value,
+    /// The JSON-RPC request (for MRTR entries, one the proxy composed with an id of its own).
+    pub(super) request: Value,
+}
+
+impl Question {
+    fn body(&self) -> Value {
+        json!({
+            "server": self.server,
+            "session": self.session,
+            "tool": self.tool,
+            "protocolVersion": self.protocol_version,
+            "clientCapabilities": self.client_capabilities,
+            "request": self.request,
+        })
+    }
+}
+
+/// Opens the question and waits for its JSON-RPC response; `None` when it was withdrawn
+/// (cancelled through `handle`) and nothing is to be sent. A question that cannot be opened,
+/// vanishes or outlives an unreachable service's deadline gets a `-32603` response naming the
+/// cause (docs/design.md §proxy).
+pub(super) async fn ask(
+    client: &ServiceClient,
+    question: &Question,
+    handle: &AskHandle,
+    progress: Option<&Progress>,
+) -> Option<Value> {
+    let id = question.request.get("id");
+    let fail = |message: String| Some(error_response(id, &RpcError::internal(message)));
+    if handle.is_cancelled() {
+        return None;
+    }
+    let (opened, expires_at) = match client.open(&question.body()).await {
+        Ok(Opened::Response(response)) => return Some(response),
+        Ok(Opened::Question { id, expires_at }) => {
+            let _ = handle.question.set(id.clone());
+            (id, expires_at)
+        }
+        Err(ClientError::TooLarge) => {
+            return Some(error_response(
+                id,
+                &RpcError::invalid_params("request too large"),
+            ));
+        }
+        Err(e) => {
+            return fail(format!(
+                "mcp-consent could not open a question for this request: {e}"
+            ));
+        }
+    };
+    let deadline = expires_at
+        .and_then(|t| DateTime::parse_from_rfc3339(&t).ok())
+        .map(|t| t.with_timezone(&Utc));
+    let mut backoff = Duration::from_millis(200);
+    loop {
+        if handle.is_cancelled() {
+            if let Err(e) = client.cancel(&opened).await {
+                tracing::warn!(error = %e, "could not withdraw a cancelled question");
+            }
+            return None;
+        }
+        let waited = tokio::select! {
+            r = client.wait(&opened, WAIT_SECS) => r,
+            () = handle.woken() => continue,
+        };
+        match waited {
+            Ok(Waited::Response(response)) => return Some(response),
+            Ok(Waited::Closed) => return None,
+            Ok(Waited::Pending) => {
+                backoff = Duration::from_millis(200);
+                if let Some(progress) = progress {
+                    progress.tick().await;
+                }
+            }
+            Err(ClientError::NotFound) => {
+                return fail(format!(
+                    "question {opened} vanished from the mcp-consent service"
+                ));
+            }
+            Err(e) => {
+                // The service may be restarting; the question is stored, so keep waiting until
+                // its deadline has clearly passed.
+                if deadline.is_some_and(|d| Utc::now() > d + DEADLINE_GRACE) {
+                    return fail(format!(
+                        "Request expired: no answer before the deadline, and the mcp-consent service is unreachable ({e})"
+                    ));
+                }
+                tracing::warn!(error = %e, "waiting for the service");
+                tokio::select! {
+                    () = tokio::time::sleep(backoff) => {}
+                    () = handle.woken() => {}
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+            }
+        }
+    }
+}

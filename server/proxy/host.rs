@@ -1,0 +1,168 @@
+//! Lines from the host to the server. Everything passes, byte for byte, except:
+//! - `initialize` and every request with a 2026-07-28 `_meta` protocol version get the
+//!   capabilities the proxy answers for ([`super::capabilities`]);
+//! - a host's retry of a request whose sampling/elicitation entries the person answered gets
+//!   those answers merged into its `inputResponses`;
+//! - a host response to a server request the proxy intercepted is dropped (the server must
+//!   never get two responses for one id).
+//!
+//! Requests are remembered until their response, so the server's answers can be judged.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+
+use serde_json::Value;
+
+use super::Context;
+use super::capabilities::{forward_capabilities, rewrite_initialize};
+use super::state::{HostRequest, lock};
+use crate::protocol::envelope::{Envelope, Judged};
+use crate::protocol::mrtr::{self, INPUT_REQUIRED_METHODS};
+
+/// Handles one line from the host; returns the bytes to send to the server, or `None` to drop.
+pub(super) fn from_host(ctx: &Context, line: &[u8]) -> Option<Vec<u8>> {
+    let Judged::Message(msg) = Envelope::parse(line) else {
+        // Not a message the proxy reads (not JSON, a batch): the server judges it.
+        return Some(line.to_vec());
+    };
+    let Some(id_key) = msg.id_key() else {
+        if msg.method() == Some("notifications/cancelled") {
+            host_cancelled(ctx, &msg);
+        }
+        return Some(line.to_vec());
+    };
+    let Some(method) = msg.method().map(str::to_owned) else {
+        if msg.is_response() && lock(&ctx.shared).intercepted.contains(&id_key) {
+            tracing::warn!("dropped a host response to a request the proxy answers itself");
+            return None;
+        }
+        return Some(line.to_vec());
+    };
+
+    let mut out = line.to_vec();
+    let mut meta_version = None;
+    let mut capabilities = Value::Null;
+    if method == "initialize" {
+        if let Some((rewritten, version, caps)) = rewrite_initialize(line) {
+            let mut s = lock(&ctx.shared);
+            s.initialize_id = Some(id_key.clone());
+            s.requested_version = Some(version);
+            s.capabilities = caps;
+            out = rewritten;
+        }
+    } else if let Some((version, declared)) = msg.params.and_then(mrtr::meta_of) {
+        // 2026-07-28: capabilities travel in every request (G16).
+        let caps = forward_capabilities(&version, &declared);
+        if let Ok(rewritten) = mrtr::with_meta_capabilities(line, &caps) {
+            out = rewritten;
+            let mut s = lock(&ctx.shared);
+            s.meta_version = Some(version.clone());
+            s.capabilities = caps.clone();
+            meta_version = Some(version);
+            capabilities = caps;
+        }
+    }
+    if capabilities.is_null() {
+        capabilities = lock(&ctx.shared).capabilities.clone();
+    }
+    if INPUT_REQUIRED_METHODS.contains(&method.as_str()) {
+        out = with_held_answers(ctx, &method, out);
+    }
+
+    let params: Option<Value> = msg.params.and_then(|p| serde_json::from_str(p.get()).ok());
+    let tool = (method == "tools/call")
+        .then(|| params.as_ref()?.get("name")?.as_str().map(str::to_owned))
+        .flatten();
+    let progress_token = params
+        .as_ref()
+        .and_then(|p| p.pointer("/_meta/progressToken"))
+        .cloned();
+    let keep_line = INPUT_REQUIRED_METHODS.contains(&method.as_str());
+    let request = HostRequest {
+        id: msg
+            .id
+            .map(ToOwned::to_owned)
+            .unwrap_or_else(|| serde_json::value::RawValue::NULL.to_owned()),
+        method,
+        tool,
+        line: keep_line.then(|| Arc::new(out.clone())),
+        progress_token,
+        meta_version,
+        capabilities,
+        asks: Vec::new(),
+        retry_id: None,
+        cancelled: false,
+        progress: Arc::new(AtomicU64::new(0)),
+    };
+    lock(&ctx.shared).host_requests.insert(id_key, request);
+    Some(out)
+}
+
+/// A host retry (a request carrying `requestState`) of a round whose asked entries the person
+/// already answered: those answers are merged into `inputResponses`, replacing anything the
+/// host put under the same keys (the host never saw those entries).
+fn with_held_answers(ctx: &Context, method: &str, line: Vec<u8>) -> Vec<u8> {
+    let state = mrtr::request_state(&line);
+    let held = {
+        let mut s = lock(&ctx.shared);
+        let found = s
+            .held
+            .iter()
+            .position(|h| h.method == method && h.request_state == state);
+        found.map(|i| s.held.swap_remove(i))
+    };
+    let Some(held) = held else {
+        return line;
+    };
+    let mut responses = mrtr::input_responses(&line);
+    for (key, answer) in held.answers {
+        responses.insert(key, answer);
+    }
+    let id: Value = match Envelope::parse(&line) {
+        Judged::Message(m) => {
+            m.id.and_then(|raw| serde_json::from_str(raw.get()).ok())
+                .unwrap_or(Value::Null)
+        }
+        _ => Value::Null,
+    };
+    let state_raw = state.and_then(|s| serde_json::value::RawValue::from_string(s).ok());
+    mrtr::retry(&line, &id, &responses, state_raw.as_deref()).unwrap_or(line)
+}
+
+/// The host cancelled one of its requests: withdraw the questions opened for it and, when a
+/// proxy retry of it is in flight, tell the server about that one too.
+fn host_cancelled(ctx: &Context, msg: &Envelope<'_>) {
+    let Some(request_id) = msg
+        .params
+        .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+        .and_then(|p| p.get("requestId").cloned())
+    else {
+        return;
+    };
+    let key = request_id.to_string();
+    let retry = {
+        let mut s = lock(&ctx.shared);
+        let Some(request) = s.host_requests.get_mut(&key) else {
+            return;
+        };
+        request.cancelled = true;
+        for ask in &request.asks {
+            ask.cancel();
+        }
+        request.retry_id.clone()
+    };
+    if let Some(retry) = retry {
+        let note = serde_json::json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": serde_json::from_str::<Value>(&retry).unwrap_or(Value::Null), "reason": "cancelled by the host"},
+        });
+        let mut line = note.to_string().into_bytes();
+        line.push(b'\n');
+        if let Some(to_server) = ctx.to_server.upgrade() {
+            tokio::spawn(async move {
+                let _ = to_server.send(line).await;
+            });
+        }
+    }
+}

@@ -412,3 +412,121 @@ async fn the_host_leaving_withdraws_questions_and_ends_the_server() {
     let alive = unsafe { libc::kill(pid, 0) } == 0;
     assert!(!alive, "the server process {pid} was left behind");
 }
+
+/// 2025-11-25: after the person consents and the server reports the elicitation complete, the
+/// proxy retries the host's request and the host gets that result (the spec's MAY).
+#[tokio::test]
+async fn a_completed_url_elicitation_retries_the_host_request() {
+    let app = spawn_app().await;
+    let error = json!({"code": -32042, "message": "Connect first.", "data": {"elicitations": [
+        {"mode": "url", "elicitationId": "e-2", "url": "https://mcp.example.com/connect?e=2", "message": "Authorize"}]}});
+    let script = json!([
+        {"until": "initialize"}, init_result("2025-11-25"),
+        {"until": "tools/call"}, {"reply_error": error},
+        {"until": "consented-marker"},
+        {"send": {"jsonrpc": "2.0", "method": "notifications/elicitation/complete", "params": {"elicitationId": "e-2"}}},
+        {"until": "tools/call"}, {"reply": {"content": [{"type": "text", "text": "connected"}]}},
+    ]);
+    let mut proxy = Proxy::start(&app.state, None, script);
+    proxy.send(INIT).await;
+    proxy.recv().await;
+    proxy
+        .send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"connect","arguments":{}}}"#)
+        .await;
+    let browser = app.login().await;
+    let id = loop {
+        let res: Value = browser
+            .get(format!("{}/api/v1/questions?state=pending", app.base))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if let Some(q) = res["questions"].as_array().and_then(|a| a.first()) {
+            break q["id"].as_str().unwrap().to_owned();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let res = browser
+        .get(format!("{}/questions/{id}/open", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), reqwest::StatusCode::SEE_OTHER);
+    proxy
+        .send(r#"{"jsonrpc":"2.0","method":"consented-marker"}"#)
+        .await;
+    let answer = host_response(&mut proxy).await;
+    assert_eq!(answer["id"], 5);
+    assert_eq!(answer["result"]["content"][0]["text"], "connected");
+    // The service learns of the completion from the proxy, alongside the retry.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while app.question_as(&browser, &id).await["state"] != "completed" {
+        assert!(std::time::Instant::now() < deadline, "never completed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let retry = proxy
+        .server_log()
+        .into_iter()
+        .filter(|l| l.contains("tools/call"))
+        .nth(1)
+        .unwrap();
+    let retry: Value = serde_json::from_str(&retry).unwrap();
+    assert_ne!(retry["id"], 5, "the retry has an id of its own");
+}
+
+/// While the person thinks, a 2026-07-28 host request that carried a progress token gets
+/// `notifications/progress` with a strictly increasing `progress` (G13).
+#[tokio::test]
+async fn the_waiting_host_gets_progress() {
+    let app = spawn_app().await;
+    let script = json!([{"until": "tools/call"}, {"reply": asks_for_a_form()}]);
+    let mut proxy = Proxy::start(&app.state, None, script);
+    proxy
+        .send(&CALL.replace(r#""_meta":{"#, r#""_meta":{"progressToken":"tok-9","#))
+        .await;
+    pending_question(&app).await;
+    let note: Value = serde_json::from_str(&proxy.recv().await).unwrap();
+    assert_eq!(note["method"], "notifications/progress");
+    assert_eq!(note["params"]["progressToken"], "tok-9");
+    assert_eq!(note["params"]["progress"], 1);
+}
+
+/// SIGTERM to the proxy (the host stopping it) withdraws its questions and ends the server's
+/// process group.
+#[tokio::test]
+async fn sigterm_withdraws_questions_and_ends_the_server() {
+    let app = spawn_app().await;
+    let script = json!([
+        {"pid": true}, {"ignore_eof": true},
+        {"until": "initialize"}, init_result("2025-11-25"),
+        {"until": "notifications/initialized"},
+        {"send": form_request(8)},
+    ]);
+    let mut proxy = Proxy::start(&app.state, None, script);
+    proxy.send(INIT).await;
+    proxy.recv().await;
+    proxy
+        .send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await;
+    let question = pending_question(&app).await;
+    let pid: i32 = proxy
+        .server_log()
+        .iter()
+        .find_map(|l| l.strip_prefix("pid ").map(|p| p.parse().unwrap()))
+        .unwrap();
+    let proxy_pid = i32::try_from(proxy.child.id().unwrap()).unwrap();
+    // SAFETY: sends SIGTERM to the proxy process this test started.
+    unsafe { libc::kill(proxy_pid, libc::SIGTERM) };
+    tokio::time::timeout(Duration::from_secs(20), proxy.child.wait())
+        .await
+        .expect("the proxy exits on SIGTERM")
+        .unwrap();
+    state_becomes(&app, question["id"].as_str().unwrap(), "withdrawn").await;
+    // SAFETY: signal 0 only checks whether the process exists.
+    assert!(
+        unsafe { libc::kill(pid, 0) } != 0,
+        "the server {pid} was left behind"
+    );
+}

@@ -228,10 +228,8 @@ impl IdScanner {
                 }
                 self.expect_key = true;
             }
-            _ if self.reading_id => {
-                if !b.is_ascii_whitespace() && self.id.len() <= MAX_ID {
-                    self.id.push(b);
-                }
+            _ if self.reading_id && !b.is_ascii_whitespace() && self.id.len() <= MAX_ID => {
+                self.id.push(b);
             }
             _ => {}
         }

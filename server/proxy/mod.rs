@@ -19,14 +19,13 @@ mod judge;
 mod lines;
 pub mod rounds;
 mod state;
+pub mod upstream;
 
-use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use tokio::io::{AsyncWriteExt, BufReader, BufWriter};
-use tokio::process::Command;
 use tokio::sync::mpsc;
 
 pub use capabilities::forward_capabilities;
@@ -35,6 +34,7 @@ pub use judge::DropReason;
 use crate::client::ServiceClient;
 use lines::{Piece, next_line};
 use state::{SharedState, lock};
+pub use upstream::Upstream;
 
 /// The default bound on one line in either direction, in bytes (64 MiB).
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
@@ -101,26 +101,24 @@ enum Stop {
 /// # Errors
 /// [`ProxyError`] when the server cannot be started or stdio fails.
 pub async fn run(options: ProxyOptions, client: ServiceClient) -> Result<i32, ProxyError> {
-    let (program, args) = options.command.split_first().ok_or(ProxyError::NoCommand)?;
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|source| ProxyError::Spawn {
-            command: options.command.join(" "),
-            source,
-        })?;
-    let (Some(server_in), Some(server_out)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err(ProxyError::Io(std::io::Error::other(
-            "server stdio not piped",
-        )));
-    };
-    let group = child.id();
+    let upstream = upstream::stdio(&options.command)?;
+    run_with(upstream, options, client).await
+}
 
+/// Runs the proxy in front of an already started server.
+///
+/// # Errors
+/// [`ProxyError`] when stdio fails.
+pub async fn run_with(
+    upstream: Upstream,
+    options: ProxyOptions,
+    client: ServiceClient,
+) -> Result<i32, ProxyError> {
+    let Upstream {
+        input: server_in,
+        output: server_out,
+        mut server,
+    } = upstream;
     let shared: SharedState = Arc::default();
     let (to_server, to_server_rx) = mpsc::channel::<Vec<u8>>(256);
     let (to_host, to_host_rx) = mpsc::channel::<Vec<u8>>(256);
@@ -156,51 +154,27 @@ pub async fn run(options: ProxyOptions, client: ServiceClient) -> Result<i32, Pr
     // than left for the person to answer in vain.
     withdraw_all(&ctx).await;
     let _ = close_server_in.send(());
-    let status = match stop {
-        Stop::ServerClosed => child.wait().await?,
+    let code = match stop {
+        Stop::ServerClosed => server.wait().await?,
         Stop::HostClosed => {
             // The server may still answer what the host sent last; pass that on for a grace,
             // then end it.
             let drain = read_server(&ctx, &mut reader, limit);
-            match tokio::time::timeout(GRACE, async {
+            let ended = tokio::time::timeout(GRACE, async {
                 let _ = drain.await;
-                child.wait().await
+                server.wait().await
             })
-            .await
-            {
-                Ok(status) => status?,
-                Err(_) => end_group(&mut child, group).await?,
+            .await;
+            match ended {
+                Ok(code) => code?,
+                Err(_) => server.terminate(GRACE).await?,
             }
         }
-        Stop::Signal => end_group(&mut child, group).await?,
+        Stop::Signal => server.terminate(GRACE).await?,
     };
     drop(ctx);
     let _ = tokio::time::timeout(Duration::from_secs(1), host_writer).await;
-    Ok(status.code().unwrap_or(1))
-}
-
-/// SIGTERM, then SIGKILL after [`GRACE`], to the server's process group.
-async fn end_group(
-    child: &mut tokio::process::Child,
-    group: Option<u32>,
-) -> std::io::Result<std::process::ExitStatus> {
-    let signal_group = |signal| {
-        if let Some(pid) = group.and_then(|p| i32::try_from(p).ok()) {
-            // SAFETY: kill(2) with a negative pid signals the process group the proxy created
-            // for the server (`process_group(0)`); no memory is involved.
-            unsafe {
-                libc::kill(-pid, signal);
-            }
-        }
-    };
-    signal_group(libc::SIGTERM);
-    if let Ok(status) = tokio::time::timeout(GRACE, child.wait()).await {
-        // The leader is gone; anything it left in its group goes too.
-        signal_group(libc::SIGKILL);
-        return status;
-    }
-    signal_group(libc::SIGKILL);
-    child.wait().await
+    Ok(code)
 }
 
 /// Resolves on SIGTERM, SIGINT or SIGHUP.

@@ -1,16 +1,32 @@
 //! The owner-only state layout: `<state>/` and `<state>/broker/` are 0700;
 //! `broker/broker.db` with its `-wal`/`-shm`, `api-token` and `service-url` are 0600. Looser
 //! modes of an existing install are tightened on open; if that fails, startup fails naming the
-//! path.
+//! path. Every file and directory the service opens or tightens here is opened without following
+//! a symlink and must belong to the user running it: a symlink or a foreign owner is refused,
+//! naming the path (a local attacker must not redirect a chmod or a token read).
 
 use std::fs::{self, OpenOptions, Permissions};
 use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// A path could not be created, read or made owner-only.
 #[derive(Debug, thiserror::Error)]
 pub enum PathError {
+    /// The path is a symbolic link; the state directory holds none.
+    #[error("{path} is a symbolic link; mcp-consent does not follow links in its state directory")]
+    Symlink {
+        /// The path concerned.
+        path: PathBuf,
+    },
+    /// The path belongs to another user.
+    #[error("{path} belongs to user {owner}, not to the user running mcp-consent")]
+    ForeignOwner {
+        /// The path concerned.
+        path: PathBuf,
+        /// Its owner's uid.
+        owner: u32,
+    },
     /// No `--state-dir`, no `MCP_CONSENT_STATE_DIR`, and no home directory to derive one from.
     #[error("cannot find a state directory: set --state-dir or MCP_CONSENT_STATE_DIR")]
     NoStateDir,
@@ -139,14 +155,65 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
-/// Sets `path` to `mode` if it is looser (any bit outside `mode`).
+/// Opens `path` for reading without following a final symlink, and checks that it belongs to
+/// this user.
+fn open_own(path: &Path, directory: bool) -> Result<fs::File, PathError> {
+    let mut flags = libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    if directory {
+        flags |= libc::O_DIRECTORY;
+    }
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(flags)
+        .open(path)
+        .map_err(|source| {
+            if source.raw_os_error() == Some(libc::ELOOP) {
+                PathError::Symlink {
+                    path: path.to_path_buf(),
+                }
+            } else {
+                io("cannot open", path)(source)
+            }
+        })?;
+    let meta = file.metadata().map_err(io("cannot read the mode of", path))?;
+    // SAFETY: geteuid(2) has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me {
+        return Err(PathError::ForeignOwner {
+            path: path.to_path_buf(),
+            owner: meta.uid(),
+        });
+    }
+    Ok(file)
+}
+
+/// Sets `path` to `mode` if it is looser (any bit outside `mode`), through a descriptor opened
+/// without following links (so the mode of a link's target is never changed).
 fn tighten(path: &Path, mode: u32) -> Result<(), PathError> {
-    let meta = fs::metadata(path).map_err(io("cannot read the mode of", path))?;
+    let directory = fs::symlink_metadata(path)
+        .map_err(io("cannot read the mode of", path))?
+        .is_dir();
+    let file = open_own(path, directory)?;
+    let meta = file.metadata().map_err(io("cannot read the mode of", path))?;
     if meta.permissions().mode() & 0o777 & !mode != 0 {
-        fs::set_permissions(path, Permissions::from_mode(mode))
+        file.set_permissions(Permissions::from_mode(mode))
             .map_err(io("cannot tighten the mode of", path))?;
     }
     Ok(())
+}
+
+/// Reads a small private file of the state directory (the API token, the service URL): not
+/// through a symlink, and only if it belongs to this user.
+///
+/// # Errors
+/// [`PathError::Symlink`], [`PathError::ForeignOwner`], or [`PathError::Io`] naming the file.
+pub fn read_private(path: &Path) -> Result<String, PathError> {
+    use std::io::Read;
+    let mut file = open_own(path, false)?;
+    let mut text = String::new();
+    file.read_to_string(&mut text)
+        .map_err(io("cannot read", path))?;
+    Ok(text)
 }
 
 /// Writes `contents` to `path` as 0600, replacing it atomically (temp file + rename), so a
@@ -203,5 +270,24 @@ mod tests {
         write_private(&f, "secret").unwrap();
         assert_eq!(mode(&f), 0o600);
         assert_eq!(fs::read_to_string(&f).unwrap(), "secret");
+    }
+
+    #[test]
+    fn symlinks_in_the_state_directory_are_refused_and_never_followed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("state");
+        let dir = StateDir::prepare(root.clone()).unwrap();
+        let outside = tmp.path().join("outside");
+        fs::write(&outside, "secret").unwrap();
+        fs::set_permissions(&outside, Permissions::from_mode(0o644)).unwrap();
+        std::os::unix::fs::symlink(&outside, dir.api_token_file()).unwrap();
+
+        let err = StateDir::prepare(root).unwrap_err();
+        assert!(matches!(err, PathError::Symlink { ref path } if *path == dir.api_token_file()), "{err}");
+        assert_eq!(mode(&outside), 0o644, "the link's target was not touched");
+        assert!(matches!(
+            read_private(&dir.api_token_file()),
+            Err(PathError::Symlink { .. })
+        ));
     }
 }

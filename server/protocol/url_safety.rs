@@ -40,6 +40,11 @@ pub enum Finding {
     IpHost,
     /// The host has no registrable domain under the public suffix list (e.g. `localhost`).
     NoRegistrableDomain,
+    /// The host is this computer or a private network: a loopback, private, link-local or
+    /// unspecified address, or a name such as `localhost` or `*.local`. Whatever listens there
+    /// receives the service's session cookie too (cookies are not port-scoped), so the page asks
+    /// for a second confirmation before the Open button works.
+    LocalNetwork,
 }
 
 impl Finding {
@@ -58,6 +63,9 @@ impl Finding {
             Finding::IpHost => "This address is a bare IP address, not a name.",
             Finding::NoRegistrableDomain => {
                 "This host has no registrable domain (it is not a public internet name)."
+            }
+            Finding::LocalNetwork => {
+                "This address points at this computer or a private network, not the internet. Whatever listens there receives this browser's cookies for that host, including mcp-consent's own session."
             }
         }
     }
@@ -106,10 +114,10 @@ pub fn review(raw: &str) -> Result<UrlReview, UrlError> {
     }
     let mut findings = Vec::new();
     let host = url.host().ok_or(UrlError::NoHost)?;
-    let (host_ascii, is_ip) = match host {
-        Host::Domain(d) => (d.to_owned(), false),
-        Host::Ipv4(ip) => (ip.to_string(), true),
-        Host::Ipv6(ip) => (format!("[{ip}]"), true),
+    let (host_ascii, is_ip, local) = match host {
+        Host::Domain(d) => (d.to_owned(), false, is_local_name(d)),
+        Host::Ipv4(ip) => (ip.to_string(), true, is_local_v4(ip)),
+        Host::Ipv6(ip) => (format!("[{ip}]"), true, is_local_v6(ip)),
     };
     let host_unicode = if is_ip {
         host_ascii.clone()
@@ -122,6 +130,9 @@ pub fn review(raw: &str) -> Result<UrlReview, UrlError> {
         || raw_host_non_ascii
     {
         findings.push(Finding::InternationalizedHost);
+    }
+    if local {
+        findings.push(Finding::LocalNetwork);
     }
     if !url.username().is_empty() || url.password().is_some() {
         findings.push(Finding::Credentials);
@@ -165,6 +176,37 @@ pub fn review(raw: &str) -> Result<UrlReview, UrlError> {
         registrable,
         findings,
     })
+}
+
+/// Names that resolve to this computer or the local network by convention (RFC 6761 `localhost`,
+/// RFC 6762 `.local`, and the common home-router suffixes).
+fn is_local_name(host: &str) -> bool {
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    host == "localhost"
+        || [".localhost", ".local", ".internal", ".lan", ".home.arpa"]
+            .iter()
+            .any(|suffix| host.ends_with(suffix))
+}
+
+fn is_local_v4(ip: std::net::Ipv4Addr) -> bool {
+    ip.is_loopback()
+        || ip.is_private()
+        || ip.is_link_local()
+        || ip.is_unspecified()
+        || ip.is_broadcast()
+        // 100.64.0.0/10, carrier-grade NAT (RFC 6598).
+        || (ip.octets()[0] == 100 && (ip.octets()[1] & 0xc0) == 64)
+}
+
+fn is_local_v6(ip: std::net::Ipv6Addr) -> bool {
+    if let Some(v4) = ip.to_ipv4_mapped() {
+        return is_local_v4(v4);
+    }
+    let first = ip.segments()[0];
+    ip.is_loopback()
+        || ip.is_unspecified()
+        || (first & 0xfe00) == 0xfc00 // unique local fc00::/7
+        || (first & 0xffc0) == 0xfe80 // link-local fe80::/10
 }
 
 #[cfg(test)]
@@ -226,5 +268,34 @@ mod tests {
         assert_eq!(r.registrable, "example.net");
         let r = review("https://10.0.0.1/").unwrap();
         assert!(r.findings.contains(&Finding::IpHost));
+    }
+
+    #[test]
+    fn loopback_private_and_local_names_are_flagged() {
+        for local in [
+            "http://127.0.0.1:8080/",
+            "http://localhost:3000/x",
+            "https://printer.local/",
+            "https://192.168.1.1/",
+            "https://10.1.2.3/",
+            "https://172.16.0.5/",
+            "https://169.254.169.254/latest",
+            "https://[::1]/",
+            "https://[fe80::1]/",
+            "https://[fd00::1]/",
+            "https://[::ffff:127.0.0.1]/",
+            "https://0.0.0.0/",
+        ] {
+            assert!(
+                review(local).unwrap().findings.contains(&Finding::LocalNetwork),
+                "{local}"
+            );
+        }
+        for public in ["https://example.com/", "https://8.8.8.8/", "https://[2001:db8::1]/"] {
+            assert!(
+                !review(public).unwrap().findings.contains(&Finding::LocalNetwork),
+                "{public}"
+            );
+        }
     }
 }

@@ -6,6 +6,11 @@
 //! Rules: MCP 2025-11-25 `client/elicitation.mdx` §Safe URL Handling (ES7): show the full URL,
 //! SHOULD highlight the domain, SHOULD warn on ambiguous/suspicious URIs such as Punycode, MUST
 //! NOT pre-fetch, MUST NOT open without explicit consent.
+//!
+//! Display follows the browsers' IDN policy (Unicode TS #39): a host is shown in Unicode only
+//! when every label is single-script, made of characters allowed in identifiers, and not a
+//! whole-script look-alike of an ASCII name; otherwise the emphasised domain (and the Open
+//! button) show the ASCII (Punycode) form and the look-alike is named in the warning.
 
 use url::{Host, Url};
 
@@ -31,9 +36,12 @@ pub enum UrlError {
 pub enum Finding {
     /// `http:`: the page and anything typed into it travel unencrypted.
     NotHttps,
-    /// The host has a Punycode (`xn--`) label or non-ASCII characters: it may imitate another
-    /// name (e.g. Cyrillic "а" for Latin "a").
+    /// The host has a Punycode (`xn--`) label (the server may have written it in Unicode): it
+    /// may imitate another name (e.g. Cyrillic "а" for Latin "a").
     InternationalizedHost,
+    /// The host's Unicode form mixes scripts, uses characters not allowed in identifiers, or
+    /// reads as an ASCII name it is not: it is shown in its ASCII form.
+    Lookalike,
     /// The URL carries a user name or password before the host (`https://bank.com@evil.net`).
     Credentials,
     /// The host is an IP address, not a name.
@@ -56,6 +64,9 @@ impl Finding {
             }
             Finding::InternationalizedHost => {
                 "This address uses international characters (Punycode). It may imitate a familiar name: compare both forms of the host."
+            }
+            Finding::Lookalike => {
+                "Look-alike host: its Unicode form imitates another name (mixed scripts or letters that look like Latin ones), so it is shown in its ASCII form. Do not trust the name it appears to be."
             }
             Finding::Credentials => {
                 "This address carries a user name or password before the host; the real host is the part after \"@\"."
@@ -85,10 +96,13 @@ pub struct UrlReview {
     pub host_ascii: String,
     /// The host in Unicode form (equal to `host_ascii` for plain names).
     pub host_unicode: String,
-    /// The part of the Unicode host before the registrable domain, with its trailing dot
+    /// The host as the page shows it: `host_unicode` when it is safe to display (see the module
+    /// documentation), else `host_ascii`.
+    pub host_display: String,
+    /// The part of the displayed host before the registrable domain, with its trailing dot
     /// (e.g. `accounts.example.com.`), empty when none.
     pub subdomain: String,
-    /// The registrable domain in Unicode form (e.g. `login-check.example.net`), or the whole
+    /// The registrable domain in displayed form (e.g. `login-check.example.net`), or the whole
     /// host when it has none.
     pub registrable: String,
     /// Warnings, most serious first.
@@ -124,11 +138,19 @@ pub fn review(raw: &str) -> Result<UrlReview, UrlError> {
     } else {
         idna::domain_to_unicode(&host_ascii).0
     };
-    let raw_host_non_ascii = !raw.is_ascii();
-    if host_ascii.split('.').any(|l| l.starts_with("xn--"))
-        || host_unicode != host_ascii
-        || raw_host_non_ascii
-    {
+    // The parser has already turned a Unicode host into Punycode, so this looks at the host
+    // only (a non-ASCII path or query is not a host warning).
+    let idn = host_ascii.split('.').any(|l| l.starts_with("xn--")) || host_unicode != host_ascii;
+    let unicode_ok = !idn || host_unicode.split('.').all(displayable_label);
+    let host_display = if unicode_ok {
+        host_unicode.clone()
+    } else {
+        host_ascii.clone()
+    };
+    if idn {
+        if !unicode_ok {
+            findings.push(Finding::Lookalike);
+        }
         findings.push(Finding::InternationalizedHost);
     }
     if local {
@@ -151,19 +173,23 @@ pub fn review(raw: &str) -> Result<UrlReview, UrlError> {
     };
     let (subdomain, registrable) = match registrable_ascii {
         Some(reg) => {
-            let reg_unicode = idna::domain_to_unicode(&reg).0;
-            let prefix = host_unicode
+            let reg_display = if unicode_ok {
+                idna::domain_to_unicode(&reg).0
+            } else {
+                reg
+            };
+            let prefix = host_display
                 .trim_end_matches('.')
-                .strip_suffix(&reg_unicode)
+                .strip_suffix(&reg_display)
                 .unwrap_or_default()
                 .to_owned();
-            (prefix, reg_unicode)
+            (prefix, reg_display)
         }
         None => {
             if !is_ip {
                 findings.push(Finding::NoRegistrableDomain);
             }
-            (String::new(), host_unicode.clone())
+            (String::new(), host_display.clone())
         }
     };
     Ok(UrlReview {
@@ -172,10 +198,24 @@ pub fn review(raw: &str) -> Result<UrlReview, UrlError> {
         scheme,
         host_ascii,
         host_unicode,
+        host_display,
         subdomain,
         registrable,
         findings,
     })
+}
+
+/// Whether one Unicode label may be shown as it is (UTS #39, as browsers apply it to IDNs): a
+/// single script, only characters allowed in identifiers, and a confusable skeleton that is not
+/// plain ASCII (a label whose skeleton is ASCII reads as an ASCII name, e.g. Cyrillic "аррӏе").
+fn displayable_label(label: &str) -> bool {
+    use unicode_security::{GeneralSecurityProfile, MixedScript};
+    if label.is_ascii() {
+        return true;
+    }
+    label.is_single_script()
+        && label.chars().all(|c| c.is_ascii() || c.identifier_allowed())
+        && !unicode_security::skeleton(label).all(|c| c.is_ascii())
 }
 
 /// Names that resolve to this computer or the local network by convention (RFC 6761 `localhost`,
@@ -214,13 +254,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn punycode_host_is_shown_in_both_forms_with_a_warning() {
+    fn a_lookalike_host_is_emphasised_in_ascii_and_named() {
         let r = review("https://www.xn--80ak6aa92e.com/login").unwrap();
         assert_eq!(r.host_ascii, "www.xn--80ak6aa92e.com");
         assert_eq!(r.host_unicode, "www.аррӏе.com");
+        assert_eq!(r.host_display, "www.xn--80ak6aa92e.com");
+        assert!(r.findings.contains(&Finding::Lookalike));
         assert!(r.findings.contains(&Finding::InternationalizedHost));
-        assert_eq!(r.registrable, "аррӏе.com");
+        assert_eq!(r.registrable, "xn--80ak6aa92e.com");
         assert_eq!(r.subdomain, "www.");
+        // One Cyrillic letter among Latin ones (mixed script).
+        let r = review("https://xn--pple-43d.com/").unwrap();
+        assert_eq!(r.registrable, "xn--pple-43d.com");
+        assert!(r.findings.contains(&Finding::Lookalike));
+    }
+
+    #[test]
+    fn an_honest_idn_is_shown_in_unicode_and_a_non_ascii_path_is_no_host_warning() {
+        let r = review("https://münchen.de/stadtplan").unwrap();
+        assert_eq!(r.registrable, "münchen.de");
+        assert!(r.findings.contains(&Finding::InternationalizedHost));
+        assert!(!r.findings.contains(&Finding::Lookalike));
+        let r = review("https://example.com/ä?q=ü").unwrap();
+        assert!(r.findings.is_empty(), "{:?}", r.findings);
     }
 
     #[test]

@@ -64,6 +64,10 @@ async def test_url_elicitation_open_in_chromium(
         assert "www.xn--80ak6aa92e.com" in main and IDN_HOST_UNICODE in main, main[:2000]
         warnings = await page.locator("p.warning").all_inner_texts()
         assert any(PUNYCODE_WARNING in w for w in warnings), warnings
+        # A whole-script look-alike: the emphasised domain and the Open button use the ASCII form.
+        assert await page.locator("strong.domain").inner_text() == "xn--80ak6aa92e.com"
+        assert any("Look-alike host" in w for w in warnings), warnings
+        assert "Open xn--80ak6aa92e.com" in main, main[:2000]
         assert not any(NOT_HTTPS_WARNING in w for w in warnings), warnings
 
         # The URL is never a link: every link stays on the service; one opens the URL.

@@ -175,7 +175,9 @@ fn open_own(path: &Path, directory: bool) -> Result<fs::File, PathError> {
                 io("cannot open", path)(source)
             }
         })?;
-    let meta = file.metadata().map_err(io("cannot read the mode of", path))?;
+    let meta = file
+        .metadata()
+        .map_err(io("cannot read the mode of", path))?;
     // SAFETY: geteuid(2) has no preconditions and cannot fail.
     let me = unsafe { libc::geteuid() };
     if meta.uid() != me {
@@ -194,7 +196,9 @@ fn tighten(path: &Path, mode: u32) -> Result<(), PathError> {
         .map_err(io("cannot read the mode of", path))?
         .is_dir();
     let file = open_own(path, directory)?;
-    let meta = file.metadata().map_err(io("cannot read the mode of", path))?;
+    let meta = file
+        .metadata()
+        .map_err(io("cannot read the mode of", path))?;
     if meta.permissions().mode() & 0o777 & !mode != 0 {
         file.set_permissions(Permissions::from_mode(mode))
             .map_err(io("cannot tighten the mode of", path))?;
@@ -283,7 +287,10 @@ mod tests {
         std::os::unix::fs::symlink(&outside, dir.api_token_file()).unwrap();
 
         let err = StateDir::prepare(root).unwrap_err();
-        assert!(matches!(err, PathError::Symlink { ref path } if *path == dir.api_token_file()), "{err}");
+        assert!(
+            matches!(err, PathError::Symlink { ref path } if *path == dir.api_token_file()),
+            "{err}"
+        );
         assert_eq!(mode(&outside), 0o644, "the link's target was not touched");
         assert!(matches!(
             read_private(&dir.api_token_file()),

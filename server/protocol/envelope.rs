@@ -69,7 +69,15 @@ impl<'a> Envelope<'a> {
     pub fn parse(line: &'a [u8]) -> Judged<'a> {
         match line.iter().find(|b| !b.is_ascii_whitespace()) {
             Some(b'{') => match serde_json::from_slice::<RawEnvelope<'a>>(line) {
-                Ok(raw) => Judged::Message(Envelope::from_raw(raw, line)),
+                Ok(raw) => {
+                    // Valid UTF-8: the envelope parse above checked it.
+                    let text = std::str::from_utf8(line).unwrap_or_default();
+                    if has_folded_member(text, &ENVELOPE_MEMBERS) {
+                        Judged::Unjudgeable
+                    } else {
+                        Judged::Message(Envelope::from_raw(raw, line))
+                    }
+                }
                 Err(_) => Judged::Unjudgeable,
             },
             Some(b'[') => match serde_json::from_slice::<Vec<&'a RawValue>>(line) {
@@ -120,6 +128,44 @@ impl<'a> Envelope<'a> {
 
 /// The id `null`, for a request that spelled it out.
 const NULL_ID: &RawValue = RawValue::NULL;
+
+/// The member names of the envelope.
+pub const ENVELOPE_MEMBERS: [&str; 6] = ["jsonrpc", "id", "method", "params", "result", "error"];
+
+/// Whether a JSON object (raw text) has a member whose name is not exactly one of `known` but
+/// folds to one of them the way Go's `encoding/json` matches names (ASCII case, and `ſ`/`K`
+/// folded to `s`/`k`). A host on such a decoder would read `"METHOD"` as `method`, so such a
+/// message cannot be judged by its exact names. `false` for text that is not an object.
+pub fn has_folded_member(object: &str, known: &[&str]) -> bool {
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+    struct Keys<'k>(&'k [&'k str]);
+    impl<'de> Visitor<'de> for Keys<'_> {
+        type Value = bool;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+            let mut clash = false;
+            while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                map.next_value::<IgnoredAny>()?;
+                if !self.0.contains(&key.as_ref()) {
+                    let folded: String = key
+                        .chars()
+                        .map(|c| match c {
+                            '\u{17f}' => 's',
+                            '\u{212a}' => 'k',
+                            c => c.to_ascii_lowercase(),
+                        })
+                        .collect();
+                    clash |= self.0.iter().any(|k| k.to_ascii_lowercase() == folded);
+                }
+            }
+            Ok(clash)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(object);
+    de.deserialize_map(Keys(known)).unwrap_or(false)
+}
 
 /// The canonical text of a JSON-RPC id given as raw JSON text: parsed and re-serialised, so
 /// different spellings of one id compare equal. Unparseable text is kept as it is.
@@ -314,6 +360,26 @@ mod tests {
     fn nested_content_is_kept_raw() {
         let m = message(r#"{"id":1,"result":{"x":"\ud800"}}"#);
         assert!(m.is_response());
+    }
+
+    /// Go's decoder matches member names case-insensitively (and folds `ſ`, `K`): a line
+    /// with such a twin cannot be judged by exact names.
+    #[test]
+    fn case_folded_twins_of_envelope_members_cannot_be_judged() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":"t7","method":"ping","METHOD":"sampling/createMessage"}"#,
+            r#"{"jsonrpc":"2.0","id":"t8","Method":"elicitation/create"}"#,
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"re\u{17f}ult\":{}}",
+        ] {
+            assert!(
+                matches!(Envelope::parse(line.as_bytes()), Judged::Unjudgeable),
+                "{line}"
+            );
+        }
+        assert!(!has_folded_member(
+            r#"{"method":"x","extra":1}"#,
+            &ENVELOPE_MEMBERS
+        ));
     }
 
     #[test]

@@ -80,8 +80,10 @@ fn raw(value: &impl serde::Serialize) -> Box<RawValue> {
 }
 
 /// Whether a `result` (raw text) asks for input: `resultType` is `input_required`, or it carries
-/// `inputRequests` at all. The second test is deliberately broader than the schema: a host
-/// could act on `inputRequests` whatever the `resultType` says.
+/// `inputRequests` or `requestState` at all, or a member whose name folds to one of those (see
+/// [`crate::protocol::envelope::has_folded_member`]). Deliberately broader than the schema: a
+/// host could act on any of them whatever the `resultType` says (the Python SDK 2.3 retries on
+/// a bare `requestState`).
 pub fn is_input_required(result: &RawValue) -> bool {
     #[derive(serde::Deserialize)]
     struct Head<'a> {
@@ -89,16 +91,26 @@ pub fn is_input_required(result: &RawValue) -> bool {
         result_type: Option<std::borrow::Cow<'a, str>>,
         #[serde(borrow, rename = "inputRequests", default)]
         input_requests: Option<&'a RawValue>,
+        #[serde(borrow, rename = "requestState", default)]
+        request_state: Option<&'a RawValue>,
+    }
+    if crate::protocol::envelope::has_folded_member(result.get(), &RESULT_MEMBERS) {
+        return true;
     }
     match serde_json::from_str::<Head<'_>>(result.get()) {
         Ok(head) => {
-            head.result_type.as_deref() == Some(INPUT_REQUIRED) || head.input_requests.is_some()
+            head.result_type.as_deref() == Some(INPUT_REQUIRED)
+                || head.input_requests.is_some()
+                || head.request_state.is_some()
         }
         // A result whose head cannot be read (not an object, duplicated members) is treated as
         // asking: the caller then refuses to hand it over as it is.
         Err(_) => result.get().trim_start().starts_with('{'),
     }
 }
+
+/// The members of an `InputRequiredResult` a host acts on.
+const RESULT_MEMBERS: [&str; 3] = ["resultType", "inputRequests", "requestState"];
 
 /// Parses an `InputRequiredResult` (docs/protocol.md G17).
 ///
@@ -245,13 +257,29 @@ pub fn error_object(code: i64, message: &str) -> Value {
     json!({"code": code, "message": message})
 }
 
-/// `error.code` of a raw error object.
-pub fn error_code(error: &RawValue) -> Option<i64> {
+/// Whether an error object (raw text) may be read by some host as `-32042`: its `code` is
+/// numerically -32042 however it is written (`-32042`, `-32042.0`, `-3.2042e4`, `"-32042"`),
+/// or the code cannot be read unambiguously (duplicated, or a member whose name folds to
+/// `code`). Fails closed: such an error is never handed to a host with its URLs.
+pub fn is_url_elicitation_required(error: &RawValue) -> bool {
     #[derive(serde::Deserialize)]
-    struct Code {
-        code: Option<i64>,
+    struct Head<'a> {
+        #[serde(borrow, default)]
+        code: Option<&'a RawValue>,
     }
-    serde_json::from_str::<Code>(error.get()).ok()?.code
+    if crate::protocol::envelope::has_folded_member(error.get(), &["code", "message", "data"]) {
+        return true;
+    }
+    let Ok(head) = serde_json::from_str::<Head<'_>>(error.get()) else {
+        return error.get().trim_start().starts_with('{');
+    };
+    let Some(code) = head.code else { return false };
+    let number = match serde_json::from_str::<Value>(code.get()) {
+        Ok(Value::Number(n)) => n.as_f64(),
+        Ok(Value::String(s)) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    };
+    number == Some(URL_ELICITATION_REQUIRED as f64)
 }
 
 /// The URL elicitations a `-32042` error lists (`error.data.elicitations`; docs/protocol.md
@@ -270,9 +298,23 @@ pub fn required_url_elicitations(error: &RawValue) -> Vec<Value> {
 /// A `-32042` error without the URLs: `data.elicitations` removed, so the host has nothing to
 /// show on its own; `code` and `message` kept.
 pub fn without_elicitations(error: &RawValue) -> Value {
-    let mut error: Value = serde_json::from_str(error.get()).unwrap_or(Value::Null);
-    if let Some(data) = error.get_mut("data").and_then(Value::as_object_mut) {
+    let fallback = || error_object(URL_ELICITATION_REQUIRED, "URL elicitation required");
+    let Ok(mut error) = serde_json::from_str::<Value>(error.get()) else {
+        return fallback();
+    };
+    let Some(object) = error.as_object_mut() else {
+        return fallback();
+    };
+    // Only the spec's members, with numbers and text the host can read.
+    object.retain(|k, _| ["code", "message", "data"].contains(&k.as_str()));
+    object.insert("code".into(), json!(URL_ELICITATION_REQUIRED));
+    if !object.get("message").is_some_and(Value::is_string) {
+        object.insert("message".into(), json!("URL elicitation required"));
+    }
+    if let Some(data) = object.get_mut("data").and_then(Value::as_object_mut) {
         data.remove("elicitations");
+    } else {
+        object.remove("data");
     }
     error
 }
@@ -388,12 +430,44 @@ mod tests {
         let error = rv(
             r#"{"code":-32042,"message":"m","data":{"elicitations":[{"mode":"url","elicitationId":"e","url":"https://x.example/","message":"go"}]}}"#,
         );
-        assert_eq!(error_code(&error), Some(URL_ELICITATION_REQUIRED));
+        assert!(is_url_elicitation_required(&error));
         assert_eq!(required_url_elicitations(&error).len(), 1);
         assert_eq!(
             without_elicitations(&error),
             json!({"code": -32042, "message": "m", "data": {}})
         );
+    }
+
+    /// Every spelling a host parser reads as -32042 counts, and an unreadable code fails closed.
+    #[test]
+    fn the_url_required_code_is_read_like_hosts_read_it() {
+        for code in [
+            r#"{"code":-32042}"#,
+            r#"{"code":-32042.0}"#,
+            r#"{"code":-3.2042e4}"#,
+            r#"{"code":"-32042"}"#,
+            r#"{"code":1,"code":-32042}"#,
+            r#"{"code":1,"Code":-32042}"#,
+        ] {
+            assert!(is_url_elicitation_required(&rv(code)), "{code}");
+        }
+        assert!(!is_url_elicitation_required(&rv(
+            r#"{"code":-32603,"message":"x"}"#
+        )));
+        assert_eq!(
+            without_elicitations(&rv(
+                r#"{"code":-32042.0,"message":"m","data":{"x":"\ud800"}}"#
+            )),
+            json!({"code": -32042, "message": "URL elicitation required"})
+        );
+    }
+
+    #[test]
+    fn a_bare_request_state_or_folded_members_count_as_asking() {
+        assert!(is_input_required(&rv(r#"{"requestState":"s"}"#)));
+        assert!(is_input_required(&rv(
+            r#"{"resulttype":"input_required","inputrequests":{}}"#
+        )));
     }
 
     #[test]

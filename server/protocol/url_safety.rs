@@ -214,7 +214,9 @@ fn displayable_label(label: &str) -> bool {
         return true;
     }
     label.is_single_script()
-        && label.chars().all(|c| c.is_ascii() || c.identifier_allowed())
+        && label
+            .chars()
+            .all(|c| c.is_ascii() || c.identifier_allowed())
         && !unicode_security::skeleton(label).all(|c| c.is_ascii())
 }
 
@@ -343,13 +345,23 @@ mod tests {
             "https://0.0.0.0/",
         ] {
             assert!(
-                review(local).unwrap().findings.contains(&Finding::LocalNetwork),
+                review(local)
+                    .unwrap()
+                    .findings
+                    .contains(&Finding::LocalNetwork),
                 "{local}"
             );
         }
-        for public in ["https://example.com/", "https://8.8.8.8/", "https://[2001:db8::1]/"] {
+        for public in [
+            "https://example.com/",
+            "https://8.8.8.8/",
+            "https://[2001:db8::1]/",
+        ] {
             assert!(
-                !review(public).unwrap().findings.contains(&Finding::LocalNetwork),
+                !review(public)
+                    .unwrap()
+                    .findings
+                    .contains(&Finding::LocalNetwork),
                 "{public}"
             );
         }

@@ -82,6 +82,7 @@ impl Question {
 /// cause (docs/design.md §proxy).
 pub(super) async fn ask(
     client: &ServiceClient,
+    opens: &tokio::sync::Semaphore,
     question: &Question,
     handle: &AskHandle,
     progress: Option<&Progress>,
@@ -91,7 +92,18 @@ pub(super) async fn ask(
     if handle.is_cancelled() {
         return None;
     }
-    let (opened, expires_at) = match client.open(&question.body()).await {
+    // Opens are bounded (a flood of requests must not race the withdrawal at exit), and a
+    // question opened after its asker left is withdrawn at once by the loop below.
+    let opened = {
+        let Ok(_permit) = opens.acquire().await else {
+            return None;
+        };
+        if handle.is_cancelled() {
+            return None;
+        }
+        client.open(&question.body()).await
+    };
+    let (opened, expires_at) = match opened {
         Ok(Opened::Response(response)) => return Some(response),
         Ok(Opened::Question { id, expires_at }) => {
             let _ = handle.question.set(id.clone());

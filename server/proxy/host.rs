@@ -23,6 +23,7 @@ use crate::protocol::mrtr::{self, INPUT_REQUIRED_METHODS};
 pub(super) fn from_host(ctx: &Context, line: &[u8]) -> Option<Vec<u8>> {
     let Judged::Message(msg) = Envelope::parse(line) else {
         // Not a message the proxy reads (not JSON, a batch): the server judges it.
+        lock(&ctx.shared).host_unrecorded = true;
         return Some(line.to_vec());
     };
     let Some(id_key) = msg.id_key() else {
@@ -32,8 +33,10 @@ pub(super) fn from_host(ctx: &Context, line: &[u8]) -> Option<Vec<u8>> {
         return Some(line.to_vec());
     };
     let Some(method) = msg.method().map(str::to_owned) else {
-        if msg.is_response() && lock(&ctx.shared).intercepted.contains(&id_key) {
-            tracing::warn!("dropped a host response to a request the proxy answers itself");
+        // A host response may only answer a server request the host was given: never one the
+        // proxy answers itself, nor an id a server might read as such (`"900"` for `900`).
+        if msg.is_response() && !lock(&ctx.shared).forwarded.remove(&id_key) {
+            tracing::warn!("dropped a host response to a request it was not given");
             return None;
         }
         return Some(line.to_vec());
@@ -93,6 +96,7 @@ pub(super) fn from_host(ctx: &Context, line: &[u8]) -> Option<Vec<u8>> {
         retry_id: None,
         cancelled: false,
         progress: Arc::new(AtomicU64::new(0)),
+        resolving: false,
     };
     lock(&ctx.shared).host_requests.insert(id_key, request);
     Some(out)
@@ -112,7 +116,7 @@ fn with_held_answers(ctx: &Context, method: &str, line: Vec<u8>) -> Vec<u8> {
         found.map(|i| s.held.swap_remove(i))
     };
     let Some(held) = held else {
-        return line;
+        return without_asked_keys(ctx, line);
     };
     let mut responses = mrtr::input_responses(&line);
     for (key, answer) in held.answers {
@@ -127,6 +131,32 @@ fn with_held_answers(ctx: &Context, method: &str, line: Vec<u8>) -> Vec<u8> {
     };
     let state_raw = state.and_then(|s| serde_json::value::RawValue::from_string(s).ok());
     mrtr::retry(&line, &id, &responses, state_raw.as_deref()).unwrap_or(line)
+}
+
+/// A host retry that matches no held answers may still name keys the person answers (a host
+/// guessing them): those entries are removed, so only the person's answers ever fill them.
+fn without_asked_keys(ctx: &Context, line: Vec<u8>) -> Vec<u8> {
+    let asked: Vec<String> = lock(&ctx.shared)
+        .held
+        .iter()
+        .flat_map(|h| h.answers.keys().cloned())
+        .collect();
+    let mut responses = mrtr::input_responses(&line);
+    let before = responses.len();
+    responses.retain(|k, _| !asked.contains(k));
+    if responses.len() == before {
+        return line;
+    }
+    let id: Value = match Envelope::parse(&line) {
+        Judged::Message(m) => {
+            m.id.and_then(|raw| serde_json::from_str(raw.get()).ok())
+                .unwrap_or(Value::Null)
+        }
+        _ => Value::Null,
+    };
+    let state =
+        mrtr::request_state(&line).and_then(|s| serde_json::value::RawValue::from_string(s).ok());
+    mrtr::retry(&line, &id, &responses, state.as_deref()).unwrap_or(line)
 }
 
 /// The host cancelled one of its requests: withdraw the questions opened for it and, when a

@@ -124,7 +124,9 @@ pub(super) fn dropped(ctx: &Context, reason: DropReason, id: Option<String>) {
             &request.id,
             &mrtr::error_object(codes::INTERNAL_ERROR, message),
         );
-        send(ctx.to_host.clone(), line);
+        // Never queue without bound for a server that floods: an error that does not fit now
+        // is dropped with the line it concerns.
+        let _ = ctx.to_host.try_send(line);
     } else if let Some(waiter) = lock(&ctx.shared).retries.remove(&key) {
         // Dropping the waiter ends the retry; the host request is failed below.
         drop(waiter);
@@ -139,9 +141,7 @@ pub(super) fn dropped(ctx: &Context, reason: DropReason, id: Option<String>) {
                 "mcp-consent could not read this message, so it was not passed to the client",
             ),
         );
-        tokio::spawn(async move {
-            let _ = to_server.send(line).await;
-        });
+        let _ = to_server.try_send(line);
     }
 }
 
@@ -165,7 +165,13 @@ fn message(ctx: &Context, msg: &Envelope<'_>, line: &[u8]) -> bool {
         }
         (Some("notifications/cancelled"), None) => server_cancelled(ctx, msg),
         (Some("notifications/elicitation/complete"), None) => elicitation_complete(ctx, msg),
-        (Some(_), _) => true,
+        (Some(_), id) => {
+            if let Some(id) = id {
+                // A server request the host will answer: only such ids may be answered by it.
+                lock(&ctx.shared).forwarded.insert(id);
+            }
+            true
+        }
         (None, Some(key)) if msg.is_response() => response(ctx, msg, &key, line),
         (None, _) => {
             dropped(ctx, DropReason::Ambiguous, msg.id_key());
@@ -189,9 +195,27 @@ fn response(ctx: &Context, msg: &Envelope<'_>, key: &str, line: &[u8]) -> bool {
             .and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
             .and_then(|r| r.get("protocolVersion")?.as_str().map(str::to_owned));
     }
+    let Some(request) = s.host_requests.get_mut(key) else {
+        // A response to no request in flight: a second response, a late one after a dropped
+        // line was failed, or one under a retry id already answered. Forwarded only when the
+        // host sent lines the proxy could not record (a batch), where it may be awaited.
+        let pass = s.host_unrecorded && !key.starts_with("\"mcp-consent-");
+        drop(s);
+        if !pass {
+            dropped(ctx, DropReason::Ambiguous, None);
+        }
+        return pass;
+    };
+    if request.resolving {
+        // A resolution owns this request (a retry is in flight under the proxy's id): the
+        // server must answer that id, not the host's.
+        drop(s);
+        dropped(ctx, DropReason::Ambiguous, None);
+        return false;
+    }
     if rounds::needs_resolution(line) {
-        let resolvable = s.host_requests.get(key).is_some_and(|r| r.line.is_some());
-        if resolvable {
+        if request.line.is_some() {
+            request.resolving = true;
             drop(s);
             rounds::spawn(ctx, key.to_owned(), line.to_vec());
             return false;
@@ -322,9 +346,10 @@ fn intercept(ctx: &Context, key: String, line: &[u8]) {
             counter: Arc::default(),
         });
     let client = ctx.client.clone();
+    let opens = ctx.opens.clone();
     let shared = ctx.shared.clone();
     tokio::spawn(async move {
-        let response = ask(&client, &question, &handle, progress.as_ref()).await;
+        let response = ask(&client, &opens, &question, &handle, progress.as_ref()).await;
         lock(&shared).server_asks.remove(&key);
         if let Some(response) = response {
             let mut line = response.to_string().into_bytes();

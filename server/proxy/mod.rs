@@ -84,7 +84,12 @@ pub(crate) struct Context {
     session: String,
     /// Lines from the server dropped so far.
     dropped: Arc<AtomicU64>,
+    /// Bounds the questions being opened at once.
+    opens: Arc<tokio::sync::Semaphore>,
 }
+
+/// How many questions the proxy opens at once.
+const CONCURRENT_OPENS: u32 = 8;
 
 /// Why the proxy stops.
 enum Stop {
@@ -134,6 +139,7 @@ pub async fn run_with(
         server: options.name,
         session: uuid::Uuid::now_v7().to_string(),
         dropped: Arc::default(),
+        opens: Arc::new(tokio::sync::Semaphore::new(CONCURRENT_OPENS as usize)),
     };
     let limit = options.max_line_bytes;
 
@@ -319,13 +325,21 @@ async fn withdraw_all(ctx: &Context) {
             h.question.get().cloned()
         })
         .collect();
-    let cancels = questions.iter().map(|q| ctx.client.cancel(q));
-    if tokio::time::timeout(
-        Duration::from_secs(5),
-        futures_util::future::join_all(cancels),
-    )
-    .await
-    .is_err()
+    let withdrawn = async {
+        futures_util::future::join_all(questions.iter().map(|q| ctx.client.cancel(q))).await;
+        // Opens still in flight finish first (their asks see the cancellation and withdraw
+        // what they opened); then anything opened meanwhile is withdrawn too.
+        let _all = ctx.opens.acquire_many(CONCURRENT_OPENS).await;
+        let late: Vec<String> = handles
+            .iter()
+            .filter_map(|h| h.question.get().cloned())
+            .filter(|q| !questions.contains(q))
+            .collect();
+        futures_util::future::join_all(late.iter().map(|q| ctx.client.cancel(q))).await;
+    };
+    if tokio::time::timeout(Duration::from_secs(10), withdrawn)
+        .await
+        .is_err()
     {
         tracing::warn!("could not withdraw every open question before exiting");
     }

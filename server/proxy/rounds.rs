@@ -37,6 +37,9 @@ pub const MAX_ROUNDS: u32 = 16;
 /// How long the proxy waits for a server to report a URL elicitation complete after the person
 /// consented, before the host gets the `-32042` error without the URLs.
 pub const URL_COMPLETION_WAIT: Duration = Duration::from_secs(600);
+/// The most entries one `InputRequiredResult` may ask the person about; more is refused (each
+/// is a question a person must read).
+pub const MAX_ASKED_ENTRIES: usize = 32;
 
 /// What a response to a host request (or to a proxy retry of it) asks of the proxy.
 enum Reply {
@@ -58,7 +61,7 @@ fn classify(line: &[u8]) -> Reply {
         return Reply::InputRequired(result.to_owned());
     }
     if let Some(error) = msg.error
-        && mrtr::error_code(error) == Some(mrtr::URL_ELICITATION_REQUIRED)
+        && mrtr::is_url_elicitation_required(error)
     {
         return Reply::UrlRequired(error.to_owned());
     }
@@ -133,6 +136,14 @@ async fn input_round(ctx: &Context, host_key: &str, result: &RawValue) -> Step {
         .requests
         .into_iter()
         .partition(InputRequest::is_asked);
+    if asked.len() > MAX_ASKED_ENTRIES {
+        let message = format!(
+            "the server asked for {} inputs at once; mcp-consent asks the person about at most {MAX_ASKED_ENTRIES}",
+            asked.len()
+        );
+        fail(ctx, host_key, codes::INTERNAL_ERROR, &message).await;
+        return Step::Done;
+    }
     let answers = if asked.is_empty() {
         Members::new()
     } else {
@@ -162,10 +173,13 @@ async fn input_round(ctx: &Context, host_key: &str, result: &RawValue) -> Step {
             let mut s = lock(&ctx.shared);
             let method = s.host_requests.get(host_key).map(|r| r.method.clone());
             if let Some(method) = &method {
+                s.held
+                    .retain(|h| h.since.elapsed() < super::state::HELD_FOR);
                 s.held.push(super::state::Held {
                     method: method.clone(),
                     request_state: parsed.request_state.as_ref().map(|r| r.get().to_owned()),
                     answers,
+                    since: std::time::Instant::now(),
                 });
             }
             method
@@ -243,11 +257,12 @@ async fn ask_all(ctx: &Context, host_key: &str, entries: &[InputRequest]) -> Ans
                 "params": entry.params,
             });
             let client = ctx.client.clone();
+            let opens = ctx.opens.clone();
             let progress = progress.clone();
             let handle = handle.clone();
             let key = entry.key.clone();
             async move {
-                let response = ask(&client, &question, &handle, progress.as_ref()).await;
+                let response = ask(&client, &opens, &question, &handle, progress.as_ref()).await;
                 (key, response)
             }
         })

@@ -66,6 +66,8 @@ pub(super) struct HostRequest {
     pub(super) retry_id: Option<String>,
     /// The host cancelled it.
     pub(super) cancelled: bool,
+    /// A resolution task owns it (its response asked for input).
+    pub(super) resolving: bool,
     /// Progress notifications sent to the host for it (strictly increasing, G13).
     pub(super) progress: Arc<AtomicU64>,
 }
@@ -80,7 +82,12 @@ pub(super) struct Held {
     pub(super) request_state: Option<String>,
     /// The person's `inputResponses` entries.
     pub(super) answers: Members,
+    /// When the answers were held; they are dropped after [`HELD_FOR`].
+    pub(super) since: std::time::Instant,
 }
+
+/// How long answers wait for the host's retry.
+pub(super) const HELD_FOR: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// The session state.
 #[derive(Debug, Default)]
@@ -99,8 +106,14 @@ pub(super) struct Shared {
     pub(super) host_requests: HashMap<String, HostRequest>,
     /// Server requests being answered through a question: id key → handle.
     pub(super) server_asks: HashMap<String, Arc<AskHandle>>,
-    /// Every server request id the proxy intercepted; a host response to one is dropped.
+    /// Every server request id the proxy intercepted.
     pub(super) intercepted: HashSet<String>,
+    /// Server requests forwarded to the host and not yet answered: the only ids a host
+    /// response may carry.
+    pub(super) forwarded: HashSet<String>,
+    /// The host sent a line the proxy could not record (not JSON, a batch): responses to
+    /// unknown ids may be awaited by it.
+    pub(super) host_unrecorded: bool,
     /// `elicitationId`s of URL elicitations this proxy opened → who waits for completion.
     pub(super) url_elicitations: HashMap<String, Arc<Notify>>,
     /// Proxy-owned requests to the server (MRTR retries): id key → who waits for the response.

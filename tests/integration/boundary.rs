@@ -530,3 +530,50 @@ async fn sigterm_withdraws_questions_and_ends_the_server() {
         "the server {pid} was left behind"
     );
 }
+
+/// A `-32042` whose code is spelled so that a host parser still reads -32042 (a float, a
+/// duplicated member) is judged like the plain one: the host never gets its URLs.
+#[tokio::test]
+async fn a_url_required_error_in_any_spelling_loses_its_urls() {
+    let app = spawn_app().await;
+    let script = json!([
+        {"until": "initialize"}, init_result("2025-11-25"),
+        {"until": "tools/call"},
+        {"raw": r#"{"jsonrpc":"2.0","id":5,"error":{"code":1,"code":-32042.0,"message":"m","data":{"elicitations":[{"mode":"url","elicitationId":"e1","url":"javascript:alert(1)","message":"log in"}]}}}"#},
+    ]);
+    let mut proxy = Proxy::start(&app.state, None, script);
+    proxy.send(INIT).await;
+    proxy.recv().await;
+    proxy
+        .send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"connect","arguments":{}}}"#)
+        .await;
+    let answer = host_response(&mut proxy).await;
+    assert_eq!(answer["id"], 5);
+    assert_eq!(answer["error"]["code"], -32042);
+    assert!(!answer.to_string().contains("javascript"), "{answer}");
+}
+
+/// While the proxy's retry is in flight, a response under the host's own id cannot start a
+/// second round (which would reset the round limit); only the retry's answer counts.
+#[tokio::test]
+async fn a_response_under_the_host_id_during_a_retry_is_dropped() {
+    let app = spawn_app().await;
+    let again = json!({"jsonrpc": "2.0", "id": 2, "result": asks_for_a_form()});
+    let script = json!([
+        {"until": "tools/call"}, {"reply": asks_for_a_form()},
+        {"until": "tools/call"}, {"send": again}, {"reply": done("one round only")},
+    ]);
+    let mut proxy = Proxy::start(&app.state, None, script);
+    proxy.send(CALL).await;
+    let question = pending_question(&app).await;
+    app.answer(
+        question["id"].as_str().unwrap(),
+        json!({"action": "accept", "content": {"name": "Ada"}}),
+    )
+    .await;
+    let answer = host_response(&mut proxy).await;
+    assert_eq!(answer["id"], 2);
+    assert_eq!(answer["result"], done("one round only"));
+    let list: Value = app.get("/api/v1/questions").await.json().await.unwrap();
+    assert_eq!(list["questions"].as_array().unwrap().len(), 1, "{list}");
+}

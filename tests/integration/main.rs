@@ -18,4 +18,5 @@ mod routing;
 mod sampling_props;
 mod sampling_vectors;
 mod service;
+mod upgrade;
 mod url;

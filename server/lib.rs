@@ -14,6 +14,7 @@ pub mod broker;
 pub mod client;
 pub mod config;
 pub mod db;
+pub mod domain;
 pub mod metrics;
 pub mod paths;
 pub mod protocol;

@@ -8,6 +8,7 @@ use clap::Subcommand;
 use serde_json::{Value, json};
 
 use crate::client::{ClientError, ServiceClient};
+use crate::domain::{Kind, State};
 
 /// The `questions` subcommands.
 #[derive(Debug, Subcommand)]
@@ -95,7 +96,11 @@ pub async fn run(
     match action {
         QuestionsCommand::List { all, json } => {
             let questions = client
-                .list_questions(if all { None } else { Some("pending") })
+                .list_questions(if all {
+                    None
+                } else {
+                    Some(State::Pending.as_str())
+                })
                 .await?;
             if json {
                 writeln!(out, "{}", pretty(&json!({ "questions": questions })))?;
@@ -140,7 +145,8 @@ pub async fn run(
                 None => None,
             };
             let question = client.question(&id).await?;
-            let is_sampling = question.get("kind").and_then(Value::as_str) == Some("sampling");
+            let is_sampling =
+                question.get("kind").and_then(Value::as_str) == Some(Kind::Sampling.as_str());
             let answer = match (content, result, from_file) {
                 (Some(c), _, _) => {
                     json!({"action": "accept", "content": read_json(&c, "--content")?})

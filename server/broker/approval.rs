@@ -26,6 +26,8 @@ use super::{Broker, BrokerError, Kind, Question, State};
 use crate::config::Budgets;
 use crate::db::DbError;
 use crate::db::approvals::{self, ApprovalRow, NewAudit, RevisionRow, RunRow};
+pub use crate::domain::DecisionKind;
+use crate::domain::{Actor, ApprovalId, AuditAction, Phase, RuleScope, RunState, Step};
 use crate::protocol::FieldError;
 use crate::protocol::jsonrpc::{RpcError, error_response, result_response};
 use crate::protocol::sampling;
@@ -156,31 +158,6 @@ pub struct Decision {
     pub model: Option<String>,
 }
 
-/// The decisions of the two reviews.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DecisionKind {
-    /// Request review: run the model.
-    Approve,
-    /// Response review: deliver the response.
-    Send,
-    /// Response review: run the model again (optionally another one).
-    Regenerate,
-    /// Either review: the server gets `-1`, no model text.
-    Reject,
-}
-
-impl DecisionKind {
-    fn as_str(self) -> &'static str {
-        match self {
-            DecisionKind::Approve => "approve",
-            DecisionKind::Send => "send",
-            DecisionKind::Regenerate => "regenerate",
-            DecisionKind::Reject => "reject",
-        }
-    }
-}
-
 /// An edit of the request (`POST /api/v1/questions/{id}/revisions`): replaces the system prompt
 /// and/or text blocks of the current revision, making a new one.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -230,6 +207,28 @@ pub struct Review {
     pub runs: Vec<RunRow>,
 }
 
+impl Review {
+    /// The id a decision of the current revision's request review takes.
+    pub fn request_approval_id(&self, question: &str) -> ApprovalId {
+        ApprovalId::Request {
+            question: question.to_owned(),
+            revision: self.revision,
+        }
+    }
+
+    /// The id a decision of the response review takes: offered only for the newest run, and
+    /// only once it is done (the API and the pages both offer exactly this).
+    pub fn response_approval_id(&self, question: &str) -> Option<ApprovalId> {
+        self.runs
+            .first()
+            .filter(|r| r.state == RunState::Done)
+            .map(|r| ApprovalId::Response {
+                question: question.to_owned(),
+                run: r.id.clone(),
+            })
+    }
+}
+
 /// Approval-engine errors beyond the broker's.
 fn outdated(what: &str) -> BrokerError {
     BrokerError::InvalidAnswer(vec![FieldError::whole(format!(
@@ -239,6 +238,24 @@ fn outdated(what: &str) -> BrokerError {
 
 fn invalid(message: impl Into<String>) -> BrokerError {
     BrokerError::InvalidAnswer(vec![FieldError::whole(message)])
+}
+
+/// Parses a posted approval id for question `q`, refusing one of another question with the
+/// same errors as before the id was typed: an id naming this question with a revision that is
+/// not a number is outdated, one naming an unknown step does not fit.
+fn approval_id_of(q: &Question, text: &str) -> Result<ApprovalId, BrokerError> {
+    match text.parse::<ApprovalId>() {
+        Ok(id) if id.question() == q.id => Ok(id),
+        Ok(_) => Err(invalid("the approval id does not belong to this question")),
+        Err(_) => match text.splitn(3, ':').collect::<Vec<_>>().as_slice() {
+            [qid, step, _] if *qid == q.id => Err(if *step == Step::Request.as_str() {
+                outdated("this request approval")
+            } else {
+                invalid("this decision does not fit the approval id")
+            }),
+            _ => Err(invalid("the approval id does not belong to this question")),
+        },
+    }
 }
 
 fn digest_text(text: &str) -> String {
@@ -337,13 +354,13 @@ impl Broker {
             question_id: q.id.clone(),
             revision: 1,
             params: q.request.to_string(),
-            author: "server".into(),
+            author: Actor::Server,
             created_at: Utc::now().timestamp_millis(),
         };
         self.db
             .run(move |c| Ok(approvals::insert_revision(c, &row)?))
             .await?;
-        self.apply_rule(q, "request").await
+        self.apply_rule(q, Step::Request).await
     }
 
     /// Boxed (and `Send` by declaration) because it closes a cycle: a run that finishes applies a
@@ -351,7 +368,7 @@ impl Broker {
     fn apply_rule<'a>(
         &'a self,
         q: &'a Question,
-        step: &'a str,
+        step: Step,
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), BrokerError>> + Send + 'a>>
     {
         Box::pin(async move {
@@ -364,14 +381,18 @@ impl Broker {
             else {
                 return Ok(());
             };
-            if step == "response" && rule.scope != "both" {
+            if step == Step::Response && rule.scope != RuleScope::Both {
                 return Ok(());
             }
-            let actor = format!("rule:{}", rule.id);
+            let actor = Actor::Rule(rule.id);
             let result = match step {
-                "request" => {
+                Step::Request => {
                     let decision = Decision {
-                        approval_id: format!("{}:request:{}", q.id, q.revision),
+                        approval_id: ApprovalId::Request {
+                            question: q.id.clone(),
+                            revision: q.revision,
+                        }
+                        .to_string(),
                         decision: DecisionKind::Approve,
                         model: None,
                     };
@@ -393,7 +414,7 @@ impl Broker {
                                 q,
                                 &decision,
                                 &actor,
-                                &["request_review"],
+                                &[Phase::RequestReview],
                                 now,
                                 None,
                                 error,
@@ -403,13 +424,17 @@ impl Broker {
                     }
                     self.decide_sampling(&q.id, &decision, &actor).await
                 }
-                _ => {
+                Step::Response => {
                     let runs = self.review(q).await?.runs;
                     let Some(run) = runs.first() else {
                         return Ok(());
                     };
                     let decision = Decision {
-                        approval_id: format!("{}:response:{}", q.id, run.id),
+                        approval_id: ApprovalId::Response {
+                            question: q.id.clone(),
+                            run: run.id.clone(),
+                        }
+                        .to_string(),
                         decision: DecisionKind::Send,
                         model: None,
                     };
@@ -466,14 +491,14 @@ impl Broker {
         &self,
         id: &str,
         edit: &Edit,
-        actor: &str,
+        actor: &Actor,
     ) -> Result<i32, BrokerError> {
         let q = self.get(id).await?;
         if q.state != State::Pending {
             return Err(BrokerError::AlreadyDecided(q.state));
         }
         let review = self.review(&q).await?;
-        if edit.base_revision != q.revision || q.phase.as_deref() != Some("request_review") {
+        if edit.base_revision != q.revision || q.phase != Some(Phase::RequestReview) {
             return Err(outdated("this edit's revision"));
         }
         let mut params = review.params.clone();
@@ -512,7 +537,7 @@ impl Broker {
             question_id: q.id.clone(),
             revision: new_revision,
             params: params.to_string(),
-            author: actor.to_owned(),
+            author: actor.clone(),
             created_at: now,
         };
         let base = q.revision;
@@ -526,7 +551,7 @@ impl Broker {
         self.audit(
             &q,
             actor,
-            "edited",
+            AuditAction::Edited,
             None,
             None,
             Some(request_digest(&params)),
@@ -547,7 +572,7 @@ impl Broker {
         &self,
         id: &str,
         decision: &Decision,
-        actor: &str,
+        actor: &Actor,
     ) -> Result<Applied, BrokerError> {
         let q = self.get(id).await?;
         let engine = self.engine_for(&q)?;
@@ -557,7 +582,7 @@ impl Broker {
             .run(move |c| Ok(approvals::approval(c, &aid)?))
             .await?
         {
-            return if previous.decision == decision.decision.as_str() {
+            return if previous.decision == decision.decision {
                 Ok(Applied::Replayed)
             } else {
                 Err(invalid(format!(
@@ -569,36 +594,35 @@ impl Broker {
         if q.state != State::Pending {
             return Err(BrokerError::AlreadyDecided(q.state));
         }
-        let parts: Vec<&str> = decision.approval_id.splitn(3, ':').collect();
-        let (phase, key) = match parts.as_slice() {
-            [qid, phase, key] if *qid == q.id => (*phase, *key),
-            _ => return Err(invalid("the approval id does not belong to this question")),
-        };
+        let approval_id = approval_id_of(&q, &decision.approval_id)?;
         let review = self.review(&q).await?;
         let now = Utc::now().timestamp_millis();
-        match (phase, decision.decision) {
-            ("request", kind @ (DecisionKind::Approve | DecisionKind::Reject)) => {
-                if key != q.revision.to_string() || q.phase.as_deref() != Some("request_review") {
+        match (approval_id, decision.decision) {
+            (
+                ApprovalId::Request { revision, .. },
+                kind @ (DecisionKind::Approve | DecisionKind::Reject),
+            ) => {
+                if revision != q.revision || q.phase != Some(Phase::RequestReview) {
                     return Err(outdated("this request approval"));
                 }
                 if kind == DecisionKind::Reject {
                     return self
-                        .reject(&q, decision, actor, &["request_review"], now, None)
+                        .reject(&q, decision, actor, &[Phase::RequestReview], now, None)
                         .await;
                 }
                 self.start_run(&q, &engine, &review, decision, actor, now)
                     .await
             }
-            ("response", kind) => {
+            (ApprovalId::Response { run: key, .. }, kind) => {
                 let run = review
                     .runs
                     .first()
-                    .filter(|r| r.id == key && r.state == "done");
+                    .filter(|r| r.id == key && r.state == RunState::Done);
                 let Some(run) = run else {
                     return Err(outdated("this response approval"));
                 };
-                let from = ["response_review", "tool_use_review"];
-                if !q.phase.as_deref().is_some_and(|p| from.contains(&p)) {
+                let from = [Phase::ResponseReview, Phase::ToolUseReview];
+                if !q.phase.is_some_and(Phase::reviews_response) {
                     return Err(outdated("this response approval"));
                 }
                 match kind {
@@ -626,7 +650,7 @@ impl Broker {
         engine: &Arc<SamplingEngine>,
         review: &Review,
         decision: &Decision,
-        actor: &str,
+        actor: &Actor,
         now: i64,
     ) -> Result<Applied, BrokerError> {
         let model_id = match &decision.model {
@@ -656,7 +680,7 @@ impl Broker {
             revision: q.revision,
             model_id: model_id.clone(),
             receipt: serde_json::to_string(&receipt).unwrap_or_default(),
-            state: "running".into(),
+            state: RunState::Running,
             result: None,
             error: None,
             input_tokens: None,
@@ -665,44 +689,26 @@ impl Broker {
             started_at: now,
             finished_at: None,
         };
-        let phase = if decision.decision == DecisionKind::Approve {
-            "request"
-        } else {
-            "response"
-        };
+        let approval_id = approval_id_of(q, &decision.approval_id)?;
         let approval = ApprovalRow {
             approval_id: decision.approval_id.clone(),
             question_id: q.id.clone(),
-            phase: phase.into(),
+            phase: approval_id.step(),
             revision: q.revision,
-            run_id: (phase == "response").then(|| {
-                decision
-                    .approval_id
-                    .rsplit(':')
-                    .next()
-                    .unwrap_or_default()
-                    .to_owned()
-            }),
-            decision: decision.decision.as_str().into(),
+            run_id: approval_id.run().map(str::to_owned),
+            decision: decision.decision,
             model_id: Some(model_id.clone()),
-            actor: actor.into(),
+            actor: actor.clone(),
             created_at: now,
         };
-        let action = match (decision.decision, actor.starts_with("rule:")) {
-            (DecisionKind::Regenerate, _) => "regenerated",
-            (_, true) => "auto_approved",
-            _ => "approved",
+        let action = match (decision.decision, actor.is_rule()) {
+            (DecisionKind::Regenerate, _) => AuditAction::Regenerated,
+            (_, true) => AuditAction::AutoApproved,
+            _ => AuditAction::Approved,
         };
-        let audit = NewAudit {
-            at: now,
-            actor: actor.into(),
-            action: action.into(),
-            question_id: q.id.clone(),
-            server: q.server.clone(),
-            model_id: Some(model_id.clone()),
-            request_digest: Some(request_digest(&review.params)),
-            ..NewAudit::default()
-        };
+        let mut audit = NewAudit::new(now, actor.clone(), action, &q.id, &q.server);
+        audit.model_id = Some(model_id.clone());
+        audit.request_digest = Some(request_digest(&review.params));
         let run_for_db = run.clone();
         let started = self
             .db
@@ -748,7 +754,7 @@ impl Broker {
         let phase = match outcome {
             Ok(Ok(done)) => match sampling::validate_result(q.era, &params, &done.result) {
                 Ok(()) => {
-                    run.state = "done".into();
+                    run.state = RunState::Done;
                     run.result = Some(done.result.to_string());
                     run.input_tokens = i64::try_from(done.input_tokens).ok();
                     run.output_tokens = i64::try_from(done.output_tokens).ok();
@@ -759,13 +765,13 @@ impl Broker {
                         None => false,
                     };
                     if has_tool_use {
-                        "tool_use_review"
+                        Phase::ToolUseReview
                     } else {
-                        "response_review"
+                        Phase::ResponseReview
                     }
                 }
                 Err(errors) => {
-                    run.state = "failed".into();
+                    run.state = RunState::Failed;
                     let why: Vec<String> = errors
                         .iter()
                         .map(|e| format!("{} {}", e.field, e.message))
@@ -774,21 +780,21 @@ impl Broker {
                         "the model's answer is not a valid CreateMessageResult: {}",
                         why.join("; ")
                     ));
-                    "request_review"
+                    Phase::RequestReview
                 }
             },
             Ok(Err(e)) => {
-                run.state = "failed".into();
+                run.state = RunState::Failed;
                 run.error = Some(e.to_string());
-                "request_review"
+                Phase::RequestReview
             }
             Err(_) => {
-                run.state = "failed".into();
+                run.state = RunState::Failed;
                 run.error = Some(format!(
                     "the model did not answer within {} seconds",
                     MODEL_TIMEOUT.as_secs()
                 ));
-                "request_review"
+                Phase::RequestReview
             }
         };
         let stored = run.clone();
@@ -802,8 +808,8 @@ impl Broker {
         }
         if let Ok(current) = self.get(&q.id).await {
             self.changed(&current);
-            if phase != "request_review"
-                && let Err(e) = self.apply_rule(&current, "response").await
+            if phase != Phase::RequestReview
+                && let Err(e) = self.apply_rule(&current, Step::Response).await
             {
                 tracing::warn!(error = %e, "auto-approve of a response failed");
             }
@@ -814,7 +820,7 @@ impl Broker {
         &self,
         q: &Question,
         decision: &Decision,
-        actor: &str,
+        actor: &Actor,
         run: &RunRow,
         now: i64,
     ) -> Result<Applied, BrokerError> {
@@ -828,40 +834,34 @@ impl Broker {
         let approval = ApprovalRow {
             approval_id: decision.approval_id.clone(),
             question_id: q.id.clone(),
-            phase: "response".into(),
+            phase: Step::Response,
             revision: q.revision,
             run_id: Some(run.id.clone()),
-            decision: "send".into(),
+            decision: DecisionKind::Send,
             model_id: Some(run.model_id.clone()),
-            actor: actor.into(),
+            actor: actor.clone(),
             created_at: now,
         };
-        let audit = NewAudit {
-            at: now,
-            actor: actor.into(),
-            action: if actor.starts_with("rule:") {
-                "auto_approved"
-            } else {
-                "delivered"
-            }
-            .into(),
-            question_id: q.id.clone(),
-            server: q.server.clone(),
-            model_id: Some(run.model_id.clone()),
-            input_tokens: run.input_tokens,
-            output_tokens: run.output_tokens,
-            cost_usd: run.cost_usd,
-            request_digest: Some(request_digest(&q.request)),
-            response_digest: Some(digest_text(&result.to_string())),
+        let action = if actor.is_rule() {
+            AuditAction::AutoApproved
+        } else {
+            AuditAction::Delivered
         };
+        let mut audit = NewAudit::new(now, actor.clone(), action, &q.id, &q.server);
+        audit.model_id = Some(run.model_id.clone());
+        audit.input_tokens = run.input_tokens;
+        audit.output_tokens = run.output_tokens;
+        audit.cost_usd = run.cost_usd;
+        audit.request_digest = Some(request_digest(&q.request));
+        audit.response_digest = Some(digest_text(&result.to_string()));
         let done = self
             .db
             .run(move |c| {
                 Ok(approvals::decide_with_approval(
                     c,
                     &approval,
-                    &["response_review", "tool_use_review"],
-                    "accepted",
+                    &[Phase::ResponseReview, Phase::ToolUseReview],
+                    State::Accepted,
                     &response_text,
                     &audit,
                     now,
@@ -879,8 +879,8 @@ impl Broker {
         &self,
         q: &Question,
         decision: &Decision,
-        actor: &str,
-        from: &[&str],
+        actor: &Actor,
+        from: &[Phase],
         now: i64,
         run: Option<&RunRow>,
     ) -> Result<Applied, BrokerError> {
@@ -894,8 +894,8 @@ impl Broker {
         &self,
         q: &Question,
         decision: &Decision,
-        actor: &str,
-        from: &[&str],
+        actor: &Actor,
+        from: &[Phase],
         now: i64,
         run: Option<&RunRow>,
         error: RpcError,
@@ -904,40 +904,32 @@ impl Broker {
         let response = error_response(Some(&q.rpc_id), &error);
         let response_text = response.to_string();
         let (phase, run_id) = match run {
-            Some(r) => ("response", Some(r.id.clone())),
-            None => ("request", None),
+            Some(r) => (Step::Response, Some(r.id.clone())),
+            None => (Step::Request, None),
         };
         let approval = ApprovalRow {
             approval_id: decision.approval_id.clone(),
             question_id: q.id.clone(),
-            phase: phase.into(),
+            phase,
             revision: q.revision,
             run_id,
-            decision: "reject".into(),
+            decision: DecisionKind::Reject,
             model_id: run.map(|r| r.model_id.clone()),
-            actor: actor.into(),
+            actor: actor.clone(),
             created_at: now,
         };
-        let audit = NewAudit {
-            at: now,
-            actor: actor.into(),
-            action: "rejected".into(),
-            question_id: q.id.clone(),
-            server: q.server.clone(),
-            model_id: run.map(|r| r.model_id.clone()),
-            request_digest: Some(request_digest(&q.request)),
-            ..NewAudit::default()
-        };
-        let from: Vec<String> = from.iter().map(|s| (*s).to_owned()).collect();
+        let mut audit = NewAudit::new(now, actor.clone(), AuditAction::Rejected, &q.id, &q.server);
+        audit.model_id = run.map(|r| r.model_id.clone());
+        audit.request_digest = Some(request_digest(&q.request));
+        let from = from.to_vec();
         let done = self
             .db
             .run(move |c| {
-                let from: Vec<&str> = from.iter().map(String::as_str).collect();
                 Ok(approvals::decide_with_approval(
                     c,
                     &approval,
                     &from,
-                    "declined",
+                    State::Declined,
                     &response_text,
                     &audit,
                     now,
@@ -981,25 +973,24 @@ impl Broker {
     async fn audit(
         &self,
         q: &Question,
-        actor: &str,
-        action: &str,
+        actor: &Actor,
+        action: AuditAction,
         model: Option<String>,
         cost: Option<f64>,
         request_digest: Option<String>,
         response_digest: Option<String>,
     ) -> Result<(), DbError> {
-        let entry = NewAudit {
-            at: Utc::now().timestamp_millis(),
-            actor: actor.into(),
-            action: action.into(),
-            question_id: q.id.clone(),
-            server: q.server.clone(),
-            model_id: model,
-            cost_usd: cost,
-            request_digest,
-            response_digest,
-            ..NewAudit::default()
-        };
+        let mut entry = NewAudit::new(
+            Utc::now().timestamp_millis(),
+            actor.clone(),
+            action,
+            &q.id,
+            &q.server,
+        );
+        entry.model_id = model;
+        entry.cost_usd = cost;
+        entry.request_digest = request_digest;
+        entry.response_digest = response_digest;
         self.db
             .run(move |c| Ok(approvals::append_audit(c, &entry)?))
             .await
@@ -1028,13 +1019,13 @@ impl Broker {
         &self,
         server: &str,
         scope: &str,
-        author: &str,
+        author: Actor,
         reason: &str,
         days: Option<i64>,
     ) -> Result<approvals::RuleRow, BrokerError> {
-        if !matches!(scope, "request" | "both") {
+        let Ok(scope) = scope.parse::<RuleScope>() else {
             return Err(invalid("scope must be request or both"));
-        }
+        };
         if reason.trim().is_empty() || server.trim().is_empty() {
             return Err(invalid("a rule needs a server and a reason"));
         }
@@ -1043,8 +1034,8 @@ impl Broker {
         let rule = approvals::RuleRow {
             id: uuid::Uuid::now_v7().to_string(),
             server: server.to_owned(),
-            scope: scope.to_owned(),
-            author: author.to_owned(),
+            scope,
+            author,
             reason: reason.to_owned(),
             created_at: now,
             expires_at: now + days * 86_400_000,
@@ -1085,19 +1076,12 @@ impl Broker {
     pub async fn audit_log(
         &self,
         server: Option<String>,
-        action: Option<String>,
+        action: Option<AuditAction>,
         limit: i64,
     ) -> Result<Vec<approvals::AuditRow>, BrokerError> {
         Ok(self
             .db
-            .run(move |c| {
-                Ok(approvals::audit(
-                    c,
-                    server.as_deref(),
-                    action.as_deref(),
-                    limit,
-                )?)
-            })
+            .run(move |c| Ok(approvals::audit(c, server.as_deref(), action, limit)?))
             .await?)
     }
 }

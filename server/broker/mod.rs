@@ -20,100 +20,13 @@ use tokio::sync::watch;
 
 use crate::db::models::QuestionRow;
 use crate::db::{Db, DbError};
+pub use crate::domain::{Audience, Kind, Phase, State};
 use crate::metrics::{Metrics, RejectReason};
 use crate::protocol::elicitation::{self, FormSchema};
 use crate::protocol::era::Era;
 use crate::protocol::jsonrpc::{RpcError, Violation, error_response, is_valid_id, result_response};
 use crate::protocol::{FieldError, sampling, url_safety};
-use audience::Audience;
 use events::{Event, EventBus};
-
-/// What a question asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    /// `sampling/createMessage`.
-    Sampling,
-    /// Form-mode `elicitation/create`.
-    Form,
-    /// URL-mode `elicitation/create`.
-    Url,
-}
-
-impl Kind {
-    /// The stored/wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Sampling => "sampling",
-            Kind::Form => "form",
-            Kind::Url => "url",
-        }
-    }
-
-    fn parse(s: &str) -> Option<Kind> {
-        match s {
-            "sampling" => Some(Kind::Sampling),
-            "form" => Some(Kind::Form),
-            "url" => Some(Kind::Url),
-            _ => None,
-        }
-    }
-}
-
-/// Where a question is in its life (DESIGN.md glossary, "state").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum State {
-    /// Waiting for an answer.
-    Pending,
-    /// Answered with accept; the response carries the result.
-    Accepted,
-    /// Answered with decline.
-    Declined,
-    /// Answered with cancel.
-    Cancelled,
-    /// Nobody answered before the deadline; the server got `-32603`.
-    Expired,
-    /// The server cancelled the request; no response is sent.
-    Withdrawn,
-    /// A URL question the server reported complete.
-    Completed,
-}
-
-impl State {
-    /// The stored/wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            State::Pending => "pending",
-            State::Accepted => "accepted",
-            State::Declined => "declined",
-            State::Cancelled => "cancelled",
-            State::Expired => "expired",
-            State::Withdrawn => "withdrawn",
-            State::Completed => "completed",
-        }
-    }
-
-    /// Parses the stored name.
-    pub fn parse(s: &str) -> Option<State> {
-        Some(match s {
-            "pending" => State::Pending,
-            "accepted" => State::Accepted,
-            "declined" => State::Declined,
-            "cancelled" => State::Cancelled,
-            "expired" => State::Expired,
-            "withdrawn" => State::Withdrawn,
-            "completed" => State::Completed,
-            _ => return None,
-        })
-    }
-}
-
-impl std::fmt::Display for State {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// The person's or agent's choice (the spec's `ElicitResult.action`; for sampling, decline and
 /// cancel both become error `-1`).
@@ -246,7 +159,7 @@ pub struct Question {
     /// Current state.
     pub state: State,
     /// Sampling phase while pending.
-    pub phase: Option<String>,
+    pub phase: Option<Phase>,
     /// Negotiated `protocolVersion`.
     pub protocol_version: String,
     /// The revision it is judged by.
@@ -310,9 +223,9 @@ impl Question {
         let json =
             |text: &str, what: &str| serde_json::from_str::<Value>(text).map_err(|_| corrupt(what));
         Ok(Question {
-            kind: Kind::parse(&row.kind).ok_or_else(|| corrupt("kind"))?,
-            audience: Audience::parse(&row.audience).ok_or_else(|| corrupt("audience"))?,
-            state: State::parse(&row.state).ok_or_else(|| corrupt("state"))?,
+            kind: row.kind,
+            audience: row.audience,
+            state: row.state,
             era: Era::for_revision(&row.era).map_err(|_| corrupt("era"))?,
             client_capabilities: json(&row.client_capabilities, "client_capabilities")?,
             rpc_id: json(&row.rpc_id, "rpc_id")?,
@@ -370,12 +283,12 @@ impl Question {
     pub fn event(&self) -> Event {
         Event {
             id: self.id.clone(),
-            kind: self.kind.as_str().to_owned(),
+            kind: self.kind,
             server: self.server.clone(),
             tool: self.tool.clone(),
-            audience: self.audience.as_str().to_owned(),
-            state: self.state.as_str().to_owned(),
-            phase: self.phase.clone(),
+            audience: self.audience,
+            state: self.state,
+            phase: self.phase,
             expires_at: rfc3339(self.expires_at),
             at: rfc3339(Utc::now()),
         }
@@ -471,18 +384,18 @@ impl Broker {
             .run(|conn| Ok(QuestionRow::pending_counts(conn)?))
             .await?;
         self.metrics.pending.reset();
-        for kind in ["sampling", "form", "url"] {
-            for audience in ["human", "agent"] {
+        for kind in Kind::ALL {
+            for audience in Audience::ALL {
                 self.metrics
                     .pending
-                    .with_label_values(&[kind, audience])
+                    .with_label_values(&[kind.as_str(), audience.as_str()])
                     .set(0);
             }
         }
         for (kind, audience, n) in counts {
             self.metrics
                 .pending
-                .with_label_values(&[&kind, &audience])
+                .with_label_values(&[kind.as_str(), audience.as_str()])
                 .set(n);
         }
         Ok(())
@@ -522,13 +435,13 @@ impl Broker {
             .and_then(Value::as_str)
             .unwrap_or_default();
         let counted_kind = match method {
-            "sampling/createMessage" => "sampling",
+            "sampling/createMessage" => Kind::Sampling.as_str(),
             "elicitation/create"
                 if req.request.pointer("/params/mode").and_then(Value::as_str) == Some("url") =>
             {
-                "url"
+                Kind::Url.as_str()
             }
-            "elicitation/create" => "form",
+            "elicitation/create" => Kind::Form.as_str(),
             _ => "unknown",
         };
         let envelope_ok = req.request.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
@@ -560,7 +473,7 @@ impl Broker {
                     Kind::Sampling,
                     Audience::Agent,
                     None,
-                    Some("request_review".to_owned()),
+                    Some(Phase::RequestReview),
                 ),
                 Err(e) => return refuse(e),
             },
@@ -602,12 +515,12 @@ impl Broker {
             .unwrap_or(DateTime::<Utc>::MAX_UTC);
         let row = QuestionRow {
             id: new_id,
-            kind: kind.as_str().to_owned(),
+            kind,
             server: req.server,
             session: req.session,
             tool: req.tool,
-            audience: audience.as_str().to_owned(),
-            state: State::Pending.as_str().to_owned(),
+            audience,
+            state: State::Pending,
             phase,
             protocol_version: req.protocol_version,
             era: era.as_str().to_owned(),
@@ -716,14 +629,7 @@ impl Broker {
         self.expire_due().await?;
         let rows = self
             .db
-            .run(move |conn| {
-                Ok(QuestionRow::list(
-                    conn,
-                    state.map(State::as_str),
-                    audience.map(Audience::as_str),
-                    limit,
-                )?)
-            })
+            .run(move |conn| Ok(QuestionRow::list(conn, state, audience, limit)?))
             .await?;
         rows.into_iter().map(Question::from_row).collect()
     }
@@ -917,15 +823,7 @@ impl Broker {
         let ms = now.timestamp_millis();
         let moved = self
             .db
-            .run(move |conn| {
-                Ok(QuestionRow::decide(
-                    conn,
-                    &id,
-                    state.as_str(),
-                    text.as_deref(),
-                    ms,
-                )?)
-            })
+            .run(move |conn| Ok(QuestionRow::decide(conn, &id, state, text.as_deref(), ms)?))
             .await?;
         if !moved {
             let current = Box::pin(self.get(&question.id)).await?;

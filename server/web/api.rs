@@ -15,6 +15,7 @@ use super::{AppState, MAX_BODY_BYTES, read_body};
 use crate::broker::approval;
 use crate::broker::audience::Audience;
 use crate::broker::{Answer, Answerer, OpenRequest, Opened, State, Waited, rfc3339};
+use crate::domain::{Actor, AuditAction};
 use crate::metrics::RejectReason;
 
 /// Longest long-poll, in seconds.
@@ -148,14 +149,15 @@ async fn list_questions(
     let wanted_state = match query.state.as_deref() {
         None => None,
         Some(s) => Some(
-            State::parse(s).ok_or_else(|| ApiError::BadRequest(format!("unknown state {s:?}")))?,
+            s.parse::<State>()
+                .map_err(|_| ApiError::BadRequest(format!("unknown state {s:?}")))?,
         ),
     };
     let mut audience = match query.audience.as_deref() {
         None => None,
         Some(a) => Some(
-            Audience::parse(a)
-                .ok_or_else(|| ApiError::BadRequest(format!("unknown audience {a:?}")))?,
+            a.parse::<Audience>()
+                .map_err(|_| ApiError::BadRequest(format!("unknown audience {a:?}")))?,
         ),
     };
     if matches!(caller, Caller::Token) {
@@ -284,10 +286,10 @@ async fn events(state: web::Data<AppState>, _caller: Caller) -> HttpResponse {
         .streaming(futures_util::StreamExt::chain(hello, updates))
 }
 
-fn actor(caller: &Caller) -> &'static str {
+fn actor(caller: &Caller) -> Actor {
     match caller {
-        Caller::Token => "agent",
-        Caller::Session(_) => "human",
+        Caller::Token => Actor::Agent,
+        Caller::Session(_) => Actor::Human,
     }
 }
 
@@ -310,7 +312,7 @@ async fn decide_approval(
     }
     let applied = state
         .broker
-        .decide_sampling(&id, &decision, actor(&caller))
+        .decide_sampling(&id, &decision, &actor(&caller))
         .await?;
     let q = state.broker.get(&id).await?;
     Ok(HttpResponse::Ok().json(json!({
@@ -331,7 +333,7 @@ async fn edit_request(
     let edit: approval::Edit = json_body(payload, MAX_BODY_BYTES).await?;
     let revision = state
         .broker
-        .edit_sampling(&id, &edit, actor(&caller))
+        .edit_sampling(&id, &edit, &actor(&caller))
         .await?;
     Ok(HttpResponse::Ok().json(json!({ "revision": revision })))
 }
@@ -373,7 +375,13 @@ async fn create_rule(
     let rule: NewRule = json_body(payload, MAX_BODY_BYTES).await?;
     let row = state
         .broker
-        .create_rule(&rule.server, &rule.scope, "human", &rule.reason, rule.days)
+        .create_rule(
+            &rule.server,
+            &rule.scope,
+            Actor::Human,
+            &rule.reason,
+            rule.days,
+        )
         .await?;
     Ok(HttpResponse::Created().json(rule_json(&row)))
 }
@@ -401,7 +409,13 @@ async fn audit_log(
     query: web::Query<AuditQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let q = query.into_inner();
-    let rows = state.broker.audit_log(q.server, q.action, 1000).await?;
+    // An action that is no word of the vocabulary matches no entry.
+    let action = match q.action.as_deref().map(str::parse::<AuditAction>) {
+        None => None,
+        Some(Ok(action)) => Some(action),
+        Some(Err(_)) => return Ok(HttpResponse::Ok().json(json!({ "entries": [] }))),
+    };
+    let rows = state.broker.audit_log(q.server, action, 1000).await?;
     let entries: Vec<_> = rows
         .iter()
         .map(|r| {
@@ -431,7 +445,7 @@ pub fn review_json(q: &crate::broker::Question, review: &approval::Review) -> se
         "params": review.params,
         "route": review.route.receipt,
         "runs": runs,
-        "requestApprovalId": format!("{}:request:{}", q.id, review.revision),
-        "responseApprovalId": review.runs.first().filter(|r| r.state == "done").map(|r| format!("{}:response:{}", q.id, r.id)),
+        "requestApprovalId": review.request_approval_id(&q.id),
+        "responseApprovalId": review.response_approval_id(&q.id),
     })
 }

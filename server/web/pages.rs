@@ -15,6 +15,7 @@ use super::passphrase;
 use super::{AppState, MAX_BODY_BYTES, read_body};
 use crate::broker::approval::{Decision, DecisionKind, Edit, TextEdit};
 use crate::broker::{Action, Answer, Answerer, BrokerError, Kind, Question, State, rfc3339};
+use crate::domain::{Actor, ApprovalId, Audience, AuditAction, Phase, RuleScope, RunState};
 use crate::protocol::FieldError;
 use crate::protocol::elicitation::{FieldKind, FormSchema, TextFormat};
 use crate::protocol::url_safety::{self, Finding};
@@ -174,11 +175,11 @@ async fn logout(
 /// A question as a row of the queue or history.
 struct Row {
     id: String,
-    kind: &'static str,
+    kind: Kind,
     server: String,
     tool: String,
-    audience: &'static str,
-    state: &'static str,
+    audience: Audience,
+    state: State,
     created_at: String,
     expires_at: String,
 }
@@ -187,11 +188,11 @@ impl Row {
     fn of(q: &Question) -> Row {
         Row {
             id: q.id.clone(),
-            kind: q.kind.as_str(),
+            kind: q.kind,
             server: q.server.clone(),
             tool: q.tool.clone().unwrap_or_default(),
-            audience: q.audience.as_str(),
-            state: q.state.as_str(),
+            audience: q.audience,
+            state: q.state,
             created_at: rfc3339(q.created_at),
             expires_at: rfc3339(q.expires_at),
         }
@@ -253,26 +254,41 @@ struct FieldView {
     label: String,
     description: String,
     required: bool,
-    /// text, email, url, date, datetime, number, boolean, select, multi.
-    control: &'static str,
+    /// Which input renders it.
+    control: Control,
     value: String,
     checked: bool,
-    min: String,
-    max: String,
+    min: Option<f64>,
+    max: Option<f64>,
     step: &'static str,
-    minlength: String,
-    maxlength: String,
+    minlength: Option<u64>,
+    maxlength: Option<u64>,
     hint: String,
     options: Vec<OptionView>,
     error: String,
 }
 
-fn num(x: Option<f64>) -> String {
-    x.map(|v| v.to_string()).unwrap_or_default()
-}
-
-fn count(x: Option<u64>) -> String {
-    x.map(|v| v.to_string()).unwrap_or_default()
+/// The input a form field is rendered as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Control {
+    /// `<input type="text">`.
+    Text,
+    /// `<input type="email">`.
+    Email,
+    /// `<input type="url">`.
+    Url,
+    /// `<input type="date">`.
+    Date,
+    /// A text input with an RFC 3339 hint (browsers have no zoned date-time input).
+    DateTime,
+    /// `<input type="number">`.
+    Number,
+    /// A checkbox.
+    Boolean,
+    /// A single-choice `<select>`.
+    Select,
+    /// A set of checkboxes.
+    Multi,
 }
 
 /// Builds the field views from the schema, with values from the person's submission when
@@ -309,14 +325,14 @@ fn field_views(
                 label: f.label().to_owned(),
                 description: f.description.clone().unwrap_or_default(),
                 required: f.required,
-                control: "text",
+                control: Control::Text,
                 value: scalar.clone(),
                 checked: false,
-                min: String::new(),
-                max: String::new(),
+                min: None,
+                max: None,
                 step: "any",
-                minlength: String::new(),
-                maxlength: String::new(),
+                minlength: None,
+                maxlength: None,
                 hint: String::new(),
                 options: Vec::new(),
                 error: errors
@@ -334,17 +350,17 @@ fn field_views(
                     ..
                 } => {
                     view.control = match format {
-                        Some(TextFormat::Email) => "email",
-                        Some(TextFormat::Uri) => "url",
-                        Some(TextFormat::Date) => "date",
-                        Some(TextFormat::DateTime) => "datetime",
-                        None => "text",
+                        Some(TextFormat::Email) => Control::Email,
+                        Some(TextFormat::Uri) => Control::Url,
+                        Some(TextFormat::Date) => Control::Date,
+                        Some(TextFormat::DateTime) => Control::DateTime,
+                        None => Control::Text,
                     };
                     if *format == Some(TextFormat::DateTime) {
                         view.hint = "RFC 3339, e.g. 2026-01-31T09:30:00Z".into();
                     }
-                    view.minlength = count(*min_length);
-                    view.maxlength = count(*max_length);
+                    view.minlength = *min_length;
+                    view.maxlength = *max_length;
                 }
                 FieldKind::Number {
                     integer,
@@ -352,10 +368,10 @@ fn field_views(
                     maximum,
                     ..
                 } => {
-                    view.control = "number";
+                    view.control = Control::Number;
                     view.step = if *integer { "1" } else { "any" };
-                    view.min = num(*minimum);
-                    view.max = num(*maximum);
+                    view.min = *minimum;
+                    view.max = *maximum;
                     view.hint = match (minimum, maximum) {
                         (Some(a), Some(b)) => format!("{a} to {b}"),
                         (Some(a), None) => format!("at least {a}"),
@@ -367,14 +383,14 @@ fn field_views(
                     }
                 }
                 FieldKind::Boolean { default } => {
-                    view.control = "boolean";
+                    view.control = Control::Boolean;
                     view.checked = match &submitted {
                         Some(values) => values.last() == Some(&"true"),
                         None => default.unwrap_or(false),
                     };
                 }
                 FieldKind::Select { options, .. } => {
-                    view.control = "select";
+                    view.control = Control::Select;
                     view.options = options
                         .iter()
                         .map(|o| OptionView {
@@ -390,7 +406,7 @@ fn field_views(
                     max_items,
                     default,
                 } => {
-                    view.control = "multi";
+                    view.control = Control::Multi;
                     let chosen: Vec<String> = match &submitted {
                         Some(values) => values.iter().map(|v| (*v).to_owned()).collect(),
                         None => default.clone().unwrap_or_default(),
@@ -649,12 +665,14 @@ impl SamplingInput {
 struct QuestionPage {
     csrf: String,
     id: String,
-    kind: &'static str,
+    kind: Kind,
     server: String,
     tool: String,
-    state: &'static str,
+    state: State,
     pending: bool,
-    audience: &'static str,
+    /// A URL question's link may be opened now (the broker's rule, [`State::url_may_open`]).
+    url_may_open: bool,
+    audience: Audience,
     era: &'static str,
     protocol_version: String,
     created_at: String,
@@ -787,12 +805,13 @@ fn question_page(
     Ok(QuestionPage {
         csrf: session.csrf.clone(),
         id: q.id.clone(),
-        kind: q.kind.as_str(),
+        kind: q.kind,
         server: q.server.clone(),
         tool: q.tool.clone().unwrap_or_default(),
-        state: q.state.as_str(),
+        state: q.state,
         pending: q.state == State::Pending,
-        audience: q.audience.as_str(),
+        url_may_open: q.state.url_may_open(),
+        audience: q.audience,
         era: q.era.as_str(),
         protocol_version: q.protocol_version.clone(),
         created_at: rfc3339(q.created_at),
@@ -1007,10 +1026,10 @@ async fn send(
 
 /// The model review as the page shows it.
 struct ModelReview {
-    phase: String,
+    phase: Option<Phase>,
     revision: i32,
-    request_approval_id: String,
-    response_approval_id: String,
+    request_approval_id: ApprovalId,
+    response_approval_id: Option<ApprovalId>,
     routed: String,
     why: String,
     exclusions: Vec<String>,
@@ -1026,7 +1045,7 @@ struct ModelReview {
 
 struct RunView {
     model: String,
-    state: String,
+    state: RunState,
     error: String,
     text: String,
     tool_uses: Vec<(String, String, String)>,
@@ -1101,7 +1120,7 @@ async fn model_review(state: &AppState, q: &Question) -> Result<Option<ModelRevi
         };
         RunView {
             model: r.model_id.clone(),
-            state: r.state.clone(),
+            state: r.state,
             error: r.error.clone().unwrap_or_default(),
             text: blocks
                 .iter()
@@ -1142,14 +1161,10 @@ async fn model_review(state: &AppState, q: &Question) -> Result<Option<ModelRevi
     });
     let waiting = (chrono::Utc::now() - q.created_at).num_seconds().max(0);
     Ok(Some(ModelReview {
-        phase: q.phase.clone().unwrap_or_default(),
+        phase: q.phase,
         revision: review.revision,
-        request_approval_id: format!("{}:request:{}", q.id, review.revision),
-        response_approval_id: review
-            .runs
-            .first()
-            .map(|r| format!("{}:response:{}", q.id, r.id))
-            .unwrap_or_default(),
+        request_approval_id: review.request_approval_id(&q.id),
+        response_approval_id: review.response_approval_id(&q.id),
         why: receipt.why.clone(),
         exclusions: receipt
             .exclusions
@@ -1198,12 +1213,9 @@ async fn decide(
 ) -> Result<HttpResponse, PageError> {
     let pairs = form_pairs(payload).await?;
     session.check_csrf(last(&pairs, "csrf"))?;
-    let decision = match last(&pairs, "decision") {
-        Some("approve") => DecisionKind::Approve,
-        Some("send") => DecisionKind::Send,
-        Some("regenerate") => DecisionKind::Regenerate,
-        Some("reject") => DecisionKind::Reject,
-        _ => return Err(PageError::BadRequest("Choose a decision.".into())),
+    let Some(decision) = last(&pairs, "decision").and_then(|d| d.parse::<DecisionKind>().ok())
+    else {
+        return Err(PageError::BadRequest("Choose a decision.".into()));
     };
     let decision = Decision {
         approval_id: last(&pairs, "approvalId").unwrap_or_default().to_owned(),
@@ -1212,7 +1224,11 @@ async fn decide(
             .filter(|m| !m.is_empty())
             .map(str::to_owned),
     };
-    match state.broker.decide_sampling(&id, &decision, "human").await {
+    match state
+        .broker
+        .decide_sampling(&id, &decision, &Actor::Human)
+        .await
+    {
         Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
         Err(BrokerError::InvalidAnswer(errors)) => {
             let q = state.broker.get(&id).await?;
@@ -1249,7 +1265,7 @@ async fn revise(
             })
             .collect(),
     };
-    match state.broker.edit_sampling(&id, &edit, "human").await {
+    match state.broker.edit_sampling(&id, &edit, &Actor::Human).await {
         Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
         Err(BrokerError::InvalidAnswer(errors)) => {
             let q = state.broker.get(&id).await?;
@@ -1261,8 +1277,8 @@ async fn revise(
 
 struct AuditView {
     at: String,
-    actor: String,
-    action: String,
+    actor: Actor,
+    action: AuditAction,
     question: String,
     server: String,
     model: String,
@@ -1277,7 +1293,10 @@ struct AuditView {
 struct AuditPage {
     csrf: String,
     server: String,
-    action: String,
+    /// The action filtered by, if any.
+    action: Option<AuditAction>,
+    /// The actions the filter offers.
+    actions: &'static [AuditAction],
     entries: Vec<AuditView>,
 }
 
@@ -1295,11 +1314,14 @@ async fn audit(
 ) -> Result<HttpResponse, PageError> {
     let f = query.into_inner();
     let server = f.server.filter(|s| !s.is_empty());
-    let action = f.action.filter(|s| !s.is_empty());
-    let rows = state
-        .broker
-        .audit_log(server.clone(), action.clone(), 500)
-        .await?;
+    let filter = f.action.filter(|s| !s.is_empty());
+    let action = filter.as_deref().map(str::parse::<AuditAction>);
+    // An action that is no word of the vocabulary matches no entry.
+    let rows = match action {
+        Some(Err(_)) => Vec::new(),
+        Some(Ok(a)) => state.broker.audit_log(server.clone(), Some(a), 500).await?,
+        None => state.broker.audit_log(server.clone(), None, 500).await?,
+    };
     let short = |d: &Option<String>| {
         d.as_deref()
             .map(|d| d.chars().take(12).collect())
@@ -1308,7 +1330,8 @@ async fn audit(
     ok(&AuditPage {
         csrf: session.csrf,
         server: server.unwrap_or_default(),
-        action: action.unwrap_or_default(),
+        action: action.and_then(Result::ok),
+        actions: AuditAction::ALL,
         entries: rows
             .iter()
             .map(|r| AuditView {
@@ -1316,7 +1339,7 @@ async fn audit(
                     .map(rfc3339)
                     .unwrap_or_default(),
                 actor: r.actor.clone(),
-                action: r.action.clone(),
+                action: r.action,
                 question: r.question_id.clone(),
                 server: r.server.clone(),
                 model: r.model_id.clone().unwrap_or_default(),
@@ -1335,8 +1358,8 @@ async fn audit(
 struct RuleView {
     id: String,
     server: String,
-    scope: String,
-    author: String,
+    scope: RuleScope,
+    author: Actor,
     reason: String,
     created_at: String,
     expires_at: String,
@@ -1401,7 +1424,13 @@ async fn create_rule(
     let days = get("days").parse().ok();
     match state
         .broker
-        .create_rule(&get("server"), &get("scope"), "human", &get("reason"), days)
+        .create_rule(
+            &get("server"),
+            &get("scope"),
+            Actor::Human,
+            &get("reason"),
+            days,
+        )
         .await
     {
         Ok(_) => Ok(see_other("/rules")),

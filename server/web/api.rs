@@ -12,11 +12,11 @@ use serde_json::json;
 use super::auth::{self, Caller};
 use super::error::ApiError;
 use super::{AppState, MAX_BODY_BYTES, read_body};
-use crate::broker::approval;
 use crate::broker::audience::Audience;
-use crate::broker::{Answer, Answerer, OpenRequest, Opened, State, Waited, rfc3339};
+use crate::broker::{Answer, Answerer, OpenOutcome, OpenRequest, State, Waited, rfc3339};
 use crate::domain::{Actor, AuditAction};
 use crate::metrics::RejectReason;
+use crate::review::{self as approval};
 
 /// Longest long-poll, in seconds.
 pub const MAX_WAIT_SECS: u64 = 60;
@@ -79,11 +79,11 @@ async fn open_request(
         Err(e) => return Err(e),
     };
     Ok(match state.broker.open(request).await? {
-        Opened::New(q) => HttpResponse::Created()
+        OpenOutcome::New(q) => HttpResponse::Created()
             .json(json!({"id": q.id, "state": q.state, "expiresAt": rfc3339(q.expires_at)})),
-        Opened::Existing(q) => HttpResponse::Ok()
+        OpenOutcome::Existing(q) => HttpResponse::Ok()
             .json(json!({"id": q.id, "state": q.state, "expiresAt": rfc3339(q.expires_at)})),
-        Opened::Refused(response) => HttpResponse::Ok().json(json!({ "response": response })),
+        OpenOutcome::Refused(response) => HttpResponse::Ok().json(json!({ "response": response })),
     })
 }
 
@@ -192,7 +192,7 @@ async fn show_question(
         ));
     }
     let mut detail = q.detail();
-    if let Ok(review) = state.broker.review(&q).await {
+    if let Ok(review) = state.review.review(&q).await {
         detail["revision"] = json!(review.revision);
         detail["review"] = review_json(&q, &review);
     }
@@ -311,7 +311,7 @@ async fn decide_approval(
         ));
     }
     let applied = state
-        .broker
+        .review
         .decide_sampling(&id, &decision, &actor(&caller))
         .await?;
     let q = state.broker.get(&id).await?;
@@ -332,7 +332,7 @@ async fn edit_request(
 ) -> Result<HttpResponse, ApiError> {
     let edit: approval::Edit = json_body(payload, MAX_BODY_BYTES).await?;
     let revision = state
-        .broker
+        .review
         .edit_sampling(&id, &edit, &actor(&caller))
         .await?;
     Ok(HttpResponse::Ok().json(json!({ "revision": revision })))
@@ -349,7 +349,7 @@ struct NewRule {
 
 /// `GET /api/v1/rules`: every auto-approve rule, newest first.
 async fn list_rules(state: web::Data<AppState>, _caller: Caller) -> Result<HttpResponse, ApiError> {
-    let rules: Vec<_> = state.broker.rules().await?.iter().map(rule_json).collect();
+    let rules: Vec<_> = state.review.rules().await?.iter().map(rule_json).collect();
     Ok(HttpResponse::Ok().json(json!({ "rules": rules })))
 }
 
@@ -374,7 +374,7 @@ async fn create_rule(
     }
     let rule: NewRule = json_body(payload, MAX_BODY_BYTES).await?;
     let row = state
-        .broker
+        .review
         .create_rule(
             &rule.server,
             &rule.scope,
@@ -392,7 +392,7 @@ async fn revoke_rule(
     _caller: Caller,
     rule: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    state.broker.revoke_rule(&rule).await?;
+    state.review.revoke_rule(&rule).await?;
     Ok(HttpResponse::Ok().json(json!({})))
 }
 
@@ -415,7 +415,7 @@ async fn audit_log(
         Some(Ok(action)) => Some(action),
         Some(Err(_)) => return Ok(HttpResponse::Ok().json(json!({ "entries": [] }))),
     };
-    let rows = state.broker.audit_log(q.server, action, 1000).await?;
+    let rows = state.review.audit_log(q.server, action, 1000).await?;
     let entries: Vec<_> = rows
         .iter()
         .map(|r| {

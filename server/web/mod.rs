@@ -14,6 +14,7 @@ use futures_util::StreamExt;
 
 use crate::broker::Broker;
 use crate::db::Db;
+use crate::review::Reviewer;
 use auth::ApiTokens;
 
 /// Limit of every body except opening a question, in bytes (1 MiB).
@@ -23,6 +24,8 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 pub struct AppState {
     /// The question lifecycle.
     pub broker: Broker,
+    /// The two-step review of sampling questions, rules and the audit log.
+    pub review: std::sync::Arc<Reviewer>,
     /// The store (sessions, login links).
     pub db: Db,
     /// Valid API token digests.

@@ -13,12 +13,12 @@ use super::auth::{self, WebSession};
 use super::error::PageError;
 use super::passphrase;
 use super::{AppState, MAX_BODY_BYTES, read_body};
-use crate::broker::approval::{Decision, DecisionKind, Edit, TextEdit};
 use crate::broker::{Action, Answer, Answerer, BrokerError, Kind, Question, State, rfc3339};
 use crate::domain::{Actor, ApprovalId, Audience, AuditAction, Phase, RuleScope, RunState};
 use crate::protocol::FieldError;
 use crate::protocol::elicitation::{FieldKind, FormSchema, TextFormat};
 use crate::protocol::url_safety::{self, Finding};
+use crate::review::{Decision, DecisionKind, Edit, TextEdit};
 
 /// Registers the page routes.
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -1062,10 +1062,10 @@ fn usd(x: Option<f64>) -> String {
 }
 
 async fn model_review(state: &AppState, q: &Question) -> Result<Option<ModelReview>, PageError> {
-    if q.kind != Kind::Sampling || state.broker.engine().is_none() {
+    if q.kind != Kind::Sampling || state.review.engine().is_none() {
         return Ok(None);
     }
-    let review = match state.broker.review(q).await {
+    let review = match state.review.review(q).await {
         Ok(r) => r,
         Err(BrokerError::NotFound) => return Ok(None),
         Err(e) => return Err(e.into()),
@@ -1078,7 +1078,7 @@ async fn model_review(state: &AppState, q: &Question) -> Result<Option<ModelRevi
         .map(|c| c.id.clone())
         .unwrap_or_default();
     let models = state
-        .broker
+        .review
         .engine()
         .map(|e| {
             e.catalog
@@ -1225,16 +1225,18 @@ async fn decide(
             .map(str::to_owned),
     };
     match state
-        .broker
+        .review
         .decide_sampling(&id, &decision, &Actor::Human)
         .await
     {
         Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
-        Err(BrokerError::InvalidAnswer(errors)) => {
-            let q = state.broker.get(&id).await?;
-            rerender(&state, &session, &q, None, &errors).await
-        }
-        Err(e) => Err(e.into()),
+        Err(e) => match e.field_errors() {
+            Some(errors) => {
+                let q = state.broker.get(&id).await?;
+                rerender(&state, &session, &q, None, &errors).await
+            }
+            None => Err(e.into()),
+        },
     }
 }
 
@@ -1265,13 +1267,15 @@ async fn revise(
             })
             .collect(),
     };
-    match state.broker.edit_sampling(&id, &edit, &Actor::Human).await {
+    match state.review.edit_sampling(&id, &edit, &Actor::Human).await {
         Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
-        Err(BrokerError::InvalidAnswer(errors)) => {
-            let q = state.broker.get(&id).await?;
-            rerender(&state, &session, &q, None, &errors).await
-        }
-        Err(e) => Err(e.into()),
+        Err(e) => match e.field_errors() {
+            Some(errors) => {
+                let q = state.broker.get(&id).await?;
+                rerender(&state, &session, &q, None, &errors).await
+            }
+            None => Err(e.into()),
+        },
     }
 }
 
@@ -1319,8 +1323,8 @@ async fn audit(
     // An action that is no word of the vocabulary matches no entry.
     let rows = match action {
         Some(Err(_)) => Vec::new(),
-        Some(Ok(a)) => state.broker.audit_log(server.clone(), Some(a), 500).await?,
-        None => state.broker.audit_log(server.clone(), None, 500).await?,
+        Some(Ok(a)) => state.review.audit_log(server.clone(), Some(a), 500).await?,
+        None => state.review.audit_log(server.clone(), None, 500).await?,
     };
     let short = |d: &Option<String>| {
         d.as_deref()
@@ -1383,7 +1387,7 @@ async fn rules(state: web::Data<AppState>, session: WebSession) -> Result<HttpRe
             .unwrap_or_default()
     };
     let rules = state
-        .broker
+        .review
         .rules()
         .await?
         .into_iter()
@@ -1423,7 +1427,7 @@ async fn create_rule(
     let get = |k: &str| last(&pairs, k).unwrap_or_default().trim().to_owned();
     let days = get("days").parse().ok();
     match state
-        .broker
+        .review
         .create_rule(
             &get("server"),
             &get("scope"),
@@ -1454,6 +1458,6 @@ async fn revoke_rule(
 ) -> Result<HttpResponse, PageError> {
     let pairs = form_pairs(payload).await?;
     session.check_csrf(last(&pairs, "csrf"))?;
-    state.broker.revoke_rule(&rule).await?;
+    state.review.revoke_rule(&rule).await?;
     Ok(see_other("/rules"))
 }

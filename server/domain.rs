@@ -196,6 +196,19 @@ vocabulary! {
 }
 
 vocabulary! {
+    /// The person's or agent's choice (the spec's `ElicitResult.action`; for sampling, decline
+    /// and cancel both become error `-1`).
+    Action ("action") {
+        /// Send the content/result.
+        Accept = "accept",
+        /// Explicitly refuse.
+        Decline = "decline",
+        /// Dismiss without a choice.
+        Cancel = "cancel",
+    }
+}
+
+vocabulary! {
     /// What an auto-approve rule covers.
     RuleScope ("rule scope") {
         /// The request step only: the response still waits for the person.

@@ -25,3 +25,4 @@ pub mod review;
 pub mod sampling;
 pub mod service;
 pub mod web;
+pub mod wire;

@@ -5,12 +5,13 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use super::{Action, Answer, Answerer, Broker, BrokerError, Question};
+use super::{Answerer, Broker, BrokerError, Question};
 use crate::db::models::QuestionRow;
-use crate::domain::{Audience, Kind, State};
+use crate::domain::{Action, Audience, Kind, State};
 use crate::metrics::RejectReason;
 use crate::protocol::jsonrpc::{RpcError, error_response, result_response};
 use crate::protocol::{FieldError, elicitation, sampling, url_safety};
+use crate::wire::Answer;
 
 impl Broker {
     /// The JSON-RPC response `answer` would produce, without deciding anything (the confirm

@@ -33,8 +33,8 @@ pub use error::BrokerError;
 pub use events::{Event, EventBus};
 pub use expiry::human_duration;
 pub use hooks::{HookFuture, Round, SamplingHooks};
-pub use open::{OpenOutcome, OpenRequest};
-pub use question::{Action, Answer, Answerer, Question, Summary, Waited, rfc3339};
+pub use open::OpenOutcome;
+pub use question::{Answerer, Question, Waited, rfc3339};
 
 /// Broker settings taken from the config.
 #[derive(Debug, Clone, Copy)]

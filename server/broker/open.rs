@@ -3,7 +3,6 @@
 //! it.
 
 use chrono::{DateTime, Utc};
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::hooks::Round;
@@ -16,27 +15,7 @@ use crate::protocol::elicitation;
 use crate::protocol::era::Era;
 use crate::protocol::jsonrpc::{RpcError, Violation, error_response, is_valid_id};
 use crate::protocol::sampling;
-
-/// `POST /api/v1/requests` body: a request as the server sent it, with what it is judged by.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct OpenRequest {
-    /// The asking server's name (the proxy's `--name`).
-    pub server: String,
-    /// One proxy run; scopes JSON-RPC ids.
-    #[serde(default)]
-    pub session: String,
-    /// The host's `tools/call` that led to the request, when known.
-    #[serde(default)]
-    pub tool: Option<String>,
-    /// The negotiated `protocolVersion`.
-    pub protocol_version: String,
-    /// Client capabilities as forwarded to the server.
-    #[serde(default)]
-    pub client_capabilities: Value,
-    /// The JSON-RPC request exactly as the server sent it.
-    pub request: Value,
-}
+use crate::wire::OpenRequest;
 
 /// The outcome of opening (the API answers it as a `wire::Opened`).
 #[derive(Debug, Clone)]

@@ -1,8 +1,7 @@
 //! A question as the broker sees it, its list and API views, and the reads of the store.
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::events::Event;
 use super::{Broker, BrokerError};
@@ -10,44 +9,7 @@ use crate::db::models::QuestionRow;
 use crate::domain::{Audience, Kind, Phase, State};
 use crate::protocol::elicitation::FormSchema;
 use crate::protocol::era::Era;
-
-/// The person's or agent's choice (the spec's `ElicitResult.action`; for sampling, decline and
-/// cancel both become error `-1`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Action {
-    /// Send the content/result.
-    Accept,
-    /// Explicitly refuse.
-    Decline,
-    /// Dismiss without a choice.
-    Cancel,
-}
-
-impl Action {
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Action::Accept => "accept",
-            Action::Decline => "decline",
-            Action::Cancel => "cancel",
-        }
-    }
-}
-
-/// `POST /api/v1/questions/{id}/answer` body.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Answer {
-    /// accept, decline or cancel.
-    pub action: Action,
-    /// Form accept: the `ElicitResult.content`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub content: Option<Value>,
-    /// Sampling accept: the `CreateMessageResult`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result: Option<Value>,
-}
+use crate::wire::{QuestionDetail, Summary};
 
 /// Who is answering: a logged-in person or an API client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,28 +76,6 @@ pub struct Question {
     pub revision: i32,
 }
 
-/// The list entry of a question (API `summary`, camelCase, RFC 3339 times).
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Summary {
-    /// Question id.
-    pub id: String,
-    /// Kind.
-    pub kind: Kind,
-    /// Asking server.
-    pub server: String,
-    /// Host tool call, when known.
-    pub tool: Option<String>,
-    /// Who may answer.
-    pub audience: Audience,
-    /// Current state.
-    pub state: State,
-    /// Opened at.
-    pub created_at: String,
-    /// Deadline.
-    pub expires_at: String,
-}
-
 /// RFC 3339 UTC with milliseconds, the wire format of every time.
 pub fn rfc3339(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Millis, true)
@@ -194,17 +134,16 @@ impl Question {
 
     /// The full API view: summary fields plus `protocolVersion`, `request` (params as sent) and
     /// `response` once decided.
-    pub fn detail(&self) -> Value {
-        let mut v = serde_json::to_value(self.summary()).unwrap_or_else(|_| json!({}));
-        if let Some(obj) = v.as_object_mut() {
-            obj.insert("protocolVersion".into(), json!(self.protocol_version));
-            obj.insert("phase".into(), json!(self.phase));
-            obj.insert("request".into(), self.request.clone());
-            if let Some(r) = &self.response {
-                obj.insert("response".into(), r.clone());
-            }
+    pub fn detail(&self) -> QuestionDetail {
+        QuestionDetail {
+            summary: self.summary(),
+            protocol_version: self.protocol_version.clone(),
+            phase: self.phase,
+            request: self.request.clone(),
+            response: self.response.clone(),
+            revision: None,
+            review: None,
         }
-        v
     }
 
     /// The summary-only event for this question's current state.

@@ -19,7 +19,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::broker::{Broker, BrokerError, HookFuture, Kind, Question, Round, SamplingHooks, State};
@@ -31,6 +30,7 @@ use crate::domain::{Actor, ApprovalId, AuditAction, Phase, RuleScope, RunState, 
 use crate::protocol::FieldError;
 use crate::protocol::jsonrpc::{RpcError, error_response, result_response};
 use crate::protocol::sampling;
+pub use crate::wire::{Applied, Decision, Edit, TextEdit};
 mod budget;
 mod decide;
 mod edit;
@@ -103,55 +103,6 @@ impl SamplingHooks for Reviewer {
     fn opened<'a>(&'a self, question: &'a Question) -> HookFuture<'a, ()> {
         Box::pin(self.after_open_sampling(question))
     }
-}
-
-/// A decision posted for an approval id (`POST /api/v1/questions/{id}/approvals`).
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Decision {
-    /// `<question>:request:<revision>` or `<question>:response:<run>`.
-    pub approval_id: String,
-    /// What to do.
-    pub decision: DecisionKind,
-    /// For `approve` and `regenerate`: another catalog model than the routed one.
-    #[serde(default)]
-    pub model: Option<String>,
-}
-
-/// An edit of the request (`POST /api/v1/questions/{id}/revisions`): replaces the system prompt
-/// and/or text blocks of the current revision, making a new one.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Edit {
-    /// The revision the edit was made on; an older one is refused.
-    pub base_revision: i32,
-    /// New system prompt (empty removes it).
-    #[serde(default)]
-    pub system_prompt: Option<String>,
-    /// New texts of text blocks.
-    #[serde(default)]
-    pub texts: Vec<TextEdit>,
-}
-
-/// One edited text block: `messages[message].content` (block `block` of an array).
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct TextEdit {
-    /// Message index.
-    pub message: usize,
-    /// Block index within the message (0 for single-block content).
-    pub block: usize,
-    /// The new text.
-    pub text: String,
-}
-
-/// What a decision did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Applied {
-    /// The decision took effect.
-    Done,
-    /// The same decision was already recorded: nothing changed.
-    Replayed,
 }
 
 /// Everything the review pages and the API show about a model-run sampling question.

@@ -13,12 +13,13 @@ use super::auth::{self, WebSession};
 use super::error::PageError;
 use super::passphrase;
 use super::{AppState, MAX_BODY_BYTES, read_body};
-use crate::broker::{Action, Answer, Answerer, BrokerError, Kind, Question, State, rfc3339};
-use crate::domain::{Actor, ApprovalId, Audience, AuditAction, Phase, RuleScope, RunState};
+use crate::broker::{Answerer, BrokerError, Kind, Question, State, rfc3339};
+use crate::domain::{Action, Actor, ApprovalId, Audience, AuditAction, Phase, RuleScope, RunState};
 use crate::protocol::FieldError;
 use crate::protocol::elicitation::{FieldKind, FormSchema, TextFormat};
 use crate::protocol::url_safety::{self, Finding};
 use crate::review::{Decision, DecisionKind, Edit, TextEdit};
+use crate::wire::Answer;
 
 /// Registers the page routes.
 pub fn configure(cfg: &mut web::ServiceConfig) {

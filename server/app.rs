@@ -8,6 +8,7 @@ use actix_web::middleware::{DefaultHeaders, from_fn};
 use actix_web::{App, HttpServer, web};
 use chrono::Utc;
 
+use crate::auth::{self, ApiTokens, Auth, passphrase};
 use crate::broker::{Broker, BrokerSettings};
 use crate::config::{Config, ConfigError, Retention};
 use crate::db::{Db, DbError, models};
@@ -16,8 +17,8 @@ use crate::metrics::Metrics;
 use crate::paths::{PathError, StateDir, write_private};
 use crate::review::{Reviewer, SamplingEngine};
 use crate::sampling::Providers;
-use crate::web::auth::{self, ApiTokens};
-use crate::web::{AppState, allowed_hosts, passphrase};
+use crate::web::auth::check_host_and_origin;
+use crate::web::{AppState, allowed_hosts};
 
 /// How often pending questions are checked against their deadline.
 const EXPIRY_SWEEP: Duration = Duration::from_secs(2);
@@ -153,7 +154,7 @@ impl Application {
         let data = web::Data::new(AppState {
             broker: broker.clone(),
             review: review.clone(),
-            db: db.clone(),
+            auth: Auth::new(db.clone()),
             tokens,
             allowed_hosts: allowed_hosts(addr),
             base_url,
@@ -164,7 +165,7 @@ impl Application {
         let server = HttpServer::new(move || {
             App::new()
                 .app_data(data.clone())
-                .wrap(from_fn(auth::check_host_and_origin))
+                .wrap(from_fn(check_host_and_origin))
                 .wrap(security_headers())
                 .configure(crate::web::configure)
         })

@@ -10,6 +10,7 @@
 //! `protocol` imports nothing of ours.
 
 pub mod app;
+pub mod auth;
 pub mod broker;
 pub mod client;
 pub mod config;

@@ -23,7 +23,8 @@ use serde_json::Value;
 
 use crate::broker::{Broker, BrokerError, HookFuture, Kind, Question, Round, SamplingHooks, State};
 use crate::config::Budgets;
-use crate::db::approvals::{self, ApprovalRow, NewAudit, RevisionRow, RunRow};
+use crate::db::approvals::{self, ApprovalRow, NewAudit, RevisionRow};
+pub use crate::db::approvals::{AuditRow, RuleRow, RunRow};
 use crate::db::{Db, DbError};
 pub use crate::domain::DecisionKind;
 use crate::domain::{Actor, ApprovalId, AuditAction, Phase, RuleScope, RunState, Step};

@@ -9,7 +9,7 @@ use futures_util::stream;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::auth::{self, Caller};
+use super::auth::Caller;
 use super::error::ApiError;
 use super::{AppState, MAX_BODY_BYTES, read_body};
 use crate::broker::audience::Audience;
@@ -243,7 +243,7 @@ async fn create_login_link(
     caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     caller.require_token()?;
-    let token = auth::create_login_link(&state.db).await?;
+    let token = state.auth.create_login_link().await?;
     Ok(HttpResponse::build(StatusCode::CREATED).json(LoginLink {
         url: format!("{}/login?token={token}", state.base_url),
     }))
@@ -355,7 +355,7 @@ async fn list_rules(state: web::Data<AppState>, _caller: Caller) -> Result<HttpR
 }
 
 /// A rule as the API shows it.
-pub fn rule_json(r: &crate::db::approvals::RuleRow) -> Rule {
+pub fn rule_json(r: &crate::review::RuleRow) -> Rule {
     let t = |ms: i64| chrono::DateTime::from_timestamp_millis(ms).map(rfc3339);
     Rule {
         id: r.id.clone(),

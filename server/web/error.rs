@@ -145,14 +145,14 @@ impl From<askama::Error> for PageError {
     }
 }
 
-impl From<crate::db::DbError> for PageError {
-    fn from(e: crate::db::DbError) -> Self {
+impl From<crate::auth::AuthError> for PageError {
+    fn from(e: crate::auth::AuthError) -> Self {
         PageError::Internal(Box::new(e))
     }
 }
 
-impl From<crate::db::DbError> for ApiError {
-    fn from(e: crate::db::DbError) -> Self {
+impl From<crate::auth::AuthError> for ApiError {
+    fn from(e: crate::auth::AuthError) -> Self {
         ApiError::Internal(Box::new(e))
     }
 }

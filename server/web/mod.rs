@@ -7,15 +7,13 @@ pub mod auth;
 pub mod error;
 pub mod metrics;
 pub mod pages;
-pub mod passphrase;
 
 use actix_web::web::{self, Bytes};
 use futures_util::StreamExt;
 
+use crate::auth::{ApiTokens, Auth};
 use crate::broker::Broker;
-use crate::db::Db;
 use crate::review::Reviewer;
-use auth::ApiTokens;
 
 /// Limit of every body except opening a question, in bytes (1 MiB).
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -26,8 +24,8 @@ pub struct AppState {
     pub broker: Broker,
     /// The two-step review of sampling questions, rules and the audit log.
     pub review: std::sync::Arc<Reviewer>,
-    /// The store (sessions, login links).
-    pub db: Db,
+    /// Sessions and login links.
+    pub auth: Auth,
     /// Valid API token digests.
     pub tokens: ApiTokens,
     /// `Host` values this service answers to (`127.0.0.1:PORT`, `localhost:PORT`, …).

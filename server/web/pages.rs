@@ -11,8 +11,8 @@ use serde_json::{Map, Value, json};
 
 use super::auth::{self, WebSession};
 use super::error::PageError;
-use super::passphrase;
 use super::{AppState, MAX_BODY_BYTES, read_body};
+use crate::auth::passphrase;
 use crate::broker::{Answerer, BrokerError, Kind, Question, State, rfc3339};
 use crate::domain::{Action, Actor, ApprovalId, Audience, AuditAction, Phase, RuleScope, RunState};
 use crate::protocol::FieldError;
@@ -101,7 +101,7 @@ async fn login(
             passphrase: state.passphrase_hash.is_some(),
         });
     };
-    if !auth::take_login_link(&state.db, token).await? {
+    if !state.auth.take_login_link(token).await? {
         let page = LoginPage {
             message: Some("This login link is invalid, expired or already used.".into()),
             passphrase: state.passphrase_hash.is_some(),
@@ -116,7 +116,7 @@ async fn login(
 
 /// Starts a session and sends the browser to the queue with its cookie.
 async fn logged_in(state: &AppState) -> Result<HttpResponse, PageError> {
-    let (secret, _) = auth::create_session(&state.db).await?;
+    let (secret, _) = state.auth.create_session().await?;
     Ok(HttpResponse::SeeOther()
         .insert_header((LOCATION, "/"))
         .cookie(auth::session_cookie(&secret))
@@ -160,11 +160,7 @@ async fn logout(
 ) -> Result<HttpResponse, PageError> {
     let pairs = form_pairs(payload).await?;
     session.check_csrf(last(&pairs, "csrf"))?;
-    let digest = session.id_sha256.clone();
-    state
-        .db
-        .run(move |conn| Ok(crate::db::models::WebSessionRow::delete(conn, &digest)?))
-        .await?;
+    state.auth.end_session(&session).await?;
     let mut removal = auth::session_cookie("");
     removal.make_removal();
     Ok(HttpResponse::SeeOther()
@@ -215,7 +211,7 @@ async fn queue(state: web::Data<AppState>, session: WebSession) -> Result<HttpRe
     let pending = state.broker.list(Some(State::Pending), None, 1000).await?;
     let total = state.broker.count_pending().await?;
     ok(&QueuePage {
-        csrf: session.csrf,
+        csrf: session.csrf.clone(),
         pending: pending.iter().map(Row::of).collect(),
         total,
     })
@@ -235,7 +231,7 @@ async fn history(
 ) -> Result<HttpResponse, PageError> {
     let decided = state.broker.history(200).await?;
     ok(&HistoryPage {
-        csrf: session.csrf,
+        csrf: session.csrf.clone(),
         decided: decided.iter().map(Row::of).collect(),
     })
 }
@@ -1333,7 +1329,7 @@ async fn audit(
             .unwrap_or_default()
     };
     ok(&AuditPage {
-        csrf: session.csrf,
+        csrf: session.csrf.clone(),
         server: server.unwrap_or_default(),
         action: action.and_then(Result::ok),
         actions: AuditAction::ALL,
@@ -1412,7 +1408,7 @@ async fn rules(state: web::Data<AppState>, session: WebSession) -> Result<HttpRe
         })
         .collect();
     ok(&RulesPage {
-        csrf: session.csrf,
+        csrf: session.csrf.clone(),
         rules,
     })
 }

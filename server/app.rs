@@ -8,15 +8,17 @@ use actix_web::middleware::{DefaultHeaders, from_fn};
 use actix_web::{App, HttpServer, web};
 use chrono::Utc;
 
-use crate::broker::approval::SamplingEngine;
-use crate::broker::{Broker, BrokerSettings, retention};
+use crate::auth::{self, ApiTokens, Auth, passphrase};
+use crate::broker::{Broker, BrokerSettings};
 use crate::config::{Config, ConfigError, Retention};
 use crate::db::{Db, DbError, models};
+use crate::jobs::retention;
 use crate::metrics::Metrics;
 use crate::paths::{PathError, StateDir, write_private};
+use crate::review::{Reviewer, SamplingEngine};
 use crate::sampling::Providers;
-use crate::web::auth::{self, ApiTokens};
-use crate::web::{AppState, allowed_hosts, passphrase};
+use crate::web::auth::check_host_and_origin;
+use crate::web::{AppState, allowed_hosts};
 
 /// How often pending questions are checked against their deadline.
 const EXPIRY_SWEEP: Duration = Duration::from_secs(2);
@@ -64,6 +66,8 @@ pub struct Application {
     addr: SocketAddr,
     server: actix_web::dev::Server,
     broker: Broker,
+    /// Kept alive for the broker's sampling hooks (the broker holds them weakly).
+    _review: std::sync::Arc<Reviewer>,
     db: Db,
     retention: Retention,
 }
@@ -115,11 +119,8 @@ impl Application {
             },
             metrics,
         );
-        let broker = match engine {
-            Some(engine) => broker.with_engine(engine),
-            None => broker,
-        };
-        let interrupted = broker
+        let review = Reviewer::new(broker.clone(), db.clone(), engine).attach();
+        let interrupted = review
             .recover_runs()
             .await
             .map_err(|e| StartupError::Models(e.to_string()))?;
@@ -152,7 +153,8 @@ impl Application {
         };
         let data = web::Data::new(AppState {
             broker: broker.clone(),
-            db: db.clone(),
+            review: review.clone(),
+            auth: Auth::new(db.clone()),
             tokens,
             allowed_hosts: allowed_hosts(addr),
             base_url,
@@ -163,7 +165,7 @@ impl Application {
         let server = HttpServer::new(move || {
             App::new()
                 .app_data(data.clone())
-                .wrap(from_fn(auth::check_host_and_origin))
+                .wrap(from_fn(check_host_and_origin))
                 .wrap(security_headers())
                 .configure(crate::web::configure)
         })
@@ -179,6 +181,7 @@ impl Application {
             addr,
             server,
             broker,
+            _review: review,
             db,
             retention: config.retention.clone(),
         })

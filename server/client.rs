@@ -5,9 +5,17 @@
 use std::time::Duration;
 
 use reqwest::StatusCode;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::domain::State;
 use crate::paths::StateDir;
+pub use crate::wire::Opened;
+use crate::wire::{
+    Answer, Answered, ErrorBody, Invalid, LoginLink, OpenRequest, Preview, QuestionDetail,
+    QuestionList, ResponseBody, Summary,
+};
 
 /// The default service address.
 pub const DEFAULT_URL: &str = "http://127.0.0.1:7777";
@@ -58,20 +66,6 @@ pub enum ClientError {
         /// Response body (an `{"error"}` object, usually).
         body: String,
     },
-}
-
-/// Outcome of opening a question.
-#[derive(Debug, Clone)]
-pub enum Opened {
-    /// A question is pending: its id and deadline (RFC 3339).
-    Question {
-        /// Question id.
-        id: String,
-        /// Deadline, if the service reported one.
-        expires_at: Option<String>,
-    },
-    /// Refused before opening: the JSON-RPC response to give the server.
-    Response(Value),
 }
 
 /// Outcome of one long-poll.
@@ -126,12 +120,14 @@ impl ServiceClient {
             .map_err(|source| ClientError::NoToken { path, source })
     }
 
-    async fn send(
+    /// Sends one call; returns the status and the body text of a success, or the error the
+    /// status stands for.
+    async fn send<B: Serialize + ?Sized>(
         &self,
         method: reqwest::Method,
         path: &str,
-        body: Option<&Value>,
-    ) -> Result<(StatusCode, Value), ClientError> {
+        body: Option<&B>,
+    ) -> Result<(StatusCode, String), ClientError> {
         let token = self.token()?;
         let url = format!("{}{path}", self.base_url());
         let mut req = self.http.request(method, &url).bearer_auth(token);
@@ -153,11 +149,9 @@ impl ServiceClient {
                 url: self.base_url(),
                 source,
             })?;
-        let error_text = || {
-            serde_json::from_str::<Value>(&text)
-                .ok()
-                .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_owned))
-                .unwrap_or_else(|| text.clone())
+        let error_text = || match serde_json::from_str::<ErrorBody>(&text) {
+            Ok(body) => body.error,
+            Err(_) => text.clone(),
         };
         match status {
             StatusCode::PAYLOAD_TOO_LARGE => Err(ClientError::TooLarge),
@@ -165,52 +159,52 @@ impl ServiceClient {
             StatusCode::CONFLICT => Err(ClientError::Conflict),
             StatusCode::FORBIDDEN => Err(ClientError::Forbidden(error_text())),
             StatusCode::UNPROCESSABLE_ENTITY => {
-                let errors = serde_json::from_str::<Value>(&text)
-                    .ok()
-                    .and_then(|v| v.get("errors").and_then(Value::as_array).cloned())
-                    .unwrap_or_default()
-                    .iter()
-                    .map(|e| {
-                        let s = |k: &str| {
-                            e.get(k)
-                                .and_then(Value::as_str)
-                                .unwrap_or_default()
-                                .to_owned()
-                        };
-                        (s("field"), s("message"))
-                    })
-                    .collect();
-                Err(ClientError::Invalid(errors))
+                // A 422 without the usual body still says the answer was refused.
+                let errors = serde_json::from_str::<Invalid>(&text)
+                    .map(|body| body.errors)
+                    .unwrap_or_default();
+                Err(ClientError::Invalid(
+                    errors.into_iter().map(|p| (p.field, p.message)).collect(),
+                ))
             }
-            s if s.is_success() => Ok((s, serde_json::from_str(&text).unwrap_or(Value::Null))),
+            s if s.is_success() => Ok((s, text)),
             status => Err(ClientError::Status { status, body: text }),
         }
     }
 
-    /// `POST /api/v1/requests`.
+    /// [`send`](Self::send), decoding a success body as `T`.
+    async fn call<B: Serialize + ?Sized, T: DeserializeOwned>(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&B>,
+    ) -> Result<(StatusCode, T), ClientError> {
+        let (status, text) = self.send(method, path, body).await?;
+        let decoded = serde_json::from_str(&text).map_err(|_| ClientError::Status {
+            status,
+            body: text.clone(),
+        })?;
+        Ok((status, decoded))
+    }
+
+    /// `POST /api/v1/requests` with a typed body.
     ///
     /// # Errors
     /// [`ClientError`].
-    pub async fn open(&self, body: &Value) -> Result<Opened, ClientError> {
-        let (status, json) = self
-            .send(reqwest::Method::POST, "/api/v1/requests", Some(body))
-            .await?;
-        if let Some(response) = json.get("response") {
-            return Ok(Opened::Response(response.clone()));
-        }
-        match json.get("id").and_then(Value::as_str) {
-            Some(id) => Ok(Opened::Question {
-                id: id.to_owned(),
-                expires_at: json
-                    .get("expiresAt")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-            }),
-            None => Err(ClientError::Status {
-                status,
-                body: json.to_string(),
-            }),
-        }
+    pub async fn open_request(&self, request: &OpenRequest) -> Result<Opened, ClientError> {
+        self.open(request).await
+    }
+
+    /// `POST /api/v1/requests` with a body the caller built (the proxy forwards what it
+    /// assembled; it must have the shape of [`OpenRequest`]).
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub async fn open<B: Serialize + ?Sized>(&self, body: &B) -> Result<Opened, ClientError> {
+        Ok(self
+            .call(reqwest::Method::POST, "/api/v1/requests", Some(body))
+            .await?
+            .1)
     }
 
     /// `GET /api/v1/requests/{id}/response?wait=SECONDS`.
@@ -219,11 +213,13 @@ impl ServiceClient {
     /// [`ClientError`].
     pub async fn wait(&self, id: &str, wait_secs: u64) -> Result<Waited, ClientError> {
         let path = format!("/api/v1/requests/{id}/response?wait={wait_secs}");
-        let (status, json) = self.send(reqwest::Method::GET, &path, None).await?;
-        Ok(match json.get("response") {
-            Some(r) => Waited::Response(r.clone()),
-            None if status == StatusCode::ACCEPTED => Waited::Pending,
-            None => Waited::Closed,
+        let (status, body) = self
+            .call::<(), ResponseBody>(reqwest::Method::GET, &path, None)
+            .await?;
+        Ok(match body {
+            ResponseBody::Response { response } => Waited::Response(response),
+            ResponseBody::State { .. } if status == StatusCode::ACCEPTED => Waited::Pending,
+            ResponseBody::State { .. } => Waited::Closed,
         })
     }
 
@@ -232,7 +228,7 @@ impl ServiceClient {
     /// # Errors
     /// [`ClientError`].
     pub async fn cancel(&self, id: &str) -> Result<(), ClientError> {
-        self.send(
+        self.send::<()>(
             reqwest::Method::POST,
             &format!("/api/v1/requests/{id}/cancel"),
             None,
@@ -247,7 +243,7 @@ impl ServiceClient {
     /// [`ClientError`].
     pub async fn complete(&self, elicitation_id: &str) -> Result<(), ClientError> {
         let eid: String = form_urlencoded::byte_serialize(elicitation_id.as_bytes()).collect();
-        self.send(
+        self.send::<()>(
             reqwest::Method::POST,
             &format!("/api/v1/elicitations/{eid}/complete"),
             None,
@@ -260,26 +256,24 @@ impl ServiceClient {
     ///
     /// # Errors
     /// [`ClientError`].
-    pub async fn list_questions(&self, state: Option<&str>) -> Result<Vec<Value>, ClientError> {
+    pub async fn list_questions(&self, state: Option<State>) -> Result<Vec<Summary>, ClientError> {
         let path = match state {
             Some(s) => format!("/api/v1/questions?state={s}"),
             None => "/api/v1/questions".to_owned(),
         };
-        let (_, json) = self.send(reqwest::Method::GET, &path, None).await?;
-        Ok(json
-            .get("questions")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default())
+        let (_, list) = self
+            .call::<(), QuestionList>(reqwest::Method::GET, &path, None)
+            .await?;
+        Ok(list.questions)
     }
 
-    /// `GET /api/v1/questions/{id}`.
+    /// `GET /api/v1/questions/{id}`: the full view.
     ///
     /// # Errors
     /// [`ClientError`].
-    pub async fn question(&self, id: &str) -> Result<Value, ClientError> {
+    pub async fn question(&self, id: &str) -> Result<QuestionDetail, ClientError> {
         Ok(self
-            .send(
+            .call::<(), QuestionDetail>(
                 reqwest::Method::GET,
                 &format!("/api/v1/questions/{id}"),
                 None,
@@ -292,34 +286,30 @@ impl ServiceClient {
     ///
     /// # Errors
     /// [`ClientError`] ([`ClientError::Invalid`] with the field errors).
-    pub async fn preview(&self, id: &str, answer: &Value) -> Result<Value, ClientError> {
-        let (_, json) = self
-            .send(
+    pub async fn preview(&self, id: &str, answer: &Answer) -> Result<Value, ClientError> {
+        let (_, preview) = self
+            .call::<_, Preview>(
                 reqwest::Method::POST,
                 &format!("/api/v1/questions/{id}/preview"),
                 Some(answer),
             )
             .await?;
-        Ok(json.get("response").cloned().unwrap_or(Value::Null))
+        Ok(preview.response)
     }
 
     /// `POST /api/v1/questions/{id}/answer`: returns the new state.
     ///
     /// # Errors
     /// [`ClientError`].
-    pub async fn answer(&self, id: &str, answer: &Value) -> Result<String, ClientError> {
-        let (_, json) = self
-            .send(
+    pub async fn answer(&self, id: &str, answer: &Answer) -> Result<State, ClientError> {
+        let (_, answered) = self
+            .call::<_, Answered>(
                 reqwest::Method::POST,
                 &format!("/api/v1/questions/{id}/answer"),
                 Some(answer),
             )
             .await?;
-        Ok(json
-            .get("state")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned())
+        Ok(answered.state)
     }
 
     /// `POST /api/v1/login-links`: a one-time login URL.
@@ -327,15 +317,9 @@ impl ServiceClient {
     /// # Errors
     /// [`ClientError`].
     pub async fn login_link(&self) -> Result<String, ClientError> {
-        let (status, json) = self
-            .send(reqwest::Method::POST, "/api/v1/login-links", None)
+        let (_, link) = self
+            .call::<(), LoginLink>(reqwest::Method::POST, "/api/v1/login-links", None)
             .await?;
-        json.get("url")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .ok_or(ClientError::Status {
-                status,
-                body: json.to_string(),
-            })
+        Ok(link.url)
     }
 }

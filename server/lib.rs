@@ -10,15 +10,20 @@
 //! `protocol` imports nothing of ours.
 
 pub mod app;
+pub mod auth;
 pub mod broker;
 pub mod client;
 pub mod config;
 pub mod db;
+pub mod domain;
+pub mod jobs;
 pub mod metrics;
 pub mod paths;
 pub mod protocol;
 pub mod proxy;
 pub mod questions;
+pub mod review;
 pub mod sampling;
 pub mod service;
 pub mod web;
+pub mod wire;

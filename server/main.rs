@@ -136,7 +136,7 @@ fn passwd(output: Option<&std::path::Path>) -> Result<(), String> {
     if passphrase.chars().count() < MIN_PASSPHRASE_CHARS {
         return Err(format!("use at least {MIN_PASSPHRASE_CHARS} characters"));
     }
-    let hash = mcp_consent::web::passphrase::hash(&passphrase).map_err(|e| e.to_string())?;
+    let hash = mcp_consent::auth::passphrase::hash(&passphrase).map_err(|e| e.to_string())?;
     match output {
         Some(path) => {
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {

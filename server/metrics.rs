@@ -7,6 +7,8 @@ use prometheus::{
     IntGaugeVec, Opts, Registry, TextEncoder,
 };
 
+use crate::domain::{Audience, Kind};
+
 /// Time-to-decision buckets, in seconds: a person answers in seconds to minutes; the default
 /// deadline is 15 minutes, so the top buckets show questions answered near it.
 const DECISION_BUCKETS: &[f64] = &[
@@ -140,10 +142,10 @@ impl Metrics {
             prometheus::process_collector::ProcessCollector::for_self(),
         ))?;
         // Pre-create the label sets a dashboard expects to see at zero.
-        for kind in ["sampling", "form", "url"] {
-            opened.with_label_values(&[kind]);
-            for audience in ["human", "agent"] {
-                pending.with_label_values(&[kind, audience]);
+        for kind in Kind::ALL {
+            opened.with_label_values(&[kind.as_str()]);
+            for audience in Audience::ALL {
+                pending.with_label_values(&[kind.as_str(), audience.as_str()]);
             }
         }
         Ok(Metrics {

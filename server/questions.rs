@@ -8,6 +8,8 @@ use clap::Subcommand;
 use serde_json::{Value, json};
 
 use crate::client::{ClientError, ServiceClient};
+use crate::domain::{Action, Kind, State};
+use crate::wire::{Answer, QuestionList};
 
 /// The `questions` subcommands.
 #[derive(Debug, Subcommand)]
@@ -71,10 +73,13 @@ pub enum QuestionsError {
     /// The person answered "no" at the prompt.
     #[error("not sent")]
     NotConfirmed,
+    /// A value could not be printed as JSON.
+    #[error("cannot print JSON")]
+    Json(#[from] serde_json::Error),
 }
 
-fn pretty(v: &Value) -> String {
-    serde_json::to_string_pretty(v).unwrap_or_default()
+fn pretty(v: &impl serde::Serialize) -> Result<String, QuestionsError> {
+    Ok(serde_json::to_string_pretty(v)?)
 }
 
 fn read_json(text: &str, what: &str) -> Result<Value, QuestionsError> {
@@ -95,31 +100,32 @@ pub async fn run(
     match action {
         QuestionsCommand::List { all, json } => {
             let questions = client
-                .list_questions(if all { None } else { Some("pending") })
+                .list_questions(if all { None } else { Some(State::Pending) })
                 .await?;
             if json {
-                writeln!(out, "{}", pretty(&json!({ "questions": questions })))?;
+                let list = QuestionList { questions };
+                writeln!(out, "{}", pretty(&list)?)?;
                 return Ok(());
             }
             if questions.is_empty() {
                 writeln!(out, "no questions")?;
             }
             for q in &questions {
-                let s = |k: &str| q.get(k).and_then(Value::as_str).unwrap_or("-").to_owned();
                 writeln!(
                     out,
                     "{}  {:<8} {:<9} {:<20} {:<20} expires {}",
-                    s("id"),
-                    s("kind"),
-                    s("state"),
-                    s("server"),
-                    s("tool"),
-                    s("expiresAt")
+                    q.id,
+                    q.kind.as_str(),
+                    q.state.as_str(),
+                    q.server,
+                    q.tool.as_deref().unwrap_or("-"),
+                    q.expires_at
                 )?;
             }
         }
         QuestionsCommand::Show { id } => {
-            writeln!(out, "{}", pretty(&client.question(&id).await?))?;
+            let detail = client.question(&id).await?;
+            writeln!(out, "{}", pretty(&detail)?)?;
         }
         QuestionsCommand::Answer {
             id,
@@ -140,33 +146,29 @@ pub async fn run(
                 None => None,
             };
             let question = client.question(&id).await?;
-            let is_sampling = question.get("kind").and_then(Value::as_str) == Some("sampling");
+            let is_sampling = question.summary.kind == Kind::Sampling;
+            let accept = |content: Option<Value>, result: Option<Value>| Answer {
+                action: Action::Accept,
+                content,
+                result,
+            };
             let answer = match (content, result, from_file) {
-                (Some(c), _, _) => {
-                    json!({"action": "accept", "content": read_json(&c, "--content")?})
-                }
-                (_, Some(r), _) => {
-                    json!({"action": "accept", "result": read_json(&r, "--result")?})
-                }
+                (Some(c), _, _) => accept(Some(read_json(&c, "--content")?), None),
+                (_, Some(r), _) => accept(None, Some(read_json(&r, "--result")?)),
                 (_, _, Some(text)) if is_sampling => {
-                    json!({"action": "accept", "result": read_json(&text, "the file")?})
+                    accept(None, Some(read_json(&text, "the file")?))
                 }
-                (_, _, Some(text)) => {
-                    json!({"action": "accept", "content": read_json(&text, "the file")?})
-                }
+                (_, _, Some(text)) => accept(Some(read_json(&text, "the file")?), None),
                 (None, None, None) if is_sampling => {
                     return Err(QuestionsError::Input(
                         "give --result JSON (or --file)".into(),
                     ));
                 }
-                (None, None, None) => json!({"action": "accept", "content": {}}),
+                (None, None, None) => accept(Some(json!({})), None),
             };
             let response = client.preview(&id, &answer).await?;
-            let server = question
-                .get("server")
-                .and_then(Value::as_str)
-                .unwrap_or("the server");
-            writeln!(out, "{server} will receive:\n{}", pretty(&response))?;
+            let server = &question.summary.server;
+            writeln!(out, "{server} will receive:\n{}", pretty(&response)?)?;
             if !yes && std::io::stdin().is_terminal() {
                 write!(out, "Send this? [y/N] ")?;
                 out.flush()?;
@@ -180,13 +182,22 @@ pub async fn run(
             writeln!(out, "sent; the question is {state}")?;
         }
         QuestionsCommand::Decline { id } => {
-            let state = client.answer(&id, &json!({"action": "decline"})).await?;
+            let state = client.answer(&id, &refusal(Action::Decline)).await?;
             writeln!(out, "sent; the question is {state}")?;
         }
         QuestionsCommand::Cancel { id } => {
-            let state = client.answer(&id, &json!({"action": "cancel"})).await?;
+            let state = client.answer(&id, &refusal(Action::Cancel)).await?;
             writeln!(out, "sent; the question is {state}")?;
         }
     }
     Ok(())
+}
+
+/// A decline or cancel: no content, no result.
+fn refusal(action: Action) -> Answer {
+    Answer {
+        action,
+        content: None,
+        result: None,
+    }
 }

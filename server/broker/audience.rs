@@ -5,38 +5,8 @@
 //! Forms must not ask for secrets (MCP 2025-11-25 `client/elicitation.mdx` Warning, ES2), but
 //! nothing stops a server from doing so; such a form goes to the person, never to an agent.
 
-use serde::{Deserialize, Serialize};
-
+pub use crate::domain::Audience;
 use crate::protocol::elicitation::{FieldKind, FormSchema};
-
-/// Who may answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Audience {
-    /// Only a person, in the browser.
-    Human,
-    /// A script over the API/CLI, or a person.
-    Agent,
-}
-
-impl Audience {
-    /// The stored/wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Audience::Human => "human",
-            Audience::Agent => "agent",
-        }
-    }
-
-    /// Parses the stored name.
-    pub fn parse(s: &str) -> Option<Audience> {
-        match s {
-            "human" => Some(Audience::Human),
-            "agent" => Some(Audience::Agent),
-            _ => None,
-        }
-    }
-}
 
 /// Words that mark a field as asking for a secret when they appear anywhere in its name, title
 /// or description (case and separators ignored), in English and a few common languages.

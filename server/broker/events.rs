@@ -4,24 +4,26 @@
 use serde::Serialize;
 use tokio::sync::broadcast;
 
+use crate::domain::{Audience, Kind, Phase, State};
+
 /// One state change of one question (wire JSON is camelCase).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Event {
     /// Question id.
     pub id: String,
-    /// `sampling`, `form` or `url`.
-    pub kind: String,
+    /// What the question asks for.
+    pub kind: Kind,
     /// The asking server's name.
     pub server: String,
     /// The host's tool call that led to it, when known.
     pub tool: Option<String>,
-    /// `human` or `agent`.
-    pub audience: String,
+    /// Who may answer.
+    pub audience: Audience,
     /// The new state.
-    pub state: String,
+    pub state: State,
     /// Sampling phase while pending.
-    pub phase: Option<String>,
+    pub phase: Option<Phase>,
     /// Deadline, RFC 3339 UTC.
     pub expires_at: String,
     /// When the change happened, RFC 3339 UTC.

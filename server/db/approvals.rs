@@ -8,6 +8,9 @@ use diesel::sqlite::Sqlite;
 use super::schema::{
     approvals, audit_log, auto_approve_rules, questions, sampling_revisions, sampling_runs,
 };
+use crate::domain::{
+    Actor, AuditAction, DecisionKind, Kind, Phase, RuleScope, RunState, State, Step,
+};
 
 /// One revision of a sampling request.
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
@@ -16,7 +19,7 @@ pub struct RevisionRow {
     pub question_id: String,
     pub revision: i32,
     pub params: String,
-    pub author: String,
+    pub author: Actor,
     pub created_at: i64,
 }
 
@@ -29,7 +32,7 @@ pub struct RunRow {
     pub revision: i32,
     pub model_id: String,
     pub receipt: String,
-    pub state: String,
+    pub state: RunState,
     pub result: Option<String>,
     pub error: Option<String>,
     pub input_tokens: Option<i64>,
@@ -45,12 +48,12 @@ pub struct RunRow {
 pub struct ApprovalRow {
     pub approval_id: String,
     pub question_id: String,
-    pub phase: String,
+    pub phase: Step,
     pub revision: i32,
     pub run_id: Option<String>,
-    pub decision: String,
+    pub decision: DecisionKind,
     pub model_id: Option<String>,
-    pub actor: String,
+    pub actor: Actor,
     pub created_at: i64,
 }
 
@@ -60,8 +63,8 @@ pub struct ApprovalRow {
 pub struct AuditRow {
     pub seq: i32,
     pub at: i64,
-    pub actor: String,
-    pub action: String,
+    pub actor: Actor,
+    pub action: AuditAction,
     pub question_id: String,
     pub server: String,
     pub model_id: Option<String>,
@@ -73,12 +76,12 @@ pub struct AuditRow {
 }
 
 /// A new audit entry.
-#[derive(Debug, Clone, Default, Insertable)]
+#[derive(Debug, Clone, Insertable)]
 #[diesel(table_name = audit_log, check_for_backend(Sqlite))]
 pub struct NewAudit {
     pub at: i64,
-    pub actor: String,
-    pub action: String,
+    pub actor: Actor,
+    pub action: AuditAction,
     pub question_id: String,
     pub server: String,
     pub model_id: Option<String>,
@@ -95,12 +98,37 @@ pub struct NewAudit {
 pub struct RuleRow {
     pub id: String,
     pub server: String,
-    pub scope: String,
-    pub author: String,
+    pub scope: RuleScope,
+    pub author: Actor,
     pub reason: String,
     pub created_at: i64,
     pub expires_at: i64,
     pub revoked_at: Option<i64>,
+}
+
+impl NewAudit {
+    /// An entry with no model, usage or digests (set the fields that apply).
+    pub fn new(
+        at: i64,
+        actor: Actor,
+        action: AuditAction,
+        question_id: &str,
+        server: &str,
+    ) -> NewAudit {
+        NewAudit {
+            at,
+            actor,
+            action,
+            question_id: question_id.to_owned(),
+            server: server.to_owned(),
+            model_id: None,
+            input_tokens: None,
+            output_tokens: None,
+            cost_usd: None,
+            request_digest: None,
+            response_digest: None,
+        }
+    }
 }
 
 /// Inserts revision 1 (or any revision).
@@ -136,8 +164,8 @@ pub fn add_revision(
             questions::table
                 .find(&row.question_id)
                 .filter(questions::revision.eq(base))
-                .filter(questions::state.eq("pending"))
-                .filter(questions::phase.eq("request_review")),
+                .filter(questions::state.eq(State::Pending))
+                .filter(questions::phase.eq(Phase::RequestReview)),
         )
         .set(questions::revision.eq(row.revision))
         .execute(conn)?;
@@ -171,15 +199,15 @@ pub fn approve_and_start(
         let moved = diesel::update(
             questions::table
                 .find(&approval.question_id)
-                .filter(questions::state.eq("pending"))
+                .filter(questions::state.eq(State::Pending))
                 .filter(questions::revision.eq(approval.revision))
                 .filter(questions::phase.eq_any([
-                    "request_review",
-                    "response_review",
-                    "tool_use_review",
+                    Phase::RequestReview,
+                    Phase::ResponseReview,
+                    Phase::ToolUseReview,
                 ])),
         )
-        .set(questions::phase.eq(Some("running")))
+        .set(questions::phase.eq(Some(Phase::Running)))
         .execute(conn)?;
         if moved == 0 {
             return Ok(false);
@@ -213,8 +241,8 @@ fn record(
 pub fn decide_with_approval(
     conn: &mut SqliteConnection,
     approval: &ApprovalRow,
-    from_phases: &[&str],
-    state: &str,
+    from_phases: &[Phase],
+    state: State,
     response: &str,
     audit: &NewAudit,
     now: i64,
@@ -223,12 +251,12 @@ pub fn decide_with_approval(
         let moved = diesel::update(
             questions::table
                 .find(&approval.question_id)
-                .filter(questions::state.eq("pending"))
+                .filter(questions::state.eq(State::Pending))
                 .filter(questions::phase.eq_any(from_phases)),
         )
         .set((
             questions::state.eq(state),
-            questions::phase.eq(None::<String>),
+            questions::phase.eq(None::<Phase>),
             questions::response.eq(Some(response)),
             questions::decided_at.eq(Some(now)),
         ))
@@ -241,11 +269,11 @@ pub fn decide_with_approval(
 }
 
 /// Stores a finished run and moves its question from `running` to `phase`.
-pub fn finish_run(conn: &mut SqliteConnection, run: &RunRow, phase: &str) -> QueryResult<()> {
+pub fn finish_run(conn: &mut SqliteConnection, run: &RunRow, phase: Phase) -> QueryResult<()> {
     conn.immediate_transaction(|conn| {
         diesel::update(sampling_runs::table.find(&run.id))
             .set((
-                sampling_runs::state.eq(&run.state),
+                sampling_runs::state.eq(run.state),
                 sampling_runs::result.eq(&run.result),
                 sampling_runs::error.eq(&run.error),
                 sampling_runs::input_tokens.eq(run.input_tokens),
@@ -257,8 +285,8 @@ pub fn finish_run(conn: &mut SqliteConnection, run: &RunRow, phase: &str) -> Que
         diesel::update(
             questions::table
                 .find(&run.question_id)
-                .filter(questions::state.eq("pending"))
-                .filter(questions::phase.eq("running")),
+                .filter(questions::state.eq(State::Pending))
+                .filter(questions::phase.eq(Phase::Running)),
         )
         .set(questions::phase.eq(Some(phase)))
         .execute(conn)?;
@@ -289,12 +317,12 @@ pub fn run(conn: &mut SqliteConnection, id: &str) -> QueryResult<Option<RunRow>>
 pub fn fail_interrupted_runs(conn: &mut SqliteConnection, now: i64) -> QueryResult<Vec<String>> {
     conn.immediate_transaction(|conn| {
         let ids: Vec<String> = sampling_runs::table
-            .filter(sampling_runs::state.eq("running"))
+            .filter(sampling_runs::state.eq(RunState::Running))
             .select(sampling_runs::question_id)
             .load(conn)?;
-        diesel::update(sampling_runs::table.filter(sampling_runs::state.eq("running")))
+        diesel::update(sampling_runs::table.filter(sampling_runs::state.eq(RunState::Running)))
             .set((
-                sampling_runs::state.eq("failed"),
+                sampling_runs::state.eq(RunState::Failed),
                 sampling_runs::error.eq(Some("the service stopped during the run")),
                 sampling_runs::finished_at.eq(Some(now)),
             ))
@@ -302,10 +330,10 @@ pub fn fail_interrupted_runs(conn: &mut SqliteConnection, now: i64) -> QueryResu
         diesel::update(
             questions::table
                 .filter(questions::id.eq_any(&ids))
-                .filter(questions::state.eq("pending"))
-                .filter(questions::phase.eq("running")),
+                .filter(questions::state.eq(State::Pending))
+                .filter(questions::phase.eq(Phase::Running)),
         )
-        .set(questions::phase.eq(Some("request_review")))
+        .set(questions::phase.eq(Some(Phase::RequestReview)))
         .execute(conn)?;
         Ok(ids)
     })
@@ -323,7 +351,7 @@ pub fn append_audit(conn: &mut SqliteConnection, entry: &NewAudit) -> QueryResul
 pub fn audit(
     conn: &mut SqliteConnection,
     server: Option<&str>,
-    action: Option<&str>,
+    action: Option<AuditAction>,
     limit: i64,
 ) -> QueryResult<Vec<AuditRow>> {
     let mut query = audit_log::table.select(AuditRow::as_select()).into_boxed();
@@ -331,7 +359,7 @@ pub fn audit(
         query = query.filter(audit_log::server.eq(server.to_owned()));
     }
     if let Some(action) = action {
-        query = query.filter(audit_log::action.eq(action.to_owned()));
+        query = query.filter(audit_log::action.eq(action));
     }
     query.order(audit_log::seq.desc()).limit(limit).load(conn)
 }
@@ -399,8 +427,8 @@ pub fn delivered_sampling(
 ) -> QueryResult<Vec<Delivered>> {
     questions::table
         .filter(questions::server.eq(server))
-        .filter(questions::kind.eq("sampling"))
-        .filter(questions::state.eq("accepted"))
+        .filter(questions::kind.eq(Kind::Sampling))
+        .filter(questions::state.eq(State::Accepted))
         .order(questions::decided_at.desc())
         .select((questions::id, questions::conversation, questions::response))
         .limit(limit)
@@ -428,9 +456,10 @@ pub fn conversation_usage(conn: &mut SqliteConnection, conversation: &str) -> Qu
                 COALESCE(SUM(COALESCE(r.input_tokens, 0) + COALESCE(r.output_tokens, 0)), 0) AS tokens,
                 COALESCE(SUM(COALESCE(r.cost_usd, 0.0)), 0.0) AS cost
          FROM sampling_runs r JOIN questions q ON q.id = r.question_id
-         WHERE q.conversation = ?1 AND r.state = 'done'",
+         WHERE q.conversation = ?1 AND r.state = ?2",
     )
     .bind::<diesel::sql_types::Text, _>(conversation)
+    .bind::<diesel::sql_types::Text, _>(RunState::Done)
     .get_result(conn)
 }
 
@@ -445,9 +474,10 @@ pub fn server_usage_since(
                 COALESCE(SUM(COALESCE(r.input_tokens, 0) + COALESCE(r.output_tokens, 0)), 0) AS tokens,
                 COALESCE(SUM(COALESCE(r.cost_usd, 0.0)), 0.0) AS cost
          FROM sampling_runs r JOIN questions q ON q.id = r.question_id
-         WHERE q.server = ? AND r.started_at >= ? AND r.state = 'done'",
+         WHERE q.server = ? AND r.started_at >= ? AND r.state = ?",
     )
     .bind::<diesel::sql_types::Text, _>(server)
     .bind::<diesel::sql_types::BigInt, _>(since)
+    .bind::<diesel::sql_types::Text, _>(RunState::Done)
     .get_result(conn)
 }

@@ -66,7 +66,11 @@ impl Db {
     pub fn open(path: &Path) -> Result<Db, DbError> {
         let url = path.to_string_lossy().into_owned();
         let mut conn = SqliteConnection::establish(&url)?;
-        conn.batch_execute("PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL;")?;
+        // Foreign keys stay off on the migrating connection: a migration that rebuilds a parent
+        // table (SQLite cannot alter constraints in place) must not cascade into its children.
+        conn.batch_execute(
+            "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA foreign_keys = OFF;",
+        )?;
         conn.run_pending_migrations(MIGRATIONS)
             .map_err(|e| DbError::Migration(e.to_string()))?;
         drop(conn);

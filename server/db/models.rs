@@ -5,19 +5,20 @@ use diesel::prelude::*;
 use diesel::sqlite::Sqlite;
 
 use super::schema::{api_tokens, login_links, questions, web_sessions};
+use crate::domain::{Audience, Kind, Phase, State};
 
 /// A stored question (see `migrations/` for the column meanings). Times are Unix milliseconds.
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = questions, check_for_backend(Sqlite))]
 pub struct QuestionRow {
     pub id: String,
-    pub kind: String,
+    pub kind: Kind,
     pub server: String,
     pub session: String,
     pub tool: Option<String>,
-    pub audience: String,
-    pub state: String,
-    pub phase: Option<String>,
+    pub audience: Audience,
+    pub state: State,
+    pub phase: Option<Phase>,
     pub protocol_version: String,
     pub era: String,
     pub client_capabilities: String,
@@ -62,7 +63,7 @@ impl QuestionRow {
             .filter(questions::server.eq(server))
             .filter(questions::session.eq(session))
             .filter(questions::rpc_id.eq(rpc_id))
-            .filter(questions::state.eq("pending"))
+            .filter(questions::state.eq(State::Pending))
             .select(QuestionRow::as_select())
             .first(conn)
             .optional()
@@ -71,18 +72,18 @@ impl QuestionRow {
     /// Questions oldest first, optionally filtered by state and audience, at most `limit`.
     pub fn list(
         conn: &mut SqliteConnection,
-        state: Option<&str>,
-        audience: Option<&str>,
+        state: Option<State>,
+        audience: Option<Audience>,
         limit: i64,
     ) -> QueryResult<Vec<QuestionRow>> {
         let mut query = questions::table
             .select(QuestionRow::as_select())
             .into_boxed();
         if let Some(state) = state {
-            query = query.filter(questions::state.eq(state.to_owned()));
+            query = query.filter(questions::state.eq(state));
         }
         if let Some(audience) = audience {
-            query = query.filter(questions::audience.eq(audience.to_owned()));
+            query = query.filter(questions::audience.eq(audience));
         }
         query
             .order((questions::created_at.asc(), questions::id.asc()))
@@ -96,7 +97,7 @@ impl QuestionRow {
         limit: i64,
     ) -> QueryResult<Vec<QuestionRow>> {
         questions::table
-            .filter(questions::state.ne("pending"))
+            .filter(questions::state.ne(State::Pending))
             .select(QuestionRow::as_select())
             .order((questions::decided_at.desc(), questions::id.desc()))
             .limit(limit)
@@ -107,7 +108,7 @@ impl QuestionRow {
     pub fn count_pending_for_server(conn: &mut SqliteConnection, server: &str) -> QueryResult<i64> {
         questions::table
             .filter(questions::server.eq(server))
-            .filter(questions::state.eq("pending"))
+            .filter(questions::state.eq(State::Pending))
             .count()
             .get_result(conn)
     }
@@ -115,15 +116,15 @@ impl QuestionRow {
     /// How many questions are pending in all.
     pub fn count_pending(conn: &mut SqliteConnection) -> QueryResult<i64> {
         questions::table
-            .filter(questions::state.eq("pending"))
+            .filter(questions::state.eq(State::Pending))
             .count()
             .get_result(conn)
     }
 
     /// Pending questions counted by kind and audience.
-    pub fn pending_counts(conn: &mut SqliteConnection) -> QueryResult<Vec<(String, String, i64)>> {
+    pub fn pending_counts(conn: &mut SqliteConnection) -> QueryResult<Vec<(Kind, Audience, i64)>> {
         questions::table
-            .filter(questions::state.eq("pending"))
+            .filter(questions::state.eq(State::Pending))
             .group_by((questions::kind, questions::audience))
             .select((
                 questions::kind,
@@ -136,7 +137,7 @@ impl QuestionRow {
     /// Pending questions whose deadline is at or before `now`.
     pub fn due(conn: &mut SqliteConnection, now: i64) -> QueryResult<Vec<QuestionRow>> {
         questions::table
-            .filter(questions::state.eq("pending"))
+            .filter(questions::state.eq(State::Pending))
             .filter(questions::expires_at.le(now))
             .select(QuestionRow::as_select())
             .load(conn)
@@ -160,18 +161,18 @@ impl QuestionRow {
     pub fn decide(
         conn: &mut SqliteConnection,
         id: &str,
-        state: &str,
+        state: State,
         response: Option<&str>,
         now: i64,
     ) -> QueryResult<bool> {
         let changed = diesel::update(
             questions::table
                 .find(id)
-                .filter(questions::state.eq("pending")),
+                .filter(questions::state.eq(State::Pending)),
         )
         .set((
             questions::state.eq(state),
-            questions::phase.eq(None::<String>),
+            questions::phase.eq(None::<Phase>),
             questions::response.eq(response),
             questions::decided_at.eq(Some(now)),
         ))
@@ -189,19 +190,19 @@ impl QuestionRow {
     ) -> QueryResult<Vec<QuestionRow>> {
         conn.immediate_transaction(|conn| {
             let target = questions::table
-                .filter(questions::kind.eq("url"))
+                .filter(questions::kind.eq(Kind::Url))
                 .filter(questions::elicitation_id.eq(elicitation_id))
-                .filter(questions::state.eq("accepted"));
+                .filter(questions::state.eq(State::Accepted));
             diesel::update(target)
                 .set((
-                    questions::state.eq("completed"),
+                    questions::state.eq(State::Completed),
                     questions::decided_at.eq(Some(now)),
                 ))
                 .execute(conn)?;
             questions::table
-                .filter(questions::kind.eq("url"))
+                .filter(questions::kind.eq(Kind::Url))
                 .filter(questions::elicitation_id.eq(elicitation_id))
-                .filter(questions::state.eq("completed"))
+                .filter(questions::state.eq(State::Completed))
                 .filter(questions::decided_at.eq(Some(now)))
                 .select(QuestionRow::as_select())
                 .load(conn)
@@ -302,7 +303,7 @@ pub fn terminal_decided_before(
     limit: i64,
 ) -> QueryResult<Vec<String>> {
     questions::table
-        .filter(questions::state.ne("pending"))
+        .filter(questions::state.ne(State::Pending))
         .filter(questions::decided_at.lt(cutoff))
         .select(questions::id)
         .limit(limit)
@@ -317,7 +318,7 @@ pub fn terminal_beyond_newest(
     limit: i64,
 ) -> QueryResult<Vec<String>> {
     questions::table
-        .filter(questions::state.ne("pending"))
+        .filter(questions::state.ne(State::Pending))
         .order((questions::decided_at.desc(), questions::id.desc()))
         .select(questions::id)
         .limit(limit)
@@ -331,7 +332,7 @@ pub fn delete_terminal(conn: &mut SqliteConnection, ids: &[String]) -> QueryResu
     diesel::delete(
         questions::table
             .filter(questions::id.eq_any(ids))
-            .filter(questions::state.ne("pending")),
+            .filter(questions::state.ne(State::Pending)),
     )
     .execute(conn)
 }

@@ -9,13 +9,18 @@ use futures_util::stream;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::auth::{self, Caller};
+use super::auth::Caller;
 use super::error::ApiError;
 use super::{AppState, MAX_BODY_BYTES, read_body};
-use crate::broker::approval;
 use crate::broker::audience::Audience;
-use crate::broker::{Answer, Answerer, OpenRequest, Opened, State, Waited, rfc3339};
+use crate::broker::{Answerer, OpenOutcome, State, Waited, rfc3339};
+use crate::domain::{Actor, AuditAction};
 use crate::metrics::RejectReason;
+use crate::review::{self as approval};
+use crate::wire::{
+    Answer, Answered, AuditEntry, AuditList, Decided, Decision, Edit, Empty, LoginLink, NewRule,
+    OpenRequest, Opened, Preview, QuestionList, ResponseBody, Revised, Rule, RuleList,
+};
 
 /// Longest long-poll, in seconds.
 pub const MAX_WAIT_SECS: u64 = 60;
@@ -77,12 +82,14 @@ async fn open_request(
         }
         Err(e) => return Err(e),
     };
+    let opened = |q: crate::broker::Question| Opened::Question {
+        id: q.id,
+        expires_at: Some(rfc3339(q.expires_at)),
+    };
     Ok(match state.broker.open(request).await? {
-        Opened::New(q) => HttpResponse::Created()
-            .json(json!({"id": q.id, "state": q.state, "expiresAt": rfc3339(q.expires_at)})),
-        Opened::Existing(q) => HttpResponse::Ok()
-            .json(json!({"id": q.id, "state": q.state, "expiresAt": rfc3339(q.expires_at)})),
-        Opened::Refused(response) => HttpResponse::Ok().json(json!({ "response": response })),
+        OpenOutcome::New(q) => HttpResponse::Created().json(opened(q)),
+        OpenOutcome::Existing(q) => HttpResponse::Ok().json(opened(q)),
+        OpenOutcome::Refused(response) => HttpResponse::Ok().json(Opened::Response(response)),
     })
 }
 
@@ -102,9 +109,11 @@ async fn request_response(
     caller.require_token()?;
     let wait = Duration::from_secs(query.wait.unwrap_or(0).min(MAX_WAIT_SECS));
     Ok(match state.broker.wait_response(&id, wait).await? {
-        Waited::Response(response) => HttpResponse::Ok().json(json!({ "response": response })),
-        Waited::Pending => HttpResponse::Accepted().json(json!({ "state": State::Pending })),
-        Waited::Closed(s) => HttpResponse::Ok().json(json!({ "state": s })),
+        Waited::Response(response) => HttpResponse::Ok().json(ResponseBody::Response { response }),
+        Waited::Pending => HttpResponse::Accepted().json(ResponseBody::State {
+            state: State::Pending,
+        }),
+        Waited::Closed(state) => HttpResponse::Ok().json(ResponseBody::State { state }),
     })
 }
 
@@ -117,7 +126,7 @@ async fn cancel_request(
 ) -> Result<HttpResponse, ApiError> {
     caller.require_token()?;
     state.broker.withdraw(&id).await?;
-    Ok(HttpResponse::Ok().json(json!({})))
+    Ok(HttpResponse::Ok().json(Empty {}))
 }
 
 /// `POST /api/v1/elicitations/{elicitationId}/complete`: the server reported a URL
@@ -129,7 +138,7 @@ async fn complete_elicitation(
 ) -> Result<HttpResponse, ApiError> {
     caller.require_token()?;
     state.broker.complete(&elicitation_id).await?;
-    Ok(HttpResponse::Ok().json(json!({})))
+    Ok(HttpResponse::Ok().json(Empty {}))
 }
 
 #[derive(Deserialize)]
@@ -148,25 +157,27 @@ async fn list_questions(
     let wanted_state = match query.state.as_deref() {
         None => None,
         Some(s) => Some(
-            State::parse(s).ok_or_else(|| ApiError::BadRequest(format!("unknown state {s:?}")))?,
+            s.parse::<State>()
+                .map_err(|_| ApiError::BadRequest(format!("unknown state {s:?}")))?,
         ),
     };
     let mut audience = match query.audience.as_deref() {
         None => None,
         Some(a) => Some(
-            Audience::parse(a)
-                .ok_or_else(|| ApiError::BadRequest(format!("unknown audience {a:?}")))?,
+            a.parse::<Audience>()
+                .map_err(|_| ApiError::BadRequest(format!("unknown audience {a:?}")))?,
         ),
     };
     if matches!(caller, Caller::Token) {
         if audience == Some(Audience::Human) {
-            return Ok(HttpResponse::Ok().json(json!({ "questions": [] })));
+            return Ok(HttpResponse::Ok().json(QuestionList { questions: vec![] }));
         }
         audience = Some(Audience::Agent);
     }
     let questions = state.broker.list(wanted_state, audience, 1000).await?;
-    let summaries: Vec<_> = questions.iter().map(|q| q.summary()).collect();
-    Ok(HttpResponse::Ok().json(json!({ "questions": summaries })))
+    Ok(HttpResponse::Ok().json(QuestionList {
+        questions: questions.iter().map(|q| q.summary()).collect(),
+    }))
 }
 
 fn answerer(caller: &Caller) -> Answerer {
@@ -190,9 +201,9 @@ async fn show_question(
         ));
     }
     let mut detail = q.detail();
-    if let Ok(review) = state.broker.review(&q).await {
-        detail["revision"] = json!(review.revision);
-        detail["review"] = review_json(&q, &review);
+    if let Ok(review) = state.review.review(&q).await {
+        detail.revision = Some(review.revision);
+        detail.review = Some(review_json(&q, &review));
     }
     Ok(HttpResponse::Ok().json(detail))
 }
@@ -207,7 +218,7 @@ async fn answer_question(
 ) -> Result<HttpResponse, ApiError> {
     let answer: Answer = json_body(payload, MAX_BODY_BYTES).await?;
     let new_state = state.broker.answer(&id, &answer, answerer(&caller)).await?;
-    Ok(HttpResponse::Ok().json(json!({ "state": new_state })))
+    Ok(HttpResponse::Ok().json(Answered { state: new_state }))
 }
 
 /// `POST /api/v1/questions/{id}/preview`: the JSON-RPC response this answer would send, `200
@@ -223,7 +234,7 @@ async fn preview_answer(
         .broker
         .preview(&id, &answer, answerer(&caller))
         .await?;
-    Ok(HttpResponse::Ok().json(json!({ "response": response })))
+    Ok(HttpResponse::Ok().json(Preview { response }))
 }
 
 /// `POST /api/v1/login-links`: a one-time browser login URL, `{"url"}` (token callers only).
@@ -232,9 +243,10 @@ async fn create_login_link(
     caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     caller.require_token()?;
-    let token = auth::create_login_link(&state.db).await?;
-    Ok(HttpResponse::build(StatusCode::CREATED)
-        .json(json!({ "url": format!("{}/login?token={token}", state.base_url) })))
+    let token = state.auth.create_login_link().await?;
+    Ok(HttpResponse::build(StatusCode::CREATED).json(LoginLink {
+        url: format!("{}/login?token={token}", state.base_url),
+    }))
 }
 
 /// Keeps `mcp_consent_event_subscribers` right: counted while the stream lives.
@@ -284,10 +296,10 @@ async fn events(state: web::Data<AppState>, _caller: Caller) -> HttpResponse {
         .streaming(futures_util::StreamExt::chain(hello, updates))
 }
 
-fn actor(caller: &Caller) -> &'static str {
+fn actor(caller: &Caller) -> Actor {
     match caller {
-        Caller::Token => "agent",
-        Caller::Session(_) => "human",
+        Caller::Token => Actor::Agent,
+        Caller::Session(_) => Actor::Human,
     }
 }
 
@@ -301,7 +313,7 @@ async fn decide_approval(
     id: web::Path<String>,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let decision: approval::Decision = json_body(payload, MAX_BODY_BYTES).await?;
+    let decision: Decision = json_body(payload, MAX_BODY_BYTES).await?;
     let q = state.broker.get(&id).await?;
     if q.audience == Audience::Human && answerer(&caller) == Answerer::Agent {
         return Err(ApiError::Forbidden(
@@ -309,15 +321,15 @@ async fn decide_approval(
         ));
     }
     let applied = state
-        .broker
-        .decide_sampling(&id, &decision, actor(&caller))
+        .review
+        .decide_sampling(&id, &decision, &actor(&caller))
         .await?;
     let q = state.broker.get(&id).await?;
-    Ok(HttpResponse::Ok().json(json!({
-        "applied": if applied == approval::Applied::Done { "done" } else { "replayed" },
-        "state": q.state,
-        "phase": q.phase,
-    })))
+    Ok(HttpResponse::Ok().json(Decided {
+        applied,
+        state: q.state,
+        phase: q.phase,
+    }))
 }
 
 /// `POST /api/v1/questions/{id}/revisions` `{"baseRevision","systemPrompt"?,"texts"?:[{"message",
@@ -328,34 +340,33 @@ async fn edit_request(
     id: web::Path<String>,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let edit: approval::Edit = json_body(payload, MAX_BODY_BYTES).await?;
+    let edit: Edit = json_body(payload, MAX_BODY_BYTES).await?;
     let revision = state
-        .broker
-        .edit_sampling(&id, &edit, actor(&caller))
+        .review
+        .edit_sampling(&id, &edit, &actor(&caller))
         .await?;
-    Ok(HttpResponse::Ok().json(json!({ "revision": revision })))
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NewRule {
-    server: String,
-    scope: String,
-    reason: String,
-    days: Option<i64>,
+    Ok(HttpResponse::Ok().json(Revised { revision }))
 }
 
 /// `GET /api/v1/rules`: every auto-approve rule, newest first.
 async fn list_rules(state: web::Data<AppState>, _caller: Caller) -> Result<HttpResponse, ApiError> {
-    let rules: Vec<_> = state.broker.rules().await?.iter().map(rule_json).collect();
-    Ok(HttpResponse::Ok().json(json!({ "rules": rules })))
+    let rules = state.review.rules().await?.iter().map(rule_json).collect();
+    Ok(HttpResponse::Ok().json(RuleList { rules }))
 }
 
 /// A rule as the API shows it.
-pub fn rule_json(r: &crate::db::approvals::RuleRow) -> serde_json::Value {
+pub fn rule_json(r: &crate::review::RuleRow) -> Rule {
     let t = |ms: i64| chrono::DateTime::from_timestamp_millis(ms).map(rfc3339);
-    json!({"id": r.id, "server": r.server, "scope": r.scope, "author": r.author, "reason": r.reason,
-        "createdAt": t(r.created_at), "expiresAt": t(r.expires_at), "revokedAt": r.revoked_at.and_then(t)})
+    Rule {
+        id: r.id.clone(),
+        server: r.server.clone(),
+        scope: r.scope,
+        author: r.author.clone(),
+        reason: r.reason.clone(),
+        created_at: t(r.created_at),
+        expires_at: t(r.expires_at),
+        revoked_at: r.revoked_at.and_then(t),
+    }
 }
 
 /// `POST /api/v1/rules` `{"server","scope":"request"|"both","reason","days"?}` (browser session
@@ -372,8 +383,14 @@ async fn create_rule(
     }
     let rule: NewRule = json_body(payload, MAX_BODY_BYTES).await?;
     let row = state
-        .broker
-        .create_rule(&rule.server, &rule.scope, "human", &rule.reason, rule.days)
+        .review
+        .create_rule(
+            &rule.server,
+            &rule.scope,
+            Actor::Human,
+            &rule.reason,
+            rule.days,
+        )
         .await?;
     Ok(HttpResponse::Created().json(rule_json(&row)))
 }
@@ -384,8 +401,8 @@ async fn revoke_rule(
     _caller: Caller,
     rule: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    state.broker.revoke_rule(&rule).await?;
-    Ok(HttpResponse::Ok().json(json!({})))
+    state.review.revoke_rule(&rule).await?;
+    Ok(HttpResponse::Ok().json(Empty {}))
 }
 
 #[derive(Deserialize)]
@@ -401,17 +418,31 @@ async fn audit_log(
     query: web::Query<AuditQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let q = query.into_inner();
-    let rows = state.broker.audit_log(q.server, q.action, 1000).await?;
-    let entries: Vec<_> = rows
-        .iter()
-        .map(|r| {
-            json!({"seq": r.seq, "at": chrono::DateTime::from_timestamp_millis(r.at).map(rfc3339),
-                "actor": r.actor, "action": r.action, "questionId": r.question_id, "server": r.server,
-                "model": r.model_id, "inputTokens": r.input_tokens, "outputTokens": r.output_tokens,
-                "costUsd": r.cost_usd, "requestDigest": r.request_digest, "responseDigest": r.response_digest})
+    // An action that is no word of the vocabulary matches no entry.
+    let action = match q.action.as_deref().map(str::parse::<AuditAction>) {
+        None => None,
+        Some(Ok(action)) => Some(action),
+        Some(Err(_)) => return Ok(HttpResponse::Ok().json(AuditList { entries: vec![] })),
+    };
+    let rows = state.review.audit_log(q.server, action, 1000).await?;
+    let entries = rows
+        .into_iter()
+        .map(|r| AuditEntry {
+            seq: r.seq,
+            at: chrono::DateTime::from_timestamp_millis(r.at).map(rfc3339),
+            actor: r.actor,
+            action: r.action,
+            question_id: r.question_id,
+            server: r.server,
+            model: r.model_id,
+            input_tokens: r.input_tokens,
+            output_tokens: r.output_tokens,
+            cost_usd: r.cost_usd,
+            request_digest: r.request_digest,
+            response_digest: r.response_digest,
         })
         .collect();
-    Ok(HttpResponse::Ok().json(json!({ "entries": entries })))
+    Ok(HttpResponse::Ok().json(AuditList { entries }))
 }
 
 /// The model-review part of a question's detail: the current revision's params and route
@@ -431,7 +462,7 @@ pub fn review_json(q: &crate::broker::Question, review: &approval::Review) -> se
         "params": review.params,
         "route": review.route.receipt,
         "runs": runs,
-        "requestApprovalId": format!("{}:request:{}", q.id, review.revision),
-        "responseApprovalId": review.runs.first().filter(|r| r.state == "done").map(|r| format!("{}:response:{}", q.id, r.id)),
+        "requestApprovalId": review.request_approval_id(&q.id),
+        "responseApprovalId": review.response_approval_id(&q.id),
     })
 }

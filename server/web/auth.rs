@@ -1,82 +1,34 @@
-//! Authentication: the local API bearer token (only its SHA-256 digest is stored, compared in
-//! constant time), one-time login links, browser sessions (cookie `HttpOnly; SameSite=Strict`)
-//! with a per-session CSRF token, and the Host/Origin check against DNS rebinding.
+//! Authentication over HTTP: the bearer token and the session cookie (`HttpOnly;
+//! SameSite=Strict`) as extractors ([`Caller`], [`WebSession`]), the CSRF check of forms, and
+//! the Host/Origin check against DNS rebinding. The tokens and sessions themselves are
+//! `crate::auth`.
 
 use std::future::Future;
 use std::pin::Pin;
 
+use super::AppState;
+use super::error::{ApiError, PageError};
+use crate::auth::{AuthError, SESSION_HOURS, Session};
 use actix_web::body::BoxBody;
 use actix_web::cookie::{Cookie, SameSite, time::Duration as CookieDuration};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{AUTHORIZATION, HOST, ORIGIN};
 use actix_web::middleware::Next;
 use actix_web::{FromRequest, HttpRequest, HttpResponse, web};
-use chrono::Utc;
-use sha2::{Digest, Sha256};
-use subtle::ConstantTimeEq;
-
-use super::AppState;
-use super::error::{ApiError, PageError};
-use crate::db::models::{self, WebSessionRow};
-use crate::db::{Db, DbError};
 
 /// Name of the session cookie.
 pub const SESSION_COOKIE: &str = "mcp_consent_session";
-/// How long a browser session lasts, in hours.
-pub const SESSION_HOURS: i64 = 12;
-/// How long a login link stays valid, in minutes.
-pub const LOGIN_LINK_MINUTES: i64 = 10;
 
-/// 32 random bytes as 64 hex characters.
-///
-/// # Errors
-/// The OS random source failed.
-pub fn random_token() -> Result<String, getrandom::Error> {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes)?;
-    Ok(hex::encode(bytes))
-}
-
-/// SHA-256 of `text`, hex. Tokens are 256-bit random values, so a fast digest is enough (no
-/// password hashing needed); only the digest is stored.
-pub fn sha256_hex(text: &str) -> String {
-    hex::encode(Sha256::digest(text.as_bytes()))
-}
-
-/// The digests of the valid API tokens, loaded at start.
-#[derive(Debug, Clone, Default)]
-pub struct ApiTokens {
-    digests: Vec<[u8; 32]>,
-}
-
-impl ApiTokens {
-    /// From stored hex digests (malformed ones are skipped).
-    pub fn from_hex(digests: &[String]) -> ApiTokens {
-        ApiTokens {
-            digests: digests
-                .iter()
-                .filter_map(|d| hex::decode(d).ok()?.try_into().ok())
-                .collect(),
-        }
-    }
-
-    /// True when `token` is one of the valid tokens; compares digests in constant time.
-    pub fn verify(&self, token: &str) -> bool {
-        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        self.digests
-            .iter()
-            .fold(subtle::Choice::from(0), |acc, d| acc | d.ct_eq(&digest))
-            .into()
-    }
-}
-
-/// A logged-in browser session.
+/// A logged-in browser session, as a request extractor (the login page redirects without one).
 #[derive(Debug, Clone)]
-pub struct WebSession {
-    /// Digest of the cookie secret (the row key).
-    pub id_sha256: String,
-    /// The CSRF token every form of this session carries.
-    pub csrf: String,
+pub struct WebSession(pub Session);
+
+impl std::ops::Deref for WebSession {
+    type Target = Session;
+
+    fn deref(&self) -> &Session {
+        &self.0
+    }
 }
 
 impl WebSession {
@@ -85,8 +37,7 @@ impl WebSession {
     /// # Errors
     /// [`PageError::Forbidden`] when it does not match.
     pub fn check_csrf(&self, submitted: Option<&str>) -> Result<(), PageError> {
-        let ok = submitted.is_some_and(|s| bool::from(s.as_bytes().ct_eq(self.csrf.as_bytes())));
-        if ok {
+        if self.csrf_matches(submitted) {
             Ok(())
         } else {
             Err(PageError::Forbidden(
@@ -94,29 +45,6 @@ impl WebSession {
             ))
         }
     }
-}
-
-/// Creates a session; returns the cookie secret and the session.
-///
-/// # Errors
-/// [`DbError`] when it cannot be stored, or the random source failed (as `Query`).
-pub async fn create_session(db: &Db) -> Result<(String, WebSession), PageError> {
-    let secret = random_token().map_err(|e| PageError::Internal(Box::new(e)))?;
-    let csrf = random_token().map_err(|e| PageError::Internal(Box::new(e)))?;
-    let now = Utc::now().timestamp_millis();
-    let row = WebSessionRow {
-        id_sha256: sha256_hex(&secret),
-        csrf_token: csrf.clone(),
-        created_at: now,
-        expires_at: now + SESSION_HOURS * 3_600_000,
-    };
-    let session = WebSession {
-        id_sha256: row.id_sha256.clone(),
-        csrf,
-    };
-    db.run(move |conn| Ok(WebSessionRow::insert(conn, &row)?))
-        .await?;
-    Ok((secret, session))
 }
 
 /// The session cookie for `secret`.
@@ -129,47 +57,14 @@ pub fn session_cookie(secret: &str) -> Cookie<'static> {
         .finish()
 }
 
-/// Consumes a login link token.
-///
-/// # Errors
-/// [`DbError`].
-pub async fn take_login_link(db: &Db, token: &str) -> Result<bool, DbError> {
-    let digest = sha256_hex(token);
-    let now = Utc::now().timestamp_millis();
-    db.run(move |conn| Ok(models::take_login_link(conn, &digest, now)?))
-        .await
-}
-
-/// Creates a one-time login token valid for [`LOGIN_LINK_MINUTES`].
-///
-/// # Errors
-/// [`ApiError::Internal`].
-pub async fn create_login_link(db: &Db) -> Result<String, ApiError> {
-    let token = random_token().map_err(|e| ApiError::Internal(Box::new(e)))?;
-    let digest = sha256_hex(&token);
-    let expires = Utc::now().timestamp_millis() + LOGIN_LINK_MINUTES * 60_000;
-    db.run(move |conn| Ok(models::insert_login_link(conn, &digest, expires)?))
-        .await?;
-    Ok(token)
-}
-
 async fn session_from_request(
     state: &AppState,
     req: &HttpRequest,
-) -> Result<Option<WebSession>, DbError> {
+) -> Result<Option<WebSession>, AuthError> {
     let Some(cookie) = req.cookie(SESSION_COOKIE) else {
         return Ok(None);
     };
-    let digest = sha256_hex(cookie.value());
-    let now = Utc::now().timestamp_millis();
-    let row = state
-        .db
-        .run(move |conn| Ok(WebSessionRow::find_valid(conn, &digest, now)?))
-        .await?;
-    Ok(row.map(|r| WebSession {
-        id_sha256: r.id_sha256,
-        csrf: r.csrf_token,
-    }))
+    Ok(state.auth.session(cookie.value()).await?.map(WebSession))
 }
 
 fn bearer(req: &HttpRequest) -> Option<&str> {
@@ -296,17 +191,4 @@ pub async fn check_host_and_origin(
         return Ok(req.into_response(res));
     }
     next.call(req).await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn token_verification_accepts_only_stored_tokens() {
-        let tokens = ApiTokens::from_hex(&[sha256_hex("right")]);
-        assert!(tokens.verify("right"));
-        assert!(!tokens.verify("wrong"));
-        assert!(!ApiTokens::default().verify("right"));
-    }
 }

@@ -47,6 +47,11 @@ impl From<BrokerError> for ApiError {
             BrokerError::AlreadyDecided(s) => ApiError::Conflict(s),
             BrokerError::HumanOnly => ApiError::Forbidden(e.to_string()),
             BrokerError::InvalidAnswer(errors) => ApiError::Invalid(errors),
+            // Outdated, conflicting and unroutable decisions answer 422 like an invalid
+            // answer: the question stays open.
+            BrokerError::Outdated(m) | BrokerError::Conflict(m) | BrokerError::NoRoute(m) => {
+                ApiError::Invalid(vec![FieldError::whole(m)])
+            }
             e @ (BrokerError::Corrupt(..) | BrokerError::Store(_)) => {
                 ApiError::Internal(Box::new(e))
             }
@@ -124,6 +129,9 @@ impl From<BrokerError> for PageError {
                     .collect::<Vec<_>>()
                     .join("; "),
             ),
+            BrokerError::Outdated(m) | BrokerError::Conflict(m) | BrokerError::NoRoute(m) => {
+                PageError::BadRequest(format!(" {m}"))
+            }
             e @ (BrokerError::Corrupt(..) | BrokerError::Store(_)) => {
                 PageError::Internal(Box::new(e))
             }
@@ -137,14 +145,14 @@ impl From<askama::Error> for PageError {
     }
 }
 
-impl From<crate::db::DbError> for PageError {
-    fn from(e: crate::db::DbError) -> Self {
+impl From<crate::auth::AuthError> for PageError {
+    fn from(e: crate::auth::AuthError) -> Self {
         PageError::Internal(Box::new(e))
     }
 }
 
-impl From<crate::db::DbError> for ApiError {
-    fn from(e: crate::db::DbError) -> Self {
+impl From<crate::auth::AuthError> for ApiError {
+    fn from(e: crate::auth::AuthError) -> Self {
         ApiError::Internal(Box::new(e))
     }
 }

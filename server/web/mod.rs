@@ -7,14 +7,13 @@ pub mod auth;
 pub mod error;
 pub mod metrics;
 pub mod pages;
-pub mod passphrase;
 
 use actix_web::web::{self, Bytes};
 use futures_util::StreamExt;
 
+use crate::auth::{ApiTokens, Auth};
 use crate::broker::Broker;
-use crate::db::Db;
-use auth::ApiTokens;
+use crate::review::Reviewer;
 
 /// Limit of every body except opening a question, in bytes (1 MiB).
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -23,8 +22,10 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 pub struct AppState {
     /// The question lifecycle.
     pub broker: Broker,
-    /// The store (sessions, login links).
-    pub db: Db,
+    /// The two-step review of sampling questions, rules and the audit log.
+    pub review: std::sync::Arc<Reviewer>,
+    /// Sessions and login links.
+    pub auth: Auth,
     /// Valid API token digests.
     pub tokens: ApiTokens,
     /// `Host` values this service answers to (`127.0.0.1:PORT`, `localhost:PORT`, …).

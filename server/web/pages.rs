@@ -11,13 +11,15 @@ use serde_json::{Map, Value, json};
 
 use super::auth::{self, WebSession};
 use super::error::PageError;
-use super::passphrase;
 use super::{AppState, MAX_BODY_BYTES, read_body};
-use crate::broker::approval::{Decision, DecisionKind, Edit, TextEdit};
-use crate::broker::{Action, Answer, Answerer, BrokerError, Kind, Question, State, rfc3339};
+use crate::auth::passphrase;
+use crate::broker::{Answerer, BrokerError, Kind, Question, State, rfc3339};
+use crate::domain::{Action, Actor, ApprovalId, Audience, AuditAction, Phase, RuleScope, RunState};
 use crate::protocol::FieldError;
 use crate::protocol::elicitation::{FieldKind, FormSchema, TextFormat};
 use crate::protocol::url_safety::{self, Finding};
+use crate::review::{Decision, DecisionKind, Edit, TextEdit};
+use crate::wire::Answer;
 
 /// Registers the page routes.
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -99,7 +101,7 @@ async fn login(
             passphrase: state.passphrase_hash.is_some(),
         });
     };
-    if !auth::take_login_link(&state.db, token).await? {
+    if !state.auth.take_login_link(token).await? {
         let page = LoginPage {
             message: Some("This login link is invalid, expired or already used.".into()),
             passphrase: state.passphrase_hash.is_some(),
@@ -114,7 +116,7 @@ async fn login(
 
 /// Starts a session and sends the browser to the queue with its cookie.
 async fn logged_in(state: &AppState) -> Result<HttpResponse, PageError> {
-    let (secret, _) = auth::create_session(&state.db).await?;
+    let (secret, _) = state.auth.create_session().await?;
     Ok(HttpResponse::SeeOther()
         .insert_header((LOCATION, "/"))
         .cookie(auth::session_cookie(&secret))
@@ -158,11 +160,7 @@ async fn logout(
 ) -> Result<HttpResponse, PageError> {
     let pairs = form_pairs(payload).await?;
     session.check_csrf(last(&pairs, "csrf"))?;
-    let digest = session.id_sha256.clone();
-    state
-        .db
-        .run(move |conn| Ok(crate::db::models::WebSessionRow::delete(conn, &digest)?))
-        .await?;
+    state.auth.end_session(&session).await?;
     let mut removal = auth::session_cookie("");
     removal.make_removal();
     Ok(HttpResponse::SeeOther()
@@ -174,11 +172,11 @@ async fn logout(
 /// A question as a row of the queue or history.
 struct Row {
     id: String,
-    kind: &'static str,
+    kind: Kind,
     server: String,
     tool: String,
-    audience: &'static str,
-    state: &'static str,
+    audience: Audience,
+    state: State,
     created_at: String,
     expires_at: String,
 }
@@ -187,11 +185,11 @@ impl Row {
     fn of(q: &Question) -> Row {
         Row {
             id: q.id.clone(),
-            kind: q.kind.as_str(),
+            kind: q.kind,
             server: q.server.clone(),
             tool: q.tool.clone().unwrap_or_default(),
-            audience: q.audience.as_str(),
-            state: q.state.as_str(),
+            audience: q.audience,
+            state: q.state,
             created_at: rfc3339(q.created_at),
             expires_at: rfc3339(q.expires_at),
         }
@@ -213,7 +211,7 @@ async fn queue(state: web::Data<AppState>, session: WebSession) -> Result<HttpRe
     let pending = state.broker.list(Some(State::Pending), None, 1000).await?;
     let total = state.broker.count_pending().await?;
     ok(&QueuePage {
-        csrf: session.csrf,
+        csrf: session.csrf.clone(),
         pending: pending.iter().map(Row::of).collect(),
         total,
     })
@@ -233,7 +231,7 @@ async fn history(
 ) -> Result<HttpResponse, PageError> {
     let decided = state.broker.history(200).await?;
     ok(&HistoryPage {
-        csrf: session.csrf,
+        csrf: session.csrf.clone(),
         decided: decided.iter().map(Row::of).collect(),
     })
 }
@@ -253,26 +251,41 @@ struct FieldView {
     label: String,
     description: String,
     required: bool,
-    /// text, email, url, date, datetime, number, boolean, select, multi.
-    control: &'static str,
+    /// Which input renders it.
+    control: Control,
     value: String,
     checked: bool,
-    min: String,
-    max: String,
+    min: Option<f64>,
+    max: Option<f64>,
     step: &'static str,
-    minlength: String,
-    maxlength: String,
+    minlength: Option<u64>,
+    maxlength: Option<u64>,
     hint: String,
     options: Vec<OptionView>,
     error: String,
 }
 
-fn num(x: Option<f64>) -> String {
-    x.map(|v| v.to_string()).unwrap_or_default()
-}
-
-fn count(x: Option<u64>) -> String {
-    x.map(|v| v.to_string()).unwrap_or_default()
+/// The input a form field is rendered as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Control {
+    /// `<input type="text">`.
+    Text,
+    /// `<input type="email">`.
+    Email,
+    /// `<input type="url">`.
+    Url,
+    /// `<input type="date">`.
+    Date,
+    /// A text input with an RFC 3339 hint (browsers have no zoned date-time input).
+    DateTime,
+    /// `<input type="number">`.
+    Number,
+    /// A checkbox.
+    Boolean,
+    /// A single-choice `<select>`.
+    Select,
+    /// A set of checkboxes.
+    Multi,
 }
 
 /// Builds the field views from the schema, with values from the person's submission when
@@ -309,14 +322,14 @@ fn field_views(
                 label: f.label().to_owned(),
                 description: f.description.clone().unwrap_or_default(),
                 required: f.required,
-                control: "text",
+                control: Control::Text,
                 value: scalar.clone(),
                 checked: false,
-                min: String::new(),
-                max: String::new(),
+                min: None,
+                max: None,
                 step: "any",
-                minlength: String::new(),
-                maxlength: String::new(),
+                minlength: None,
+                maxlength: None,
                 hint: String::new(),
                 options: Vec::new(),
                 error: errors
@@ -334,17 +347,17 @@ fn field_views(
                     ..
                 } => {
                     view.control = match format {
-                        Some(TextFormat::Email) => "email",
-                        Some(TextFormat::Uri) => "url",
-                        Some(TextFormat::Date) => "date",
-                        Some(TextFormat::DateTime) => "datetime",
-                        None => "text",
+                        Some(TextFormat::Email) => Control::Email,
+                        Some(TextFormat::Uri) => Control::Url,
+                        Some(TextFormat::Date) => Control::Date,
+                        Some(TextFormat::DateTime) => Control::DateTime,
+                        None => Control::Text,
                     };
                     if *format == Some(TextFormat::DateTime) {
                         view.hint = "RFC 3339, e.g. 2026-01-31T09:30:00Z".into();
                     }
-                    view.minlength = count(*min_length);
-                    view.maxlength = count(*max_length);
+                    view.minlength = *min_length;
+                    view.maxlength = *max_length;
                 }
                 FieldKind::Number {
                     integer,
@@ -352,10 +365,10 @@ fn field_views(
                     maximum,
                     ..
                 } => {
-                    view.control = "number";
+                    view.control = Control::Number;
                     view.step = if *integer { "1" } else { "any" };
-                    view.min = num(*minimum);
-                    view.max = num(*maximum);
+                    view.min = *minimum;
+                    view.max = *maximum;
                     view.hint = match (minimum, maximum) {
                         (Some(a), Some(b)) => format!("{a} to {b}"),
                         (Some(a), None) => format!("at least {a}"),
@@ -367,14 +380,14 @@ fn field_views(
                     }
                 }
                 FieldKind::Boolean { default } => {
-                    view.control = "boolean";
+                    view.control = Control::Boolean;
                     view.checked = match &submitted {
                         Some(values) => values.last() == Some(&"true"),
                         None => default.unwrap_or(false),
                     };
                 }
                 FieldKind::Select { options, .. } => {
-                    view.control = "select";
+                    view.control = Control::Select;
                     view.options = options
                         .iter()
                         .map(|o| OptionView {
@@ -390,7 +403,7 @@ fn field_views(
                     max_items,
                     default,
                 } => {
-                    view.control = "multi";
+                    view.control = Control::Multi;
                     let chosen: Vec<String> = match &submitted {
                         Some(values) => values.iter().map(|v| (*v).to_owned()).collect(),
                         None => default.clone().unwrap_or_default(),
@@ -649,12 +662,14 @@ impl SamplingInput {
 struct QuestionPage {
     csrf: String,
     id: String,
-    kind: &'static str,
+    kind: Kind,
     server: String,
     tool: String,
-    state: &'static str,
+    state: State,
     pending: bool,
-    audience: &'static str,
+    /// A URL question's link may be opened now (the broker's rule, [`State::url_may_open`]).
+    url_may_open: bool,
+    audience: Audience,
     era: &'static str,
     protocol_version: String,
     created_at: String,
@@ -787,12 +802,13 @@ fn question_page(
     Ok(QuestionPage {
         csrf: session.csrf.clone(),
         id: q.id.clone(),
-        kind: q.kind.as_str(),
+        kind: q.kind,
         server: q.server.clone(),
         tool: q.tool.clone().unwrap_or_default(),
-        state: q.state.as_str(),
+        state: q.state,
         pending: q.state == State::Pending,
-        audience: q.audience.as_str(),
+        url_may_open: q.state.url_may_open(),
+        audience: q.audience,
         era: q.era.as_str(),
         protocol_version: q.protocol_version.clone(),
         created_at: rfc3339(q.created_at),
@@ -1007,10 +1023,10 @@ async fn send(
 
 /// The model review as the page shows it.
 struct ModelReview {
-    phase: String,
+    phase: Option<Phase>,
     revision: i32,
-    request_approval_id: String,
-    response_approval_id: String,
+    request_approval_id: ApprovalId,
+    response_approval_id: Option<ApprovalId>,
     routed: String,
     why: String,
     exclusions: Vec<String>,
@@ -1026,7 +1042,7 @@ struct ModelReview {
 
 struct RunView {
     model: String,
-    state: String,
+    state: RunState,
     error: String,
     text: String,
     tool_uses: Vec<(String, String, String)>,
@@ -1043,10 +1059,10 @@ fn usd(x: Option<f64>) -> String {
 }
 
 async fn model_review(state: &AppState, q: &Question) -> Result<Option<ModelReview>, PageError> {
-    if q.kind != Kind::Sampling || state.broker.engine().is_none() {
+    if q.kind != Kind::Sampling || state.review.engine().is_none() {
         return Ok(None);
     }
-    let review = match state.broker.review(q).await {
+    let review = match state.review.review(q).await {
         Ok(r) => r,
         Err(BrokerError::NotFound) => return Ok(None),
         Err(e) => return Err(e.into()),
@@ -1059,7 +1075,7 @@ async fn model_review(state: &AppState, q: &Question) -> Result<Option<ModelRevi
         .map(|c| c.id.clone())
         .unwrap_or_default();
     let models = state
-        .broker
+        .review
         .engine()
         .map(|e| {
             e.catalog
@@ -1101,7 +1117,7 @@ async fn model_review(state: &AppState, q: &Question) -> Result<Option<ModelRevi
         };
         RunView {
             model: r.model_id.clone(),
-            state: r.state.clone(),
+            state: r.state,
             error: r.error.clone().unwrap_or_default(),
             text: blocks
                 .iter()
@@ -1142,14 +1158,10 @@ async fn model_review(state: &AppState, q: &Question) -> Result<Option<ModelRevi
     });
     let waiting = (chrono::Utc::now() - q.created_at).num_seconds().max(0);
     Ok(Some(ModelReview {
-        phase: q.phase.clone().unwrap_or_default(),
+        phase: q.phase,
         revision: review.revision,
-        request_approval_id: format!("{}:request:{}", q.id, review.revision),
-        response_approval_id: review
-            .runs
-            .first()
-            .map(|r| format!("{}:response:{}", q.id, r.id))
-            .unwrap_or_default(),
+        request_approval_id: review.request_approval_id(&q.id),
+        response_approval_id: review.response_approval_id(&q.id),
         why: receipt.why.clone(),
         exclusions: receipt
             .exclusions
@@ -1198,12 +1210,9 @@ async fn decide(
 ) -> Result<HttpResponse, PageError> {
     let pairs = form_pairs(payload).await?;
     session.check_csrf(last(&pairs, "csrf"))?;
-    let decision = match last(&pairs, "decision") {
-        Some("approve") => DecisionKind::Approve,
-        Some("send") => DecisionKind::Send,
-        Some("regenerate") => DecisionKind::Regenerate,
-        Some("reject") => DecisionKind::Reject,
-        _ => return Err(PageError::BadRequest("Choose a decision.".into())),
+    let Some(decision) = last(&pairs, "decision").and_then(|d| d.parse::<DecisionKind>().ok())
+    else {
+        return Err(PageError::BadRequest("Choose a decision.".into()));
     };
     let decision = Decision {
         approval_id: last(&pairs, "approvalId").unwrap_or_default().to_owned(),
@@ -1212,13 +1221,19 @@ async fn decide(
             .filter(|m| !m.is_empty())
             .map(str::to_owned),
     };
-    match state.broker.decide_sampling(&id, &decision, "human").await {
+    match state
+        .review
+        .decide_sampling(&id, &decision, &Actor::Human)
+        .await
+    {
         Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
-        Err(BrokerError::InvalidAnswer(errors)) => {
-            let q = state.broker.get(&id).await?;
-            rerender(&state, &session, &q, None, &errors).await
-        }
-        Err(e) => Err(e.into()),
+        Err(e) => match e.field_errors() {
+            Some(errors) => {
+                let q = state.broker.get(&id).await?;
+                rerender(&state, &session, &q, None, &errors).await
+            }
+            None => Err(e.into()),
+        },
     }
 }
 
@@ -1249,20 +1264,22 @@ async fn revise(
             })
             .collect(),
     };
-    match state.broker.edit_sampling(&id, &edit, "human").await {
+    match state.review.edit_sampling(&id, &edit, &Actor::Human).await {
         Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
-        Err(BrokerError::InvalidAnswer(errors)) => {
-            let q = state.broker.get(&id).await?;
-            rerender(&state, &session, &q, None, &errors).await
-        }
-        Err(e) => Err(e.into()),
+        Err(e) => match e.field_errors() {
+            Some(errors) => {
+                let q = state.broker.get(&id).await?;
+                rerender(&state, &session, &q, None, &errors).await
+            }
+            None => Err(e.into()),
+        },
     }
 }
 
 struct AuditView {
     at: String,
-    actor: String,
-    action: String,
+    actor: Actor,
+    action: AuditAction,
     question: String,
     server: String,
     model: String,
@@ -1277,7 +1294,10 @@ struct AuditView {
 struct AuditPage {
     csrf: String,
     server: String,
-    action: String,
+    /// The action filtered by, if any.
+    action: Option<AuditAction>,
+    /// The actions the filter offers.
+    actions: &'static [AuditAction],
     entries: Vec<AuditView>,
 }
 
@@ -1295,20 +1315,24 @@ async fn audit(
 ) -> Result<HttpResponse, PageError> {
     let f = query.into_inner();
     let server = f.server.filter(|s| !s.is_empty());
-    let action = f.action.filter(|s| !s.is_empty());
-    let rows = state
-        .broker
-        .audit_log(server.clone(), action.clone(), 500)
-        .await?;
+    let filter = f.action.filter(|s| !s.is_empty());
+    let action = filter.as_deref().map(str::parse::<AuditAction>);
+    // An action that is no word of the vocabulary matches no entry.
+    let rows = match action {
+        Some(Err(_)) => Vec::new(),
+        Some(Ok(a)) => state.review.audit_log(server.clone(), Some(a), 500).await?,
+        None => state.review.audit_log(server.clone(), None, 500).await?,
+    };
     let short = |d: &Option<String>| {
         d.as_deref()
             .map(|d| d.chars().take(12).collect())
             .unwrap_or_default()
     };
     ok(&AuditPage {
-        csrf: session.csrf,
+        csrf: session.csrf.clone(),
         server: server.unwrap_or_default(),
-        action: action.unwrap_or_default(),
+        action: action.and_then(Result::ok),
+        actions: AuditAction::ALL,
         entries: rows
             .iter()
             .map(|r| AuditView {
@@ -1316,7 +1340,7 @@ async fn audit(
                     .map(rfc3339)
                     .unwrap_or_default(),
                 actor: r.actor.clone(),
-                action: r.action.clone(),
+                action: r.action,
                 question: r.question_id.clone(),
                 server: r.server.clone(),
                 model: r.model_id.clone().unwrap_or_default(),
@@ -1335,8 +1359,8 @@ async fn audit(
 struct RuleView {
     id: String,
     server: String,
-    scope: String,
-    author: String,
+    scope: RuleScope,
+    author: Actor,
     reason: String,
     created_at: String,
     expires_at: String,
@@ -1360,7 +1384,7 @@ async fn rules(state: web::Data<AppState>, session: WebSession) -> Result<HttpRe
             .unwrap_or_default()
     };
     let rules = state
-        .broker
+        .review
         .rules()
         .await?
         .into_iter()
@@ -1384,7 +1408,7 @@ async fn rules(state: web::Data<AppState>, session: WebSession) -> Result<HttpRe
         })
         .collect();
     ok(&RulesPage {
-        csrf: session.csrf,
+        csrf: session.csrf.clone(),
         rules,
     })
 }
@@ -1400,8 +1424,14 @@ async fn create_rule(
     let get = |k: &str| last(&pairs, k).unwrap_or_default().trim().to_owned();
     let days = get("days").parse().ok();
     match state
-        .broker
-        .create_rule(&get("server"), &get("scope"), "human", &get("reason"), days)
+        .review
+        .create_rule(
+            &get("server"),
+            &get("scope"),
+            Actor::Human,
+            &get("reason"),
+            days,
+        )
         .await
     {
         Ok(_) => Ok(see_other("/rules")),
@@ -1425,6 +1455,6 @@ async fn revoke_rule(
 ) -> Result<HttpResponse, PageError> {
     let pairs = form_pairs(payload).await?;
     session.check_csrf(last(&pairs, "csrf"))?;
-    state.broker.revoke_rule(&rule).await?;
+    state.review.revoke_rule(&rule).await?;
     Ok(see_other("/rules"))
 }

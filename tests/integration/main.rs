@@ -19,4 +19,5 @@ mod routing;
 mod sampling_props;
 mod sampling_vectors;
 mod service;
+mod upgrade;
 mod url;

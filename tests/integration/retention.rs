@@ -3,9 +3,9 @@
 
 use diesel::RunQueryDsl;
 use diesel::sql_types::{BigInt, Text};
-use mcp_consent::broker::retention::prune_once;
 use mcp_consent::config::{Config, Retention};
 use mcp_consent::db::Db;
+use mcp_consent::jobs::retention::prune_once;
 use serde_json::json;
 
 use crate::helpers::*;

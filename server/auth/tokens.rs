@@ -1,0 +1,66 @@
+//! Random tokens and their digests, and the set of valid API tokens. Tokens are 256-bit random
+//! values, so a fast digest is enough (no password hashing needed); only digests are stored,
+//! and they are compared in constant time.
+
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+/// 32 random bytes as 64 hex characters.
+///
+/// # Errors
+/// The OS random source failed.
+pub fn random_token() -> Result<String, getrandom::Error> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes)?;
+    Ok(hex::encode(bytes))
+}
+
+/// SHA-256 of `text`, hex.
+pub fn sha256_hex(text: &str) -> String {
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+/// The digests of the valid API tokens, loaded at start.
+#[derive(Debug, Clone, Default)]
+pub struct ApiTokens {
+    digests: Vec<[u8; 32]>,
+}
+
+impl ApiTokens {
+    /// From stored hex digests (malformed ones are skipped).
+    pub fn from_hex(digests: &[String]) -> ApiTokens {
+        ApiTokens {
+            digests: digests
+                .iter()
+                .filter_map(|d| hex::decode(d).ok()?.try_into().ok())
+                .collect(),
+        }
+    }
+
+    /// True when `token` is one of the valid tokens; compares digests in constant time.
+    pub fn verify(&self, token: &str) -> bool {
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        self.digests
+            .iter()
+            .fold(subtle::Choice::from(0), |acc, d| acc | d.ct_eq(&digest))
+            .into()
+    }
+}
+
+/// True when `submitted` equals `expected`, compared in constant time.
+pub fn same_secret(submitted: &str, expected: &str) -> bool {
+    bool::from(submitted.as_bytes().ct_eq(expected.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_verification_accepts_only_stored_tokens() {
+        let tokens = ApiTokens::from_hex(&[sha256_hex("right")]);
+        assert!(tokens.verify("right"));
+        assert!(!tokens.verify("wrong"));
+        assert!(!ApiTokens::default().verify("right"));
+    }
+}

@@ -1,0 +1,271 @@
+//! Answering: validate an answer against the question (a bad answer leaves it open), then move
+//! it from `pending` in one conditional UPDATE, so a question gets exactly one response however
+//! many answers race for it. Also the server's own moves: withdraw and URL completion.
+
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+
+use super::{Answerer, Broker, BrokerError, Question};
+use crate::db::models::QuestionRow;
+use crate::domain::{Action, Audience, Kind, State};
+use crate::metrics::RejectReason;
+use crate::protocol::jsonrpc::{RpcError, error_response, result_response};
+use crate::protocol::{FieldError, elicitation, sampling, url_safety};
+use crate::wire::Answer;
+
+impl Broker {
+    /// The JSON-RPC response `answer` would produce, without deciding anything (the confirm
+    /// page shows exactly this).
+    ///
+    /// # Errors
+    /// [`BrokerError::InvalidAnswer`] with every problem; [`BrokerError::AlreadyDecided`],
+    /// [`BrokerError::HumanOnly`], [`BrokerError::NotFound`].
+    pub async fn preview(
+        &self,
+        id: &str,
+        answer: &Answer,
+        by: Answerer,
+    ) -> Result<Value, BrokerError> {
+        let question = self.get(id).await?;
+        check_may_answer(&question, by)?;
+        Ok(self.counted_response_for(&question, answer)?.1)
+    }
+
+    /// Validates `answer` and, if valid, decides the question and stores its response.
+    ///
+    /// # Errors
+    /// [`BrokerError::InvalidAnswer`] (the question stays pending),
+    /// [`BrokerError::AlreadyDecided`] (409: another answer won), [`BrokerError::HumanOnly`],
+    /// [`BrokerError::NotFound`], [`BrokerError::Store`].
+    pub async fn answer(
+        &self,
+        id: &str,
+        answer: &Answer,
+        by: Answerer,
+    ) -> Result<State, BrokerError> {
+        let question = self.get(id).await?;
+        check_may_answer(&question, by)?;
+        let (state, response) = self.counted_response_for(&question, answer)?;
+        self.decide(&question, state, Some(response)).await?;
+        Ok(state)
+    }
+
+    /// The server cancelled the request: the question is withdrawn and no response is sent.
+    /// Unknown or already decided ids are a no-op (MCP G10: such cancellations MAY be ignored).
+    ///
+    /// # Errors
+    /// [`BrokerError::Store`].
+    pub async fn withdraw(&self, id: &str) -> Result<(), BrokerError> {
+        match self.get(id).await {
+            Ok(q) if q.state == State::Pending => {
+                match self.decide(&q, State::Withdrawn, None).await {
+                    Ok(()) | Err(BrokerError::AlreadyDecided(_)) => Ok(()),
+                    Err(e) => Err(e),
+                }
+            }
+            Ok(_) | Err(BrokerError::NotFound) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The person clicked "Open" on a URL question: records their consent, accepts the
+    /// question (the server gets `{"action":"accept"}`, no content) and returns the URL to
+    /// redirect to. A question already accepted or completed can be opened again.
+    ///
+    /// # Errors
+    /// [`BrokerError::NotFound`] (also for a question that is not a URL question),
+    /// [`BrokerError::AlreadyDecided`] when it was declined, cancelled, expired or withdrawn.
+    pub async fn open_url(&self, id: &str) -> Result<String, BrokerError> {
+        let question = self.get(id).await?;
+        if question.kind != Kind::Url {
+            return Err(BrokerError::NotFound);
+        }
+        let raw = question
+            .request
+            .get("url")
+            .and_then(Value::as_str)
+            .ok_or_else(|| BrokerError::Corrupt(question.id.clone(), "url".into()))?;
+        // Checked again before consent is recorded: a URL that cannot be redirected to safely
+        // (an older version may have stored one) is never accepted.
+        let url = url_safety::review(raw)
+            .map_err(|e| BrokerError::Corrupt(question.id.clone(), e.to_string()))?
+            .normalized;
+        let qid = question.id.clone();
+        let now = Utc::now().timestamp_millis();
+        self.db
+            .run(move |conn| Ok(QuestionRow::mark_opened(conn, &qid, now)?))
+            .await?;
+        match question.state {
+            State::Pending => {
+                let response = result_response(&question.rpc_id, json!({"action": "accept"}));
+                match self
+                    .decide(&question, State::Accepted, Some(response))
+                    .await
+                {
+                    Ok(())
+                    | Err(BrokerError::AlreadyDecided(State::Accepted | State::Completed)) => {
+                        Ok(url)
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            State::Accepted | State::Completed => Ok(url),
+            other => Err(BrokerError::AlreadyDecided(other)),
+        }
+    }
+
+    /// The server reported a URL elicitation complete: an accepted URL question with this
+    /// `elicitationId` becomes `completed`. Unknown or other ids are ignored (MCP 2025-11-25
+    /// `client/elicitation.mdx` §Completion Notifications, EU6: "MUST ignore").
+    ///
+    /// # Errors
+    /// [`BrokerError::Store`].
+    pub async fn complete(&self, elicitation_id: &str) -> Result<(), BrokerError> {
+        let eid = elicitation_id.to_owned();
+        let now = Utc::now().timestamp_millis();
+        let rows = self
+            .db
+            .run(move |conn| Ok(QuestionRow::complete_url(conn, &eid, now)?))
+            .await?;
+        for row in rows {
+            let question = Question::from_row(row)?;
+            self.metrics
+                .closed
+                .with_label_values(&[question.kind.as_str(), State::Completed.as_str()])
+                .inc();
+            self.changed(&question);
+        }
+        Ok(())
+    }
+
+    fn counted_response_for(
+        &self,
+        question: &Question,
+        answer: &Answer,
+    ) -> Result<(State, Value), BrokerError> {
+        let r = response_for(question, answer);
+        if let Err(BrokerError::InvalidAnswer(_)) = &r {
+            self.metrics
+                .reject(question.kind.as_str(), RejectReason::InvalidAnswer);
+        }
+        r
+    }
+
+    /// Counts a decision into the metrics (closed, rejections, time to decision). Whoever
+    /// decides a question outside this file calls it once the decision is committed.
+    pub fn count_decision(&self, question: &Question, state: State, at: DateTime<Utc>) {
+        let kind = question.kind.as_str();
+        self.metrics
+            .closed
+            .with_label_values(&[kind, state.as_str()])
+            .inc();
+        match state {
+            State::Declined => self.metrics.reject(kind, RejectReason::UserDeclined),
+            State::Cancelled => self.metrics.reject(kind, RejectReason::UserCancelled),
+            _ => {}
+        }
+        if matches!(state, State::Accepted | State::Declined | State::Cancelled) {
+            let secs = (at - question.created_at).num_milliseconds().max(0) as f64 / 1000.0;
+            self.metrics.decision(kind).observe(secs);
+        }
+    }
+
+    pub(super) async fn decide(
+        &self,
+        question: &Question,
+        state: State,
+        response: Option<Value>,
+    ) -> Result<(), BrokerError> {
+        let id = question.id.clone();
+        let text = response.as_ref().map(Value::to_string);
+        let now = Utc::now();
+        let ms = now.timestamp_millis();
+        let moved = self
+            .db
+            .run(move |conn| Ok(QuestionRow::decide(conn, &id, state, text.as_deref(), ms)?))
+            .await?;
+        if !moved {
+            let current = Box::pin(self.get(&question.id)).await?;
+            return Err(BrokerError::AlreadyDecided(current.state));
+        }
+        let mut decided = question.clone();
+        decided.state = state;
+        decided.phase = None;
+        decided.response = response;
+        decided.decided_at = Some(now);
+        tracing::info!(id = %decided.id, state = state.as_str(), "question decided");
+        self.count_decision(question, state, now);
+        self.changed(&decided);
+        Ok(())
+    }
+}
+
+fn check_may_answer(question: &Question, by: Answerer) -> Result<(), BrokerError> {
+    if question.state != State::Pending {
+        return Err(BrokerError::AlreadyDecided(question.state));
+    }
+    if question.audience == Audience::Human && by == Answerer::Agent {
+        return Err(BrokerError::HumanOnly);
+    }
+    Ok(())
+}
+
+fn invalid(message: &str) -> BrokerError {
+    BrokerError::InvalidAnswer(vec![FieldError::whole(message)])
+}
+
+/// The state and JSON-RPC response an answer produces, after validating it.
+fn response_for(q: &Question, answer: &Answer) -> Result<(State, Value), BrokerError> {
+    let state = match answer.action {
+        Action::Accept => State::Accepted,
+        Action::Decline => State::Declined,
+        Action::Cancel => State::Cancelled,
+    };
+    let id = &q.rpc_id;
+    match (q.kind, answer.action) {
+        (Kind::Sampling, Action::Accept) => {
+            if answer.content.is_some() {
+                return Err(invalid("a sampling answer carries a result, not content"));
+            }
+            let result = answer
+                .result
+                .as_ref()
+                .ok_or_else(|| invalid("result is required to accept"))?;
+            sampling::validate_result(q.era, &q.request, result)
+                .map_err(BrokerError::InvalidAnswer)?;
+            Ok((state, result_response(id, result.clone())))
+        }
+        (Kind::Sampling, action) => Ok((
+            state,
+            error_response(Some(id), &RpcError::user_rejected(action.as_str())),
+        )),
+        (Kind::Form, Action::Accept) => {
+            if answer.result.is_some() {
+                return Err(invalid("a form answer carries content, not a result"));
+            }
+            let content = answer
+                .content
+                .as_ref()
+                .ok_or_else(|| invalid("content is required to accept"))?;
+            let schema = q.form_schema()?;
+            let result =
+                elicitation::accept_form(&schema, content).map_err(BrokerError::InvalidAnswer)?;
+            Ok((state, result_response(id, result)))
+        }
+        // Consent is the person's click on the service's own /questions/{id}/open
+        // (`Broker::open_url`), never an answer posted on its own (2025-11-25 ES7: MUST NOT open
+        // the URL without explicit consent).
+        (Kind::Url, Action::Accept) => Err(invalid(
+            "a URL question is accepted by opening its link from the review page",
+        )),
+        (Kind::Form | Kind::Url, action) => {
+            if answer.content.is_some() || answer.result.is_some() {
+                return Err(invalid("decline and cancel carry no content"));
+            }
+            Ok((
+                state,
+                result_response(id, elicitation::refusal(action.as_str())),
+            ))
+        }
+    }
+}

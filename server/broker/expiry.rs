@@ -1,0 +1,88 @@
+//! Deadlines: expiring pending questions whose time ran out (the server gets `-32603` naming
+//! the expiry), and the long-poll that waits for a decision or the deadline.
+
+use std::time::Duration;
+
+use chrono::Utc;
+
+use super::{Broker, BrokerError, Question, State, Waited};
+use crate::db::models::QuestionRow;
+use crate::protocol::jsonrpc::{RpcError, error_response};
+
+impl Broker {
+    /// Expires every pending question whose deadline passed: the server gets `-32603` saying
+    /// the request expired and after how long. Returns how many expired.
+    ///
+    /// # Errors
+    /// [`BrokerError::Store`].
+    pub async fn expire_due(&self) -> Result<usize, BrokerError> {
+        let now = Utc::now().timestamp_millis();
+        let due = self
+            .db
+            .run(move |conn| Ok(QuestionRow::due(conn, now)?))
+            .await?;
+        let mut expired = 0;
+        for row in due {
+            let question = Question::from_row(row)?;
+            let waited = (question.expires_at - question.created_at)
+                .num_seconds()
+                .max(0);
+            let error = RpcError::internal(format!(
+                "Request expired: nobody answered within {} (question {})",
+                human_duration(waited),
+                question.id
+            ));
+            let response = error_response(Some(&question.rpc_id), &error);
+            match self.decide(&question, State::Expired, Some(response)).await {
+                Ok(()) => expired += 1,
+                Err(BrokerError::AlreadyDecided(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(expired)
+    }
+
+    /// Waits up to `wait` for the question to be decided.
+    ///
+    /// # Errors
+    /// [`BrokerError::NotFound`], [`BrokerError::Store`].
+    pub async fn wait_response(&self, id: &str, wait: Duration) -> Result<Waited, BrokerError> {
+        let deadline = tokio::time::Instant::now() + wait;
+        let mut changes = self.changes.subscribe();
+        loop {
+            changes.borrow_and_update();
+            let question = self.get(id).await?;
+            match (question.state, question.response) {
+                (State::Pending, _) => {}
+                (_, Some(response)) => return Ok(Waited::Response(response)),
+                (state, None) => return Ok(Waited::Closed(state)),
+            }
+            let until_expiry = (question.expires_at - Utc::now())
+                .to_std()
+                .unwrap_or_default();
+            let wake =
+                deadline.min(tokio::time::Instant::now() + until_expiry + Duration::from_millis(5));
+            tokio::select! {
+                r = changes.changed() => if r.is_err() { return Ok(Waited::Pending) },
+                () = self.stopping() => return Ok(Waited::Pending),
+                () = tokio::time::sleep_until(wake) => {
+                    if tokio::time::Instant::now() >= deadline {
+                        return Ok(Waited::Pending);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// "15 minutes", "90 seconds", "2 hours".
+pub fn human_duration(secs: i64) -> String {
+    let plural = |n: i64, unit: &str| format!("{n} {unit}{}", if n == 1 { "" } else { "s" });
+    if secs % 3600 == 0 && secs >= 3600 {
+        plural(secs / 3600, "hour")
+    } else if secs % 60 == 0 && secs >= 60 {
+        plural(secs / 60, "minute")
+    } else {
+        plural(secs, "second")
+    }
+}

@@ -1,0 +1,226 @@
+//! Opening a question: validate the request (a malformed one never opens a question), admit
+//! it (one per pending JSON-RPC id, a per-server limit, the sampling hooks' budgets) and store
+//! it.
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use super::hooks::Round;
+use super::{Broker, BrokerError, Question, audience};
+use crate::db::DbError;
+use crate::db::models::QuestionRow;
+use crate::domain::{Audience, Kind, Phase, State};
+use crate::metrics::RejectReason;
+use crate::protocol::elicitation;
+use crate::protocol::era::Era;
+use crate::protocol::jsonrpc::{RpcError, Violation, error_response, is_valid_id};
+use crate::protocol::sampling;
+use crate::wire::OpenRequest;
+
+/// The outcome of opening (the API answers it as a `wire::Opened`).
+#[derive(Debug, Clone)]
+pub enum OpenOutcome {
+    /// A new question.
+    New(Question),
+    /// The same request (server, session, JSON-RPC id) was already pending: that question.
+    Existing(Question),
+    /// Refused before opening: the JSON-RPC error response for the server.
+    Refused(Value),
+}
+
+/// What opening found in the store.
+enum Admission {
+    New(QuestionRow),
+    Existing(QuestionRow),
+    IdInUse,
+    TooMany,
+}
+
+impl Broker {
+    /// Validates a request and opens a question for it.
+    ///
+    /// A request whose id is not a string or integer is refused with `-32600` (MCP G1); an
+    /// unknown method with `-32601`; a request breaking the era's rules with `-32602`
+    /// (`protocol::sampling`, `protocol::elicitation`). Re-posting a request that is still
+    /// pending returns the open question.
+    ///
+    /// # Errors
+    /// [`BrokerError::Store`] only; protocol problems are [`OpenOutcome::Refused`].
+    pub async fn open(&self, req: OpenRequest) -> Result<OpenOutcome, BrokerError> {
+        let rpc_id = match req.request.get("id") {
+            Some(id) if is_valid_id(id) => id.clone(),
+            _ => {
+                let e = RpcError::invalid_request("request id must be a string or an integer");
+                self.metrics.reject("unknown", RejectReason::InvalidRequest);
+                return Ok(OpenOutcome::Refused(error_response(None, &e)));
+            }
+        };
+        let method = req
+            .request
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let counted_kind = match method {
+            "sampling/createMessage" => Kind::Sampling.as_str(),
+            "elicitation/create"
+                if req.request.pointer("/params/mode").and_then(Value::as_str) == Some("url") =>
+            {
+                Kind::Url.as_str()
+            }
+            "elicitation/create" => Kind::Form.as_str(),
+            _ => "unknown",
+        };
+        let envelope_ok = req.request.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+            && req.request.get("result").is_none()
+            && req.request.get("error").is_none();
+        let refuse = |e: RpcError| {
+            let reason = match e.violation {
+                Violation::Shape => RejectReason::InvalidRequest,
+                Violation::Capability => RejectReason::Capability,
+                Violation::Scheme => RejectReason::SchemeNotAllowed,
+            };
+            self.metrics.reject(counted_kind, reason);
+            Ok(OpenOutcome::Refused(error_response(Some(&rpc_id), &e)))
+        };
+        if !envelope_ok {
+            return refuse(RpcError::invalid_request(
+                "not a JSON-RPC 2.0 request (\"jsonrpc\" must be \"2.0\", and a request has no result or error)",
+            ));
+        }
+        let era = match Era::for_revision(&req.protocol_version) {
+            Ok(era) => era,
+            Err(e) => return refuse(RpcError::invalid_params(e.to_string())),
+        };
+        let params = req.request.get("params").cloned().unwrap_or(Value::Null);
+        let caps = &req.client_capabilities;
+        let (kind, audience, elicitation_id, phase) = match method {
+            "sampling/createMessage" => match sampling::validate_request(era, caps, &params) {
+                Ok(_) => (
+                    Kind::Sampling,
+                    Audience::Agent,
+                    None,
+                    Some(Phase::RequestReview),
+                ),
+                Err(e) => return refuse(e),
+            },
+            "elicitation/create" => match elicitation::validate_request(era, caps, &params) {
+                Ok(elicitation::Request::Form { schema, .. }) => {
+                    let audience = if audience::form_asks_for_secret(&schema) {
+                        Audience::Human
+                    } else {
+                        Audience::Agent
+                    };
+                    (Kind::Form, audience, None, None)
+                }
+                Ok(elicitation::Request::Url { elicitation_id, .. }) => {
+                    (Kind::Url, Audience::Human, elicitation_id, None)
+                }
+                Err(e) => return refuse(e),
+            },
+            other => return refuse(RpcError::method_not_found(other)),
+        };
+
+        let new_id = uuid::Uuid::now_v7().to_string();
+        let hooks = self.sampling_hooks().filter(|_| kind == Kind::Sampling);
+        let conversation = if let Some(hooks) = &hooks {
+            match hooks.admit(&req.server, &params).await? {
+                Round::Continue(c) => Some(c),
+                Round::New => Some(new_id.clone()),
+                Round::Refuse(e) => {
+                    self.metrics.reject(counted_kind, RejectReason::Budget);
+                    return Ok(OpenOutcome::Refused(error_response(Some(&rpc_id), &e)));
+                }
+            }
+        } else {
+            None
+        };
+        let now = Utc::now();
+        let timeout = chrono::Duration::from_std(self.settings.question_timeout)
+            .unwrap_or(chrono::Duration::MAX);
+        let expires_at = now
+            .checked_add_signed(timeout)
+            .unwrap_or(DateTime::<Utc>::MAX_UTC);
+        let row = QuestionRow {
+            id: new_id,
+            kind,
+            server: req.server,
+            session: req.session,
+            tool: req.tool,
+            audience,
+            state: State::Pending,
+            phase,
+            protocol_version: req.protocol_version,
+            era: era.as_str().to_owned(),
+            client_capabilities: req.client_capabilities.to_string(),
+            rpc_id: rpc_id.to_string(),
+            request: params.to_string(),
+            response: None,
+            elicitation_id,
+            created_at: now.timestamp_millis(),
+            expires_at: expires_at.timestamp_millis(),
+            decided_at: None,
+            opened_at: None,
+            revision: 1,
+            conversation,
+        };
+        let limit = i64::try_from(self.settings.max_pending_per_server).unwrap_or(i64::MAX);
+        let admission = self
+            .db
+            .run(move |conn| {
+                conn.immediate_transaction(|conn| {
+                    if let Some(existing) = QuestionRow::find_pending_request(
+                        conn,
+                        &row.server,
+                        &row.session,
+                        &row.rpc_id,
+                    )? {
+                        return Ok(if existing.request == row.request {
+                            Admission::Existing(existing)
+                        } else {
+                            Admission::IdInUse
+                        });
+                    }
+                    if QuestionRow::count_pending_for_server(conn, &row.server)? >= limit {
+                        return Ok(Admission::TooMany);
+                    }
+                    QuestionRow::insert(conn, &row)?;
+                    Ok::<_, DbError>(Admission::New(row))
+                })
+            })
+            .await?;
+        match admission {
+            Admission::New(row) => {
+                let question = Question::from_row(row)?;
+                tracing::info!(id = %question.id, kind = question.kind.as_str(), server = %question.server, "question opened");
+                self.metrics
+                    .opened
+                    .with_label_values(&[question.kind.as_str()])
+                    .inc();
+                self.changed(&question);
+                if let Some(hooks) = &hooks {
+                    hooks.opened(&question).await?;
+                }
+                Ok(OpenOutcome::New(question))
+            }
+            Admission::Existing(row) => Ok(OpenOutcome::Existing(Question::from_row(row)?)),
+            // MCP G1: "The request ID MUST NOT have been previously used by the requestor within
+            // the same session." A different request under a pending id is not merged into it.
+            Admission::IdInUse => {
+                self.metrics
+                    .reject(counted_kind, RejectReason::InvalidRequest);
+                let e = RpcError::invalid_request(
+                    "this request id is already used by another pending request",
+                );
+                Ok(OpenOutcome::Refused(error_response(Some(&rpc_id), &e)))
+            }
+            Admission::TooMany => {
+                self.metrics.reject(counted_kind, RejectReason::Budget);
+                let e = RpcError::internal(format!(
+                    "too many open questions from this server (limit {}); answer or decline some first",
+                    self.settings.max_pending_per_server
+                ));
+                Ok(OpenOutcome::Refused(error_response(Some(&rpc_id), &e)))
+            }
+        }
+    }
+}

@@ -1,0 +1,234 @@
+//! A question as the broker sees it, its list and API views, and the reads of the store.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::Value;
+
+use super::events::Event;
+use super::{Broker, BrokerError};
+use crate::db::models::QuestionRow;
+use crate::domain::{Audience, Kind, Phase, State};
+use crate::protocol::elicitation::FormSchema;
+use crate::protocol::era::Era;
+use crate::wire::{QuestionDetail, Summary};
+
+/// Who is answering: a logged-in person or an API client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answerer {
+    /// A person in the browser (may answer every question).
+    Human,
+    /// A script or agent over the API or CLI (may answer `agent` questions only).
+    Agent,
+}
+
+/// The outcome of a long-poll.
+#[derive(Debug, Clone)]
+pub enum Waited {
+    /// Decided: the JSON-RPC response for the server.
+    Response(Value),
+    /// Still pending when the wait ended.
+    Pending,
+    /// Closed without a response to send (withdrawn).
+    Closed(State),
+}
+
+/// A question as the broker sees it.
+#[derive(Debug, Clone)]
+pub struct Question {
+    /// UUIDv7.
+    pub id: String,
+    /// What it asks for.
+    pub kind: Kind,
+    /// The asking server.
+    pub server: String,
+    /// The proxy session.
+    pub session: String,
+    /// The host's tool call, when known.
+    pub tool: Option<String>,
+    /// Who may answer.
+    pub audience: Audience,
+    /// Current state.
+    pub state: State,
+    /// Sampling phase while pending.
+    pub phase: Option<Phase>,
+    /// Negotiated `protocolVersion`.
+    pub protocol_version: String,
+    /// The revision it is judged by.
+    pub era: Era,
+    /// Capabilities as forwarded to the server.
+    pub client_capabilities: Value,
+    /// The JSON-RPC id of the request.
+    pub rpc_id: Value,
+    /// The request params as sent.
+    pub request: Value,
+    /// The JSON-RPC response, once decided.
+    pub response: Option<Value>,
+    /// URL mode's `elicitationId`.
+    pub elicitation_id: Option<String>,
+    /// Opened at.
+    pub created_at: DateTime<Utc>,
+    /// Deadline.
+    pub expires_at: DateTime<Utc>,
+    /// Decided at.
+    pub decided_at: Option<DateTime<Utc>>,
+    /// When the person opened a URL question's link (their consent).
+    pub opened_at: Option<DateTime<Utc>>,
+    /// Sampling: the current revision of the request (1 = as the server sent it).
+    pub revision: i32,
+}
+
+/// RFC 3339 UTC with milliseconds, the wire format of every time.
+pub fn rfc3339(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+fn from_millis(ms: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(ms).unwrap_or_default()
+}
+
+impl Question {
+    pub(super) fn from_row(row: QuestionRow) -> Result<Question, BrokerError> {
+        let corrupt = |what: &str| BrokerError::Corrupt(row.id.clone(), what.to_owned());
+        let json =
+            |text: &str, what: &str| serde_json::from_str::<Value>(text).map_err(|_| corrupt(what));
+        Ok(Question {
+            kind: row.kind,
+            audience: row.audience,
+            state: row.state,
+            era: Era::for_revision(&row.era).map_err(|_| corrupt("era"))?,
+            client_capabilities: json(&row.client_capabilities, "client_capabilities")?,
+            rpc_id: json(&row.rpc_id, "rpc_id")?,
+            request: json(&row.request, "request")?,
+            response: row
+                .response
+                .as_deref()
+                .map(|r| json(r, "response"))
+                .transpose()?,
+            created_at: from_millis(row.created_at),
+            expires_at: from_millis(row.expires_at),
+            decided_at: row.decided_at.map(from_millis),
+            opened_at: row.opened_at.map(from_millis),
+            revision: row.revision,
+            id: row.id,
+            server: row.server,
+            session: row.session,
+            tool: row.tool,
+            phase: row.phase,
+            protocol_version: row.protocol_version,
+            elicitation_id: row.elicitation_id,
+        })
+    }
+
+    /// The list entry.
+    pub fn summary(&self) -> Summary {
+        Summary {
+            id: self.id.clone(),
+            kind: self.kind,
+            server: self.server.clone(),
+            tool: self.tool.clone(),
+            audience: self.audience,
+            state: self.state,
+            created_at: rfc3339(self.created_at),
+            expires_at: rfc3339(self.expires_at),
+        }
+    }
+
+    /// The full API view: summary fields plus `protocolVersion`, `request` (params as sent) and
+    /// `response` once decided.
+    pub fn detail(&self) -> QuestionDetail {
+        QuestionDetail {
+            summary: self.summary(),
+            protocol_version: self.protocol_version.clone(),
+            phase: self.phase,
+            request: self.request.clone(),
+            response: self.response.clone(),
+            revision: None,
+            review: None,
+        }
+    }
+
+    /// The summary-only event for this question's current state.
+    pub fn event(&self) -> Event {
+        Event {
+            id: self.id.clone(),
+            kind: self.kind,
+            server: self.server.clone(),
+            tool: self.tool.clone(),
+            audience: self.audience,
+            state: self.state,
+            phase: self.phase,
+            expires_at: rfc3339(self.expires_at),
+            at: rfc3339(Utc::now()),
+        }
+    }
+
+    /// The parsed `requestedSchema` of a form question.
+    ///
+    /// # Errors
+    /// [`BrokerError::Corrupt`] when the stored schema no longer parses.
+    pub fn form_schema(&self) -> Result<FormSchema, BrokerError> {
+        let schema = self.request.get("requestedSchema").unwrap_or(&Value::Null);
+        FormSchema::parse(self.era, schema).map_err(|e| BrokerError::Corrupt(self.id.clone(), e))
+    }
+}
+
+impl Broker {
+    /// The question with this id (expiring it first if its deadline passed).
+    ///
+    /// # Errors
+    /// [`BrokerError::NotFound`], [`BrokerError::Store`].
+    pub async fn get(&self, id: &str) -> Result<Question, BrokerError> {
+        let id_owned = id.to_owned();
+        let row = self
+            .db
+            .run(move |conn| Ok(QuestionRow::find(conn, &id_owned)?))
+            .await?
+            .ok_or(BrokerError::NotFound)?;
+        let question = Question::from_row(row)?;
+        if question.state == State::Pending && question.expires_at <= Utc::now() {
+            self.expire_due().await?;
+            return Box::pin(self.get(id)).await;
+        }
+        Ok(question)
+    }
+
+    /// Questions oldest first, filtered by state and audience, at most `limit`.
+    ///
+    /// # Errors
+    /// [`BrokerError::Store`], [`BrokerError::Corrupt`].
+    pub async fn list(
+        &self,
+        state: Option<State>,
+        audience: Option<Audience>,
+        limit: i64,
+    ) -> Result<Vec<Question>, BrokerError> {
+        self.expire_due().await?;
+        let rows = self
+            .db
+            .run(move |conn| Ok(QuestionRow::list(conn, state, audience, limit)?))
+            .await?;
+        rows.into_iter().map(Question::from_row).collect()
+    }
+
+    /// How many questions are pending in all (the queue page says when it shows fewer).
+    ///
+    /// # Errors
+    /// [`BrokerError::Store`].
+    pub async fn count_pending(&self) -> Result<i64, BrokerError> {
+        Ok(self
+            .db
+            .run(|conn| Ok(QuestionRow::count_pending(conn)?))
+            .await?)
+    }
+
+    /// Recently decided questions, newest first.
+    ///
+    /// # Errors
+    /// [`BrokerError::Store`], [`BrokerError::Corrupt`].
+    pub async fn history(&self, limit: i64) -> Result<Vec<Question>, BrokerError> {
+        let rows = self
+            .db
+            .run(move |conn| Ok(QuestionRow::recent_decided(conn, limit)?))
+            .await?;
+        rows.into_iter().map(Question::from_row).collect()
+    }
+}

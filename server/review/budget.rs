@@ -1,0 +1,158 @@
+//! Budgets and tool loops: a new sampling request continuing a delivered `tool_use` joins that
+//! conversation; rounds, tokens and cost per conversation and per server per UTC day are
+//! limited (`[budgets]`), refusing the next round with `-32603` naming the limit.
+
+use chrono::Utc;
+use serde_json::{Value, json};
+
+use super::*;
+
+fn budget_error(limit: &str, used: String, max: String) -> RpcError {
+    let mut e = RpcError::internal(format!(
+        "Budget exhausted: {limit} is {max} and {used} is already used; the request was not run"
+    ));
+    e.data = Some(json!({"reason": "budget", "limit": limit}));
+    e
+}
+
+/// The refusal when `used` reaches a token or cost limit: `(token limit name, its value, cost
+/// limit name, its value in USD)`.
+fn over_budget(
+    used: &approvals::Usage,
+    limits: (&str, Option<u64>, &str, Option<f64>),
+) -> Option<RpcError> {
+    let (tokens_name, max_tokens, cost_name, max_cost) = limits;
+    if let Some(max) = max_tokens
+        && used.tokens >= i64::try_from(max).unwrap_or(i64::MAX)
+    {
+        return Some(budget_error(
+            tokens_name,
+            used.tokens.to_string(),
+            max.to_string(),
+        ));
+    }
+    match max_cost {
+        Some(max) if used.cost >= max => Some(budget_error(
+            cost_name,
+            format!("${:.6}", used.cost),
+            format!("${max}"),
+        )),
+        _ => None,
+    }
+}
+
+/// Ids of `tool_use` blocks the request's `tool_result` blocks answer.
+fn answered_tool_uses(params: &Value) -> Vec<String> {
+    let mut ids = Vec::new();
+    for message in params
+        .get("messages")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let blocks: Vec<&Value> = match message.get("content") {
+            Some(Value::Array(items)) => items.iter().collect(),
+            Some(b) => vec![b],
+            None => Vec::new(),
+        };
+        for b in blocks {
+            if b["type"] == "tool_result"
+                && let Some(id) = b.get("toolUseId").and_then(Value::as_str)
+            {
+                ids.push(id.to_owned());
+            }
+        }
+    }
+    ids
+}
+
+/// True when a delivered response (JSON-RPC text) holds a `tool_use` with one of `ids`.
+fn delivered_tool_use(response: &str, ids: &[String]) -> bool {
+    let Ok(response) = serde_json::from_str::<Value>(response) else {
+        return false;
+    };
+    let blocks: Vec<&Value> = match response.pointer("/result/content") {
+        Some(Value::Array(items)) => items.iter().collect(),
+        Some(b) => vec![b],
+        None => Vec::new(),
+    };
+    blocks.iter().any(|b| {
+        b["type"] == "tool_use"
+            && b.get("id")
+                .and_then(Value::as_str)
+                .is_some_and(|id| ids.iter().any(|i| i == id))
+    })
+}
+
+impl Reviewer {
+    /// Links a new sampling request to the conversation whose delivered `tool_use` it answers,
+    /// and checks the budgets: rounds, tokens and cost per conversation, tokens and cost per
+    /// server per UTC day. Without an engine every request is a new round with no budget.
+    pub(super) async fn admit_round(
+        &self,
+        server: &str,
+        params: &Value,
+    ) -> Result<Round, BrokerError> {
+        let Some(engine) = &self.engine else {
+            return Ok(Round::New);
+        };
+        let budgets = engine.budgets.clone();
+        let answered = answered_tool_uses(params);
+        let server = server.to_owned();
+        let now = Utc::now();
+        let day_start = now
+            .date_naive()
+            .and_hms_opt(0, 0, 0)
+            .map(|t| t.and_utc().timestamp_millis())
+            .unwrap_or_default();
+        self.db
+            .run(move |c| {
+                let day = approvals::server_usage_since(c, &server, day_start)?;
+                let per_day = (
+                    "max_tokens_per_server_per_day",
+                    budgets.max_tokens_per_server_per_day,
+                    "max_cost_usd_per_server_per_day",
+                    budgets.max_cost_usd_per_server_per_day,
+                );
+                if let Some(refusal) = over_budget(&day, per_day) {
+                    return Ok(Round::Refuse(refusal));
+                }
+                if answered.is_empty() {
+                    return Ok(Round::New);
+                }
+                let conversation = approvals::delivered_sampling(c, &server, 500)?
+                    .into_iter()
+                    .find(|(_, _, response)| {
+                        response
+                            .as_deref()
+                            .is_some_and(|r| delivered_tool_use(r, &answered))
+                    })
+                    .map(|(id, conversation, _)| conversation.unwrap_or(id));
+                let Some(conversation) = conversation else {
+                    return Ok(Round::New);
+                };
+                let used = approvals::conversation_usage(c, &conversation)?;
+                let max_rounds =
+                    i64::try_from(budgets.max_rounds_per_conversation).unwrap_or(i64::MAX);
+                if used.rounds >= max_rounds {
+                    return Ok(Round::Refuse(budget_error(
+                        "max_rounds_per_conversation",
+                        format!("{} rounds", used.rounds),
+                        max_rounds.to_string(),
+                    )));
+                }
+                let per_conversation = (
+                    "max_tokens_per_conversation",
+                    budgets.max_tokens_per_conversation,
+                    "max_cost_usd_per_conversation",
+                    budgets.max_cost_usd_per_conversation,
+                );
+                if let Some(refusal) = over_budget(&used, per_conversation) {
+                    return Ok(Round::Refuse(refusal));
+                }
+                Ok(Round::Continue(conversation))
+            })
+            .await
+            .map_err(BrokerError::from)
+    }
+}

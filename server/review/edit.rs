@@ -1,0 +1,90 @@
+//! Edits of a request under review: the system prompt and text blocks of the current revision
+//! become a new revision, which must still be a valid request; older approvals no longer apply.
+
+use chrono::Utc;
+use serde_json::{Value, json};
+
+use super::*;
+
+impl Reviewer {
+    /// Edits the current revision into a new one (system prompt and text blocks only); the
+    /// result must still be a valid request. Approvals of older revisions no longer apply.
+    ///
+    /// # Errors
+    /// [`BrokerError::InvalidAnswer`] for an outdated base revision or an edit that breaks the
+    /// request; [`BrokerError::NotFound`], [`BrokerError::AlreadyDecided`].
+    pub async fn edit_sampling(
+        &self,
+        id: &str,
+        edit: &Edit,
+        actor: &Actor,
+    ) -> Result<i32, BrokerError> {
+        let q = self.broker.get(id).await?;
+        if q.state != State::Pending {
+            return Err(BrokerError::AlreadyDecided(q.state));
+        }
+        let review = self.review(&q).await?;
+        if edit.base_revision != q.revision || q.phase != Some(Phase::RequestReview) {
+            return Err(outdated("this edit's revision"));
+        }
+        let mut params = review.params.clone();
+        if let Some(prompt) = &edit.system_prompt
+            && let Some(obj) = params.as_object_mut()
+        {
+            if prompt.is_empty() {
+                obj.remove("systemPrompt");
+            } else {
+                obj.insert("systemPrompt".into(), json!(prompt));
+            }
+        }
+        for t in &edit.texts {
+            let content = params
+                .pointer_mut(&format!("/messages/{}/content", t.message))
+                .ok_or_else(|| invalid(format!("there is no message {}", t.message)))?;
+            let block = match content {
+                Value::Array(items) => items.get_mut(t.block),
+                single if t.block == 0 => Some(single),
+                _ => None,
+            }
+            .ok_or_else(|| invalid(format!("message {} has no block {}", t.message, t.block)))?;
+            if block.get("type").and_then(Value::as_str) != Some("text") {
+                return Err(invalid(format!(
+                    "block {} of message {} is not text",
+                    t.block, t.message
+                )));
+            }
+            block["text"] = json!(t.text);
+        }
+        sampling::validate_request(q.era, &q.client_capabilities, &params)
+            .map_err(|e| invalid(format!("the edited request is not valid: {}", e.message)))?;
+        let now = Utc::now().timestamp_millis();
+        let new_revision = q.revision + 1;
+        let row = RevisionRow {
+            question_id: q.id.clone(),
+            revision: new_revision,
+            params: params.to_string(),
+            author: actor.clone(),
+            created_at: now,
+        };
+        let base = q.revision;
+        if !self
+            .db
+            .run(move |c| Ok(approvals::add_revision(c, base, &row)?))
+            .await?
+        {
+            return Err(outdated("this edit's revision"));
+        }
+        self.audit(
+            &q,
+            actor,
+            AuditAction::Edited,
+            None,
+            None,
+            Some(request_digest(&params)),
+            None,
+        )
+        .await?;
+        self.broker.changed(&self.broker.get(id).await?);
+        Ok(new_revision)
+    }
+}

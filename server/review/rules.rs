@@ -1,0 +1,177 @@
+//! Opt-in, expiring auto-approve rules (applied when a question opens and when a run
+//! finishes), and the audit log they and every decision write to.
+
+use chrono::Utc;
+use serde_json::json;
+
+use super::*;
+
+impl Reviewer {
+    /// Boxed (and `Send` by declaration) because it closes a cycle: a run that finishes applies a
+    /// rule, which may approve, which starts a run.
+    pub(super) fn apply_rule<'a>(
+        &'a self,
+        q: &'a Question,
+        step: Step,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), BrokerError>> + Send + 'a>>
+    {
+        Box::pin(async move {
+            let server = q.server.clone();
+            let now = Utc::now().timestamp_millis();
+            let Some(rule) = self
+                .db
+                .run(move |c| Ok(approvals::active_rule(c, &server, now)?))
+                .await?
+            else {
+                return Ok(());
+            };
+            if step == Step::Response && rule.scope != RuleScope::Both {
+                return Ok(());
+            }
+            let actor = Actor::Rule(rule.id);
+            let result = match step {
+                Step::Request => {
+                    let decision = Decision {
+                        approval_id: ApprovalId::Request {
+                            question: q.id.clone(),
+                            revision: q.revision,
+                        }
+                        .to_string(),
+                        decision: DecisionKind::Approve,
+                        model: None,
+                    };
+                    // A rule cannot pick a model for a request no model may serve: it refuses
+                    // it for the person, with its own code (not -1: nobody rejected it).
+                    if self.review(q).await?.route.chosen.is_none() {
+                        let decision = Decision {
+                            decision: DecisionKind::Reject,
+                            ..decision
+                        };
+                        let now = Utc::now().timestamp_millis();
+                        let mut error = RpcError::internal(
+                            "No permitted route: no configured model may serve this request",
+                        );
+                        error.code = NO_ROUTE;
+                        error.data = Some(json!({"reason": "no_route"}));
+                        return self
+                            .reject_with(
+                                q,
+                                &decision,
+                                &actor,
+                                &[Phase::RequestReview],
+                                now,
+                                None,
+                                error,
+                            )
+                            .await
+                            .map(|_| ());
+                    }
+                    self.decide_sampling(&q.id, &decision, &actor).await
+                }
+                Step::Response => {
+                    let runs = self.review(q).await?.runs;
+                    let Some(run) = runs.first() else {
+                        return Ok(());
+                    };
+                    let decision = Decision {
+                        approval_id: ApprovalId::Response {
+                            question: q.id.clone(),
+                            run: run.id.clone(),
+                        }
+                        .to_string(),
+                        decision: DecisionKind::Send,
+                        model: None,
+                    };
+                    self.decide_sampling(&q.id, &decision, &actor).await
+                }
+            };
+            match result {
+                // No permitted route, or a race with the person: the question stays for them.
+                Ok(_)
+                | Err(
+                    BrokerError::InvalidAnswer(_)
+                    | BrokerError::Outdated(_)
+                    | BrokerError::Conflict(_)
+                    | BrokerError::NoRoute(_)
+                    | BrokerError::AlreadyDecided(_),
+                ) => Ok(()),
+                Err(e) => Err(e),
+            }
+        })
+    }
+
+    /// Creates an auto-approve rule for `server` covering `scope` (`request` or `both`),
+    /// expiring after `days` (default [`RULE_DAYS`]).
+    ///
+    /// # Errors
+    /// [`BrokerError::InvalidAnswer`] for an unknown scope or empty reason.
+    pub async fn create_rule(
+        &self,
+        server: &str,
+        scope: &str,
+        author: Actor,
+        reason: &str,
+        days: Option<i64>,
+    ) -> Result<approvals::RuleRow, BrokerError> {
+        let Ok(scope) = scope.parse::<RuleScope>() else {
+            return Err(invalid("scope must be request or both"));
+        };
+        if reason.trim().is_empty() || server.trim().is_empty() {
+            return Err(invalid("a rule needs a server and a reason"));
+        }
+        let days = days.unwrap_or(RULE_DAYS).clamp(1, 365);
+        let now = Utc::now().timestamp_millis();
+        let rule = approvals::RuleRow {
+            id: uuid::Uuid::now_v7().to_string(),
+            server: server.to_owned(),
+            scope,
+            author,
+            reason: reason.to_owned(),
+            created_at: now,
+            expires_at: now + days * 86_400_000,
+            revoked_at: None,
+        };
+        let row = rule.clone();
+        self.db
+            .run(move |c| Ok(approvals::insert_rule(c, &row)?))
+            .await?;
+        Ok(rule)
+    }
+
+    /// Every rule, newest first.
+    ///
+    /// # Errors
+    /// [`BrokerError::Store`].
+    pub async fn rules(&self) -> Result<Vec<approvals::RuleRow>, BrokerError> {
+        Ok(self.db.run(|c| Ok(approvals::rules(c)?)).await?)
+    }
+
+    /// Revokes a rule (a no-op for unknown or revoked ids).
+    ///
+    /// # Errors
+    /// [`BrokerError::Store`].
+    pub async fn revoke_rule(&self, id: &str) -> Result<bool, BrokerError> {
+        let id = id.to_owned();
+        let now = Utc::now().timestamp_millis();
+        Ok(self
+            .db
+            .run(move |c| Ok(approvals::revoke_rule(c, &id, now)?))
+            .await?)
+    }
+
+    /// Audit entries, newest first.
+    ///
+    /// # Errors
+    /// [`BrokerError::Store`].
+    pub async fn audit_log(
+        &self,
+        server: Option<String>,
+        action: Option<AuditAction>,
+        limit: i64,
+    ) -> Result<Vec<approvals::AuditRow>, BrokerError> {
+        Ok(self
+            .db
+            .run(move |c| Ok(approvals::audit(c, server.as_deref(), action, limit)?))
+            .await?)
+    }
+}

@@ -1,0 +1,369 @@
+//! The `/api/v1` request and response bodies, shared by the API handlers (`web::api`), the
+//! client of the local commands (`client`) and, through it, the proxy. Field names are the
+//! wire's (camelCase); times are RFC 3339 UTC with milliseconds.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::domain::{
+    Action, Actor, Audience, AuditAction, DecisionKind, Kind, Phase, RuleScope, State,
+};
+
+/// `POST /api/v1/requests` body: a request as the server sent it, with what it is judged by.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OpenRequest {
+    /// The asking server's name (the proxy's `--name`).
+    pub server: String,
+    /// One proxy run; scopes JSON-RPC ids.
+    #[serde(default)]
+    pub session: String,
+    /// The host's `tools/call` that led to the request, when known.
+    #[serde(default)]
+    pub tool: Option<String>,
+    /// The negotiated `protocolVersion`.
+    pub protocol_version: String,
+    /// Client capabilities as forwarded to the server.
+    #[serde(default)]
+    pub client_capabilities: Value,
+    /// The JSON-RPC request exactly as the server sent it.
+    pub request: Value,
+}
+
+/// What `POST /api/v1/requests` gave: 201/200 `{"id","state","expiresAt"}` for a question
+/// (new or already pending), 200 `{"response"}` when the request was refused before opening.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "OpenedBody", into = "OpenedBody")]
+pub enum Opened {
+    /// A question is pending: its id and deadline (RFC 3339).
+    Question {
+        /// Question id.
+        id: String,
+        /// Deadline, if the service reported one.
+        expires_at: Option<String>,
+    },
+    /// Refused before opening: the JSON-RPC response to give the server.
+    Response(Value),
+}
+
+/// The JSON shape of [`Opened`] (a question is always `pending` when opened).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+enum OpenedBody {
+    Refused {
+        response: Value,
+    },
+    Question {
+        id: String,
+        #[serde(default)]
+        state: Option<State>,
+        #[serde(rename = "expiresAt", default)]
+        expires_at: Option<String>,
+    },
+}
+
+impl From<OpenedBody> for Opened {
+    fn from(body: OpenedBody) -> Opened {
+        match body {
+            OpenedBody::Refused { response } => Opened::Response(response),
+            OpenedBody::Question { id, expires_at, .. } => Opened::Question { id, expires_at },
+        }
+    }
+}
+
+impl From<Opened> for OpenedBody {
+    fn from(opened: Opened) -> OpenedBody {
+        match opened {
+            Opened::Response(response) => OpenedBody::Refused { response },
+            Opened::Question { id, expires_at } => OpenedBody::Question {
+                id,
+                state: Some(State::Pending),
+                expires_at,
+            },
+        }
+    }
+}
+
+/// `GET /api/v1/requests/{id}/response` body: 200 `{"response"}` once decided, 202
+/// `{"state":"pending"}` while not, 200 `{"state":"withdrawn"}` when there is nothing to send.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ResponseBody {
+    /// The JSON-RPC response for the server.
+    Response {
+        /// The response.
+        response: Value,
+    },
+    /// No response (yet).
+    State {
+        /// `pending`, or the state it closed in.
+        state: State,
+    },
+}
+
+/// `POST /api/v1/questions/{id}/answer` and `/preview` body.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Answer {
+    /// accept, decline or cancel.
+    pub action: Action,
+    /// Form accept: the `ElicitResult.content`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<Value>,
+    /// Sampling accept: the `CreateMessageResult`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+}
+
+/// `POST /api/v1/questions/{id}/answer` result: the new state.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Answered {
+    /// The state the answer moved the question to.
+    pub state: State,
+}
+
+/// `POST /api/v1/questions/{id}/preview` result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Preview {
+    /// The JSON-RPC response the answer would send.
+    pub response: Value,
+}
+
+/// The list entry of a question (API `summary`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    /// Question id.
+    pub id: String,
+    /// Kind.
+    pub kind: Kind,
+    /// Asking server.
+    pub server: String,
+    /// Host tool call, when known.
+    pub tool: Option<String>,
+    /// Who may answer.
+    pub audience: Audience,
+    /// Current state.
+    pub state: State,
+    /// Opened at.
+    pub created_at: String,
+    /// Deadline.
+    pub expires_at: String,
+}
+
+/// `GET /api/v1/questions` result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct QuestionList {
+    /// Summaries, oldest first.
+    pub questions: Vec<Summary>,
+}
+
+/// `GET /api/v1/questions/{id}` result: the summary fields plus what the question asks and,
+/// once decided, what the server got.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuestionDetail {
+    /// The list entry's fields.
+    #[serde(flatten)]
+    pub summary: Summary,
+    /// Negotiated `protocolVersion`.
+    pub protocol_version: String,
+    /// Sampling phase while pending.
+    pub phase: Option<Phase>,
+    /// The request params as sent.
+    pub request: Value,
+    /// The JSON-RPC response, once decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<Value>,
+    /// The current revision of a model-reviewed sampling request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<i32>,
+    /// The model review (params, route, runs, approval ids), when models are configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<Value>,
+}
+
+/// A decision posted for an approval id (`POST /api/v1/questions/{id}/approvals`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Decision {
+    /// `<question>:request:<revision>` or `<question>:response:<run>` (kept as text: a
+    /// malformed id is refused by the review with 422, not by the JSON parser).
+    pub approval_id: String,
+    /// What to do.
+    pub decision: DecisionKind,
+    /// For `approve` and `regenerate`: another catalog model than the routed one.
+    #[serde(default)]
+    pub model: Option<String>,
+}
+
+/// What a decision did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Applied {
+    /// The decision took effect.
+    Done,
+    /// The same decision was already recorded: nothing changed.
+    Replayed,
+}
+
+/// `POST /api/v1/questions/{id}/approvals` result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Decided {
+    /// What the decision did.
+    pub applied: Applied,
+    /// The question's state after it.
+    pub state: State,
+    /// Its phase after it.
+    pub phase: Option<Phase>,
+}
+
+/// An edit of the request (`POST /api/v1/questions/{id}/revisions`): replaces the system prompt
+/// and/or text blocks of the current revision, making a new one.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Edit {
+    /// The revision the edit was made on; an older one is refused.
+    pub base_revision: i32,
+    /// New system prompt (empty removes it).
+    #[serde(default)]
+    pub system_prompt: Option<String>,
+    /// New texts of text blocks.
+    #[serde(default)]
+    pub texts: Vec<TextEdit>,
+}
+
+/// One edited text block: `messages[message].content` (block `block` of an array).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TextEdit {
+    /// Message index.
+    pub message: usize,
+    /// Block index within the message (0 for single-block content).
+    pub block: usize,
+    /// The new text.
+    pub text: String,
+}
+
+/// `POST /api/v1/questions/{id}/revisions` result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Revised {
+    /// The new revision number.
+    pub revision: i32,
+}
+
+/// `POST /api/v1/rules` body (the scope is checked by the review, so a wrong one is a 422).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewRule {
+    /// The server the rule covers.
+    pub server: String,
+    /// `request` or `both`.
+    pub scope: String,
+    /// Why the person trusts it.
+    pub reason: String,
+    /// Lifetime in days (default 7, 1 to 365).
+    pub days: Option<i64>,
+}
+
+/// An auto-approve rule as the API shows it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Rule {
+    /// Rule id.
+    pub id: String,
+    /// The server it covers.
+    pub server: String,
+    /// What it covers.
+    pub scope: RuleScope,
+    /// Who made it.
+    pub author: Actor,
+    /// Why.
+    pub reason: String,
+    /// Made at.
+    pub created_at: Option<String>,
+    /// Expires at.
+    pub expires_at: Option<String>,
+    /// Revoked at, if revoked.
+    pub revoked_at: Option<String>,
+}
+
+/// `GET /api/v1/rules` result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RuleList {
+    /// Every rule, newest first.
+    pub rules: Vec<Rule>,
+}
+
+/// One audit-log entry as the API shows it (digests, never text).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditEntry {
+    /// Order of writing.
+    pub seq: i32,
+    /// When.
+    pub at: Option<String>,
+    /// Who.
+    pub actor: Actor,
+    /// What.
+    pub action: AuditAction,
+    /// The question.
+    pub question_id: String,
+    /// Its server.
+    pub server: String,
+    /// The model, when one ran.
+    pub model: Option<String>,
+    /// Input tokens of the run.
+    pub input_tokens: Option<i64>,
+    /// Output tokens of the run.
+    pub output_tokens: Option<i64>,
+    /// Cost of the run in USD.
+    pub cost_usd: Option<f64>,
+    /// SHA-256 of the request as run.
+    pub request_digest: Option<String>,
+    /// SHA-256 of the delivered result.
+    pub response_digest: Option<String>,
+}
+
+/// `GET /api/v1/audit` result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AuditList {
+    /// Entries, newest first.
+    pub entries: Vec<AuditEntry>,
+}
+
+/// `POST /api/v1/login-links` result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LoginLink {
+    /// The one-time login URL.
+    pub url: String,
+}
+
+/// Error body of every status but 422: `{"error"}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ErrorBody {
+    /// What went wrong.
+    pub error: String,
+}
+
+/// 422 body: `{"errors":[{"field","message"}]}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Invalid {
+    /// Every problem found.
+    pub errors: Vec<Problem>,
+}
+
+/// One problem of a 422 (the client's view of `protocol::FieldError`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Problem {
+    /// The field concerned; empty for the whole answer.
+    #[serde(default)]
+    pub field: String,
+    /// What is wrong.
+    #[serde(default)]
+    pub message: String,
+}
+
+/// An empty object, the body of calls that only succeed (`{}`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Empty {}

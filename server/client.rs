@@ -237,6 +237,19 @@ impl ServiceClient {
         .map(|_| ())
     }
 
+    /// `POST /api/v1/proxy/dropped`: reports lines the proxy dropped (counts only).
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub async fn report_dropped(
+        &self,
+        report: &crate::wire::DropReport,
+    ) -> Result<(), ClientError> {
+        self.send(reqwest::Method::POST, "/api/v1/proxy/dropped", Some(report))
+            .await
+            .map(|_| ())
+    }
+
     /// `POST /api/v1/elicitations/{elicitationId}/complete`.
     ///
     /// # Errors

@@ -75,6 +75,9 @@ pub struct Metrics {
     pub retention_pruned: IntCounter,
     /// `mcp_consent_event_subscribers`.
     pub event_subscribers: IntGauge,
+    /// `mcp_consent_proxy_dropped_lines_total{reason}`: server lines proxies dropped because
+    /// they could not be judged (fail closed).
+    pub proxy_dropped: IntCounterVec,
 }
 
 /// The metrics could not be registered (a programming error: duplicate names).
@@ -123,6 +126,13 @@ impl Metrics {
         ))?;
         let event_subscribers =
             IntGauge::with_opts(opts("event_subscribers", "Open event streams"))?;
+        let proxy_dropped = IntCounterVec::new(
+            opts(
+                "proxy_dropped_lines_total",
+                "Server lines a proxy dropped because it could not judge them",
+            ),
+            &["reason"],
+        )?;
         let build_info = IntGaugeVec::new(opts("build_info", "Build information"), &["version"])?;
         build_info
             .with_label_values(&[env!("CARGO_PKG_VERSION")])
@@ -136,6 +146,7 @@ impl Metrics {
         registry.register(Box::new(retention_runs.clone()))?;
         registry.register(Box::new(retention_pruned.clone()))?;
         registry.register(Box::new(event_subscribers.clone()))?;
+        registry.register(Box::new(proxy_dropped.clone()))?;
         registry.register(Box::new(build_info))?;
         #[cfg(target_os = "linux")]
         registry.register(Box::new(
@@ -158,6 +169,7 @@ impl Metrics {
             retention_runs,
             retention_pruned,
             event_subscribers,
+            proxy_dropped,
         })
     }
 

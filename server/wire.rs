@@ -364,6 +364,40 @@ pub struct Problem {
     pub message: String,
 }
 
+/// Why the proxy dropped a line from a server instead of passing it to the host (the `reason`
+/// label of `mcp_consent_proxy_dropped_lines_total`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DroppedLine {
+    /// serde_json refused it, or it is not a JSON object or array.
+    Unparseable,
+    /// Longer than the proxy's line limit.
+    TooLong,
+    /// Readable, but not safe to pass (a notification with a request method, a member name
+    /// that folds to an envelope member, a response to no request in flight, …).
+    Ambiguous,
+}
+
+impl DroppedLine {
+    /// The label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DroppedLine::Unparseable => "unparseable",
+            DroppedLine::TooLong => "too_long",
+            DroppedLine::Ambiguous => "ambiguous",
+        }
+    }
+}
+
+/// `POST /api/v1/proxy/dropped`: lines a proxy dropped since its last report (no content).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DropReport {
+    /// Why they were dropped.
+    pub reason: DroppedLine,
+    /// How many, at least 1.
+    pub count: u64,
+}
+
 /// An empty object, the body of calls that only succeed (`{}`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Empty {}

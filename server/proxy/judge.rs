@@ -16,7 +16,6 @@
 //! - everything else passes byte for byte, in order.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -28,6 +27,7 @@ use super::state::{AskHandle, lock};
 use crate::protocol::envelope::{Envelope, Judged};
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::mrtr::{self, ASKED_METHODS};
+use crate::wire::DroppedLine;
 
 /// What to do with one line from the server.
 #[derive(Debug)]
@@ -40,29 +40,6 @@ pub(super) enum Verdict {
     Handled,
     /// It could not be judged and was dropped.
     Dropped,
-}
-
-/// Why a server line was dropped (logged and counted; never its content).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DropReason {
-    /// serde_json refused it (or it is not an object or array).
-    Unparseable,
-    /// Longer than the line limit.
-    TooLong,
-    /// Readable, but not a message the proxy can pass safely (e.g. a notification with a
-    /// sampling method, an `InputRequiredResult` for no host request).
-    Ambiguous,
-}
-
-impl DropReason {
-    /// The label used in logs.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DropReason::Unparseable => "unparseable",
-            DropReason::TooLong => "too_long",
-            DropReason::Ambiguous => "ambiguous",
-        }
-    }
 }
 
 /// Judges one line from the server.
@@ -89,7 +66,7 @@ pub(super) fn from_server(ctx: &Context, line: &[u8]) -> Verdict {
                     }
                     _ => dropped(
                         ctx,
-                        DropReason::Ambiguous,
+                        DroppedLine::Ambiguous,
                         crate::protocol::envelope::scan_id(text),
                     ),
                 }
@@ -99,7 +76,7 @@ pub(super) fn from_server(ctx: &Context, line: &[u8]) -> Verdict {
         Judged::Unjudgeable => {
             dropped(
                 ctx,
-                DropReason::Unparseable,
+                DroppedLine::Unparseable,
                 crate::protocol::envelope::scan_id(line),
             );
             Verdict::Dropped
@@ -109,8 +86,8 @@ pub(super) fn from_server(ctx: &Context, line: &[u8]) -> Verdict {
 
 /// Handles a line that could not be judged: logged without content, counted, and the request
 /// it concerned (when its id is known) is failed on the side that waits for it.
-pub(super) fn dropped(ctx: &Context, reason: DropReason, id: Option<String>) {
-    let count = ctx.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+pub(super) fn dropped(ctx: &Context, reason: DroppedLine, id: Option<String>) {
+    let count = ctx.drops.add(reason);
     tracing::warn!(
         reason = reason.as_str(),
         dropped_so_far = count,
@@ -160,7 +137,7 @@ fn message(ctx: &Context, msg: &Envelope<'_>, line: &[u8]) -> bool {
             false
         }
         (Some(m), None) if ASKED_METHODS.contains(&m) => {
-            dropped(ctx, DropReason::Ambiguous, None);
+            dropped(ctx, DroppedLine::Ambiguous, None);
             false
         }
         (Some("notifications/cancelled"), None) => server_cancelled(ctx, msg),
@@ -174,7 +151,7 @@ fn message(ctx: &Context, msg: &Envelope<'_>, line: &[u8]) -> bool {
         }
         (None, Some(key)) if msg.is_response() => response(ctx, msg, &key, line),
         (None, _) => {
-            dropped(ctx, DropReason::Ambiguous, msg.id_key());
+            dropped(ctx, DroppedLine::Ambiguous, msg.id_key());
             false
         }
     }
@@ -202,7 +179,7 @@ fn response(ctx: &Context, msg: &Envelope<'_>, key: &str, line: &[u8]) -> bool {
         let pass = s.host_unrecorded && !key.starts_with("\"mcp-consent-");
         drop(s);
         if !pass {
-            dropped(ctx, DropReason::Ambiguous, None);
+            dropped(ctx, DroppedLine::Ambiguous, None);
         }
         return pass;
     };
@@ -210,7 +187,7 @@ fn response(ctx: &Context, msg: &Envelope<'_>, key: &str, line: &[u8]) -> bool {
         // A resolution owns this request (a retry is in flight under the proxy's id): the
         // server must answer that id, not the host's.
         drop(s);
-        dropped(ctx, DropReason::Ambiguous, None);
+        dropped(ctx, DroppedLine::Ambiguous, None);
         return false;
     }
     if rounds::needs_resolution(line) {
@@ -224,7 +201,7 @@ fn response(ctx: &Context, msg: &Envelope<'_>, key: &str, line: &[u8]) -> bool {
             // An `InputRequiredResult` for a request that cannot carry one, or for no request
             // of the host's: never handed over as it is.
             drop(s);
-            dropped(ctx, DropReason::Ambiguous, Some(key.to_owned()));
+            dropped(ctx, DroppedLine::Ambiguous, Some(key.to_owned()));
             return false;
         }
         // A `-32042` on a request the proxy cannot retry: the host gets it without the URLs.

@@ -14,6 +14,7 @@
 
 mod ask;
 pub mod capabilities;
+mod drops;
 mod host;
 mod judge;
 mod lines;
@@ -22,14 +23,12 @@ mod state;
 pub mod upstream;
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use tokio::io::{AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
 
 pub use capabilities::forward_capabilities;
-pub use judge::DropReason;
 
 use crate::client::ServiceClient;
 use lines::{Piece, next_line};
@@ -82,8 +81,8 @@ pub(crate) struct Context {
     to_host: mpsc::Sender<Vec<u8>>,
     server: String,
     session: String,
-    /// Lines from the server dropped so far.
-    dropped: Arc<AtomicU64>,
+    /// Lines from the server dropped, reported to the service as a metric.
+    drops: Arc<drops::Drops>,
     /// Bounds the questions being opened at once.
     opens: Arc<tokio::sync::Semaphore>,
 }
@@ -138,10 +137,11 @@ pub async fn run_with(
         to_host,
         server: options.name,
         session: uuid::Uuid::now_v7().to_string(),
-        dropped: Arc::default(),
+        drops: Arc::default(),
         opens: Arc::new(tokio::sync::Semaphore::new(CONCURRENT_OPENS as usize)),
     };
     let limit = options.max_line_bytes;
+    tokio::spawn(drops::report(ctx.drops.clone(), ctx.client.clone()));
 
     let (host_closed_tx, host_closed) = tokio::sync::oneshot::channel::<()>();
     let host_ctx = ctx.clone();
@@ -160,6 +160,8 @@ pub async fn run_with(
     // than left for the person to answer in vain.
     withdraw_all(&ctx).await;
     let _ = close_server_in.send(());
+    let final_report = drops::flush(&ctx.drops, &ctx.client);
+    let _ = tokio::time::timeout(Duration::from_secs(2), final_report).await;
     let code = match stop {
         Stop::ServerClosed => server.wait().await?,
         Stop::HostClosed => {
@@ -249,7 +251,7 @@ async fn read_server<R: tokio::io::AsyncBufRead + Unpin>(
         let line = match piece {
             Piece::Line(line) => line,
             Piece::Overlong { id, .. } => {
-                judge::dropped(ctx, DropReason::TooLong, id);
+                judge::dropped(ctx, crate::wire::DroppedLine::TooLong, id);
                 continue;
             }
         };

@@ -18,8 +18,8 @@ use crate::domain::{Actor, AuditAction};
 use crate::metrics::RejectReason;
 use crate::review::{self as approval};
 use crate::wire::{
-    Answer, Answered, AuditEntry, AuditList, Decided, Decision, Edit, Empty, LoginLink, NewRule,
-    OpenRequest, Opened, Preview, QuestionList, ResponseBody, Revised, Rule, RuleList,
+    Answer, Answered, AuditEntry, AuditList, Decided, Decision, DropReport, Edit, Empty, LoginLink,
+    NewRule, OpenRequest, Opened, Preview, QuestionList, ResponseBody, Revised, Rule, RuleList,
 };
 
 /// Longest long-poll, in seconds.
@@ -47,7 +47,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/rules/{rule}/revoke", web::post().to(revoke_rule))
             .route("/audit", web::get().to(audit_log))
             .route("/login-links", web::post().to(create_login_link))
-            .route("/events", web::get().to(events)),
+            .route("/events", web::get().to(events))
+            .route("/proxy/dropped", web::post().to(proxy_dropped)),
     );
 }
 
@@ -126,6 +127,23 @@ async fn cancel_request(
 ) -> Result<HttpResponse, ApiError> {
     caller.require_token()?;
     state.broker.withdraw(&id).await?;
+    Ok(HttpResponse::Ok().json(Empty {}))
+}
+
+/// `POST /api/v1/proxy/dropped` `{"reason","count"}`: a proxy reports server lines it dropped
+/// (fail closed), counted in `mcp_consent_proxy_dropped_lines_total{reason}`. Token only.
+async fn proxy_dropped(
+    state: web::Data<AppState>,
+    caller: Caller,
+    body: web::Json<DropReport>,
+) -> Result<HttpResponse, ApiError> {
+    caller.require_token()?;
+    state
+        .broker
+        .metrics()
+        .proxy_dropped
+        .with_label_values(&[body.reason.as_str()])
+        .inc_by(body.count);
     Ok(HttpResponse::Ok().json(Empty {}))
 }
 

@@ -337,6 +337,26 @@ async fn what_cannot_be_judged_is_dropped_and_the_waiting_side_told() {
         json!([]),
         "nothing unjudged became a question"
     );
+
+    // The drops are counted on the service (reported by the proxy about once a second).
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = app.get("/metrics").await.text().await.unwrap();
+        let count = |reason: &str| {
+            let prefix = format!("mcp_consent_proxy_dropped_lines_total{{reason=\"{reason}\"}} ");
+            text.lines()
+                .find_map(|l| l.strip_prefix(&prefix)?.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        if count("unparseable") >= 3 && count("ambiguous") >= 2 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "drops not counted: {text}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// A host response to a request the proxy answers itself never reaches the server.

@@ -6,8 +6,20 @@
 //! (or a script over the JSON API), validates both directions against the MCP specification,
 //! and hands the server one honest response.
 //!
-//! The dependency arrow points one way: `web`, `proxy` → `broker` → `protocol`, `db`.
-//! `protocol` imports nothing of ours.
+//! The dependency arrow points one way: `web`, `proxy`, the CLI (`questions`, `client`) →
+//! `broker`, `review`, `auth`, `jobs` → `protocol`, `domain`, `wire`, `db`. `protocol`
+//! imports nothing of ours; `broker` owns the [`broker::SamplingHooks`] trait that `review`
+//! implements, and imports neither `review` nor the config file's types.
+//!
+//! # Errors
+//!
+//! Every module has its own `thiserror` enum naming what failed (`DbError`, `BrokerError`,
+//! `AuthError`, `ClientError`, `StartupError`, ...), with the cause kept as its `source`.
+//! Errors are mapped to what a user sees exactly once, at the edge: HTTP statuses and bodies
+//! in `web::error`, JSON-RPC errors for the server in `protocol::jsonrpc`, and one report on
+//! stderr in `main`. Library code never panics on bad input or a failed store (`unwrap` and
+//! `expect` are for tests), and never hides a real failure behind a default value: a default
+//! stands only where absence is a normal answer (an empty list, an optional field).
 
 pub mod app;
 pub mod auth;

@@ -5,6 +5,7 @@
 pub mod approvals;
 pub mod models;
 pub mod schema;
+pub mod schema_check;
 
 use std::path::Path;
 use std::time::Duration;

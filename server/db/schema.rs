@@ -1,9 +1,53 @@
-// @generated-style: mirrors migrations/ (diesel print-schema layout); keep in step with them.
+// @generated automatically by Diesel CLI.
 
 diesel::table! {
     api_tokens (token_sha256) {
         token_sha256 -> Text,
         created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    approvals (approval_id) {
+        approval_id -> Text,
+        question_id -> Text,
+        phase -> Text,
+        revision -> Integer,
+        run_id -> Nullable<Text>,
+        decision -> Text,
+        model_id -> Nullable<Text>,
+        actor -> Text,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    audit_log (seq) {
+        seq -> Integer,
+        at -> BigInt,
+        actor -> Text,
+        action -> Text,
+        question_id -> Text,
+        server -> Text,
+        model_id -> Nullable<Text>,
+        input_tokens -> Nullable<BigInt>,
+        output_tokens -> Nullable<BigInt>,
+        cost_usd -> Nullable<Double>,
+        request_digest -> Nullable<Text>,
+        response_digest -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    auto_approve_rules (id) {
+        id -> Text,
+        server -> Text,
+        scope -> Text,
+        author -> Text,
+        reason -> Text,
+        created_at -> BigInt,
+        expires_at -> BigInt,
+        revoked_at -> Nullable<BigInt>,
     }
 }
 
@@ -69,50 +113,6 @@ diesel::table! {
 }
 
 diesel::table! {
-    approvals (approval_id) {
-        approval_id -> Text,
-        question_id -> Text,
-        phase -> Text,
-        revision -> Integer,
-        run_id -> Nullable<Text>,
-        decision -> Text,
-        model_id -> Nullable<Text>,
-        actor -> Text,
-        created_at -> BigInt,
-    }
-}
-
-diesel::table! {
-    audit_log (seq) {
-        seq -> Integer,
-        at -> BigInt,
-        actor -> Text,
-        action -> Text,
-        question_id -> Text,
-        server -> Text,
-        model_id -> Nullable<Text>,
-        input_tokens -> Nullable<BigInt>,
-        output_tokens -> Nullable<BigInt>,
-        cost_usd -> Nullable<Double>,
-        request_digest -> Nullable<Text>,
-        response_digest -> Nullable<Text>,
-    }
-}
-
-diesel::table! {
-    auto_approve_rules (id) {
-        id -> Text,
-        server -> Text,
-        scope -> Text,
-        author -> Text,
-        reason -> Text,
-        created_at -> BigInt,
-        expires_at -> BigInt,
-        revoked_at -> Nullable<BigInt>,
-    }
-}
-
-diesel::table! {
     web_sessions (id_sha256) {
         id_sha256 -> Text,
         csrf_token -> Text,
@@ -120,6 +120,10 @@ diesel::table! {
         expires_at -> BigInt,
     }
 }
+
+diesel::joinable!(approvals -> questions (question_id));
+diesel::joinable!(sampling_revisions -> questions (question_id));
+diesel::joinable!(sampling_runs -> questions (question_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     api_tokens,

@@ -7,6 +7,7 @@ pub mod auth;
 pub mod error;
 pub mod metrics;
 pub mod pages;
+pub mod views;
 
 use actix_web::web::{self, Bytes};
 use futures_util::StreamExt;

@@ -1,0 +1,124 @@
+//! Keeps `schema.rs` what `diesel print-schema` makes of the migrations: the test migrates a
+//! fresh store, prints its schema in diesel's layout from SQLite's own description (table_info
+//! and foreign_key_list, which is what diesel reads) and compares it with the file.
+
+use diesel::sql_types::{BigInt, Integer, Text};
+use diesel::{QueryableByName, RunQueryDsl, SqliteConnection};
+
+#[derive(QueryableByName)]
+struct TableName {
+    #[diesel(sql_type = Text)]
+    name: String,
+}
+
+#[derive(QueryableByName)]
+struct ColumnInfo {
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = Text, column_name = "type")]
+    sql_type: String,
+    #[diesel(sql_type = Integer)]
+    notnull: i32,
+    #[diesel(sql_type = Integer)]
+    pk: i32,
+}
+
+#[derive(QueryableByName)]
+struct ForeignKey {
+    #[diesel(sql_type = Text)]
+    table: String,
+    #[diesel(sql_type = Text)]
+    from: String,
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+}
+
+/// diesel's name of an SQLite column type.
+fn diesel_type(sql: &str) -> String {
+    match sql.to_ascii_uppercase().as_str() {
+        "TEXT" => "Text".into(),
+        "BIGINT" => "BigInt".into(),
+        "INTEGER" => "Integer".into(),
+        "DOUBLE" => "Double".into(),
+        other => format!("Unknown<{other}>"),
+    }
+}
+
+/// The schema of the store behind `conn`, as `diesel print-schema` prints it.
+pub fn print_schema(conn: &mut SqliteConnection) -> diesel::QueryResult<String> {
+    let tables: Vec<TableName> = diesel::sql_query(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
+         AND name != '__diesel_schema_migrations' ORDER BY name",
+    )
+    .load(conn)?;
+    let mut out = String::from("// @generated automatically by Diesel CLI.\n");
+    let mut joins = Vec::new();
+    for t in &tables {
+        let columns: Vec<ColumnInfo> =
+            diesel::sql_query(format!("PRAGMA table_info('{}')", t.name)).load(conn)?;
+        let mut keys: Vec<&ColumnInfo> = columns.iter().filter(|c| c.pk > 0).collect();
+        keys.sort_by_key(|c| c.pk);
+        let keys: Vec<&str> = keys.iter().map(|c| c.name.as_str()).collect();
+        out.push_str(&format!(
+            "\ndiesel::table! {{\n    {} ({}) {{\n",
+            t.name,
+            keys.join(", ")
+        ));
+        for c in &columns {
+            let ty = diesel_type(&c.sql_type);
+            let ty = if c.notnull == 0 && c.pk == 0 {
+                format!("Nullable<{ty}>")
+            } else {
+                ty
+            };
+            out.push_str(&format!("        {} -> {ty},\n", c.name));
+        }
+        out.push_str("    }\n}\n");
+        let mut fks: Vec<ForeignKey> =
+            diesel::sql_query(format!("PRAGMA foreign_key_list('{}')", t.name)).load(conn)?;
+        fks.sort_by_key(|f| f.id);
+        for f in fks {
+            joins.push(format!(
+                "diesel::joinable!({} -> {} ({}));\n",
+                t.name, f.table, f.from
+            ));
+        }
+    }
+    joins.sort();
+    joins.dedup();
+    if !joins.is_empty() {
+        out.push('\n');
+        for j in &joins {
+            out.push_str(j);
+        }
+    }
+    out.push_str("\ndiesel::allow_tables_to_appear_in_same_query!(\n");
+    for t in &tables {
+        out.push_str(&format!("    {},\n", t.name));
+    }
+    out.push_str(");\n");
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use diesel::Connection;
+    use diesel_migrations::MigrationHarness;
+
+    use super::*;
+
+    #[test]
+    fn schema_rs_is_what_the_migrations_make() {
+        let mut conn = SqliteConnection::establish(":memory:").unwrap();
+        conn.run_pending_migrations(super::super::MIGRATIONS)
+            .unwrap();
+        let printed = print_schema(&mut conn).unwrap();
+        assert_eq!(
+            include_str!("schema.rs"),
+            printed,
+            "server/db/schema.rs drifted from migrations/: replace it with the text above"
+        );
+    }
+}

@@ -1,0 +1,96 @@
+//! Login by one-time link or passphrase, and logout.
+
+use super::*;
+
+#[derive(Template)]
+#[template(path = "login.html")]
+pub struct LoginPage {
+    pub message: Option<String>,
+    /// A passphrase is configured: show its form.
+    pub passphrase: bool,
+}
+
+#[derive(Deserialize)]
+pub struct LoginQuery {
+    pub token: Option<String>,
+}
+
+/// `GET /login[?token=…]`: with a valid one-time token, starts a session and redirects to the
+/// queue; without one, explains how to get a link.
+pub async fn login(
+    state: web::Data<AppState>,
+    query: web::Query<LoginQuery>,
+) -> Result<HttpResponse, PageError> {
+    let Some(token) = query.token.as_deref() else {
+        return ok(&LoginPage {
+            message: None,
+            passphrase: state.passphrase_hash.is_some(),
+        });
+    };
+    if !state.auth.take_login_link(token).await? {
+        let page = LoginPage {
+            message: Some("This login link is invalid, expired or already used.".into()),
+            passphrase: state.passphrase_hash.is_some(),
+        };
+        return Ok(html(
+            actix_web::http::StatusCode::UNAUTHORIZED,
+            page.render()?,
+        ));
+    }
+    logged_in(&state).await
+}
+
+/// Starts a session and sends the browser to the queue with its cookie.
+pub async fn logged_in(state: &AppState) -> Result<HttpResponse, PageError> {
+    let (secret, _) = state.auth.create_session().await?;
+    Ok(HttpResponse::SeeOther()
+        .insert_header((LOCATION, "/"))
+        .cookie(auth::session_cookie(&secret))
+        .finish())
+}
+
+/// `POST /login` with `passphrase`: checks it against the configured argon2id hash (on the
+/// blocking pool) and starts a session. A wrong passphrase costs an extra second.
+pub async fn login_with_passphrase(
+    state: web::Data<AppState>,
+    payload: web::Payload,
+) -> Result<HttpResponse, PageError> {
+    let pairs = form_pairs(payload).await?;
+    let Some(hash) = state.passphrase_hash.clone() else {
+        return Err(PageError::NotFound);
+    };
+    let given = last(&pairs, "passphrase").unwrap_or_default().to_owned();
+    let ok = web::block(move || passphrase::verify(&hash, &given))
+        .await
+        .map_err(|e| PageError::Internal(Box::new(e)))?;
+    if !ok {
+        tracing::warn!("wrong passphrase at /login");
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        let page = LoginPage {
+            message: Some("Wrong passphrase.".into()),
+            passphrase: true,
+        };
+        return Ok(html(
+            actix_web::http::StatusCode::UNAUTHORIZED,
+            page.render()?,
+        ));
+    }
+    logged_in(&state).await
+}
+
+/// `POST /logout`.
+pub async fn logout(
+    state: web::Data<AppState>,
+    session: WebSession,
+    payload: web::Payload,
+) -> Result<HttpResponse, PageError> {
+    let pairs = form_pairs(payload).await?;
+    session.check_csrf(last(&pairs, "csrf"))?;
+    state.auth.end_session(&session).await?;
+    let mut removal = auth::session_cookie("");
+    removal.make_removal();
+    Ok(HttpResponse::SeeOther()
+        .insert_header((LOCATION, "/login"))
+        .cookie(removal)
+        .finish())
+}

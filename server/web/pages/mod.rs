@@ -1,0 +1,86 @@
+//! The HTML pages: login, the queue, a question's review page, the confirm step and history.
+//! Server-rendered with askama (everything escaped), working with JavaScript off. Nothing
+//! reaches a server from these pages except through the confirm page's "Send" (accept) or the
+//! Decline/Cancel buttons.
+
+use actix_web::http::header::{CONTENT_TYPE, LOCATION};
+use actix_web::{HttpResponse, web};
+use askama::Template;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::auth::{self, WebSession};
+use super::error::PageError;
+use super::{AppState, MAX_BODY_BYTES, read_body};
+use crate::auth::passphrase;
+use crate::broker::{Answerer, BrokerError, Kind, Question, State, rfc3339};
+use crate::domain::{Action, Actor, Audience, AuditAction, Phase, RuleScope, RunState};
+use crate::protocol::FieldError;
+use crate::review::{Decision, DecisionKind, Edit, TextEdit};
+use crate::wire::Answer;
+
+mod audit;
+mod login;
+mod question;
+mod queue;
+mod review;
+mod rules;
+
+use super::views::form::*;
+use super::views::last;
+use super::views::review::*;
+use super::views::sampling::*;
+use super::views::url::*;
+use audit::*;
+use login::*;
+use question::*;
+use queue::*;
+use review::*;
+use rules::*;
+
+/// Registers the page routes.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/login", web::get().to(login))
+        .route("/login", web::post().to(login_with_passphrase))
+        .route("/logout", web::post().to(logout))
+        .route("/", web::get().to(queue))
+        .route("/history", web::get().to(history))
+        .route("/questions/{id}", web::get().to(question))
+        .route("/questions/{id}/answer", web::post().to(answer))
+        .route("/questions/{id}/send", web::post().to(send))
+        .route("/questions/{id}/open", web::get().to(open_url))
+        .route("/questions/{id}/decide", web::post().to(decide))
+        .route("/questions/{id}/revise", web::post().to(revise))
+        .route("/audit", web::get().to(audit))
+        .route("/rules", web::get().to(rules))
+        .route("/rules", web::post().to(create_rule))
+        .route("/rules/{rule}/revoke", web::post().to(revoke_rule));
+}
+
+pub fn html(status: actix_web::http::StatusCode, body: String) -> HttpResponse {
+    HttpResponse::build(status)
+        .insert_header((CONTENT_TYPE, "text/html; charset=utf-8"))
+        .insert_header(("Cache-Control", "no-store"))
+        .body(body)
+}
+
+pub fn ok(t: &impl Template) -> Result<HttpResponse, PageError> {
+    Ok(html(actix_web::http::StatusCode::OK, t.render()?))
+}
+
+pub fn see_other(to: &str) -> HttpResponse {
+    HttpResponse::SeeOther()
+        .insert_header((LOCATION, to.to_owned()))
+        .finish()
+}
+
+/// Reads an `application/x-www-form-urlencoded` body as ordered pairs (repeated keys kept).
+pub async fn form_pairs(payload: web::Payload) -> Result<Vec<(String, String)>, PageError> {
+    let body = read_body(payload, MAX_BODY_BYTES)
+        .await
+        .map_err(|e| match e {
+            Some(limit) => PageError::TooLarge(limit),
+            None => PageError::BadRequest("The form could not be read.".into()),
+        })?;
+    Ok(form_urlencoded::parse(&body).into_owned().collect())
+}

@@ -1,0 +1,327 @@
+//! The review page of one question, answering it (with the confirm step) and opening a URL question's link.
+
+use super::*;
+
+#[derive(Template)]
+#[template(path = "question.html")]
+pub struct QuestionPage {
+    pub csrf: String,
+    pub id: String,
+    pub kind: Kind,
+    pub server: String,
+    pub tool: String,
+    pub state: State,
+    pub pending: bool,
+    /// A URL question's link may be opened now (the broker's rule, [`State::url_may_open`]).
+    pub url_may_open: bool,
+    pub audience: Audience,
+    pub era: &'static str,
+    pub protocol_version: String,
+    pub created_at: String,
+    pub expires_at: String,
+    pub message: String,
+    pub url: Option<UrlView>,
+    pub fields: Vec<FieldView>,
+    pub sampling: Option<SamplingView>,
+    pub answer_text: String,
+    pub answer_model: String,
+    pub answer_stop: String,
+    /// The JSON answer textarea (a skeleton until the person edits it).
+    pub answer_json: String,
+    /// Two-step model review, when models are configured.
+    pub model: Option<ModelReview>,
+    pub errors: Vec<String>,
+    pub raw_request: String,
+    pub response: String,
+}
+
+/// `GET /questions/{id}/open`: the person's explicit click on a URL question's link. Records
+/// consent, accepts the question, and redirects to the URL with `Referrer-Policy: no-referrer`.
+/// The service itself never fetches the URL.
+pub async fn open_url(
+    state: web::Data<AppState>,
+    _session: WebSession,
+    id: web::Path<String>,
+) -> Result<HttpResponse, PageError> {
+    let url = state.broker.open_url(&id).await?;
+    Ok(HttpResponse::SeeOther()
+        .insert_header((LOCATION, url))
+        .insert_header(("Referrer-Policy", "no-referrer"))
+        .insert_header(("Cache-Control", "no-store"))
+        .finish())
+}
+
+/// A well-formed `CreateMessageResult` to start the JSON answer from: a `tool_use` of the first
+/// offered tool when the request allows tool use, else a text block.
+pub fn result_skeleton(request: &Value) -> String {
+    let tools_allowed = request
+        .get("toolChoice")
+        .and_then(|c| c.get("mode"))
+        .and_then(Value::as_str)
+        != Some("none");
+    let first_tool = request
+        .get("tools")
+        .and_then(Value::as_array)
+        .and_then(|t| t.first())
+        .and_then(|t| t.get("name"))
+        .and_then(Value::as_str);
+    let skeleton = match first_tool {
+        Some(name) if tools_allowed => json!({
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "call_1", "name": name, "input": {}}],
+            "model": PERSON_MODEL,
+            "stopReason": "toolUse",
+        }),
+        _ => json!({
+            "role": "assistant",
+            "content": {"type": "text", "text": ""},
+            "model": PERSON_MODEL,
+            "stopReason": "endTurn",
+        }),
+    };
+    pretty(&skeleton)
+}
+
+pub fn question_page(
+    session: &WebSession,
+    q: &Question,
+    input: Option<&[(String, String)]>,
+    errors: &[FieldError],
+) -> Result<QuestionPage, PageError> {
+    let fields = match q.kind {
+        Kind::Form => field_views(&q.form_schema()?, input, errors),
+        _ => Vec::new(),
+    };
+    let field_names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+    let sampling_input = input.map(SamplingInput::from_pairs);
+    let s = |k: &str| {
+        q.request
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    Ok(QuestionPage {
+        csrf: session.csrf.clone(),
+        id: q.id.clone(),
+        kind: q.kind,
+        server: q.server.clone(),
+        tool: q.tool.clone().unwrap_or_default(),
+        state: q.state,
+        pending: q.state == State::Pending,
+        url_may_open: q.state.url_may_open(),
+        audience: q.audience,
+        era: q.era.as_str(),
+        protocol_version: q.protocol_version.clone(),
+        created_at: rfc3339(q.created_at),
+        expires_at: rfc3339(q.expires_at),
+        message: s("message"),
+        url: (q.kind == Kind::Url).then(|| url_view(&s("url"))),
+        sampling: (q.kind == Kind::Sampling).then(|| sampling_view(q)),
+        answer_text: sampling_input
+            .as_ref()
+            .map(|i| i.text.clone())
+            .unwrap_or_default(),
+        answer_model: sampling_input
+            .as_ref()
+            .map_or_else(|| PERSON_MODEL.to_owned(), |i| i.model.clone()),
+        answer_json: sampling_input
+            .as_ref()
+            .and_then(|i| i.json.clone())
+            .unwrap_or_else(|| result_skeleton(&q.request)),
+        model: None,
+        answer_stop: sampling_input
+            .map(|i| i.stop_reason)
+            .unwrap_or_else(|| "endTurn".into()),
+        errors: errors
+            .iter()
+            .filter(|e| !field_names.contains(&e.field.as_str()))
+            .map(|e| {
+                if e.field.is_empty() {
+                    e.message.clone()
+                } else {
+                    format!("{}: {}", e.field, e.message)
+                }
+            })
+            .collect(),
+        raw_request: pretty(&q.request),
+        response: q.response.as_ref().map(pretty).unwrap_or_default(),
+        fields,
+    })
+}
+
+/// `GET /questions/{id}`: the review page (or the outcome, once decided).
+pub async fn question(
+    state: web::Data<AppState>,
+    session: WebSession,
+    id: web::Path<String>,
+) -> Result<HttpResponse, PageError> {
+    let q = state.broker.get(&id).await?;
+    let mut page = question_page(&session, &q, None, &[])?;
+    page.model = model_review(&state, &q).await?;
+    ok(&page)
+}
+
+#[derive(Template)]
+#[template(path = "confirm.html")]
+pub struct ConfirmPage {
+    pub csrf: String,
+    pub id: String,
+    pub kind: &'static str,
+    pub server: String,
+    /// The JSON-RPC id the result answers.
+    pub rpc_id: String,
+    /// The `result` that "Send" delivers, pretty-printed (shown as is).
+    pub result: String,
+    /// The same `result`, compact, carried to `/send` (validated again there).
+    pub payload: String,
+}
+
+/// The answer a submitted review form stands for.
+pub fn answer_from_form(
+    q: &Question,
+    pairs: &[(String, String)],
+) -> Result<Answer, Vec<FieldError>> {
+    match q.kind {
+        Kind::Form => {
+            let schema = q
+                .form_schema()
+                .map_err(|e| vec![FieldError::whole(e.to_string())])?;
+            let content = schema.content_from_form(pairs)?;
+            Ok(Answer {
+                action: Action::Accept,
+                content: Some(Value::Object(content)),
+                result: None,
+            })
+        }
+        Kind::Sampling => Ok(Answer {
+            action: Action::Accept,
+            content: None,
+            result: Some(SamplingInput::from_pairs(pairs).answer()?),
+        }),
+        Kind::Url => Ok(Answer {
+            action: Action::Accept,
+            content: None,
+            result: None,
+        }),
+    }
+}
+
+pub async fn rerender(
+    state: &AppState,
+    session: &WebSession,
+    q: &Question,
+    pairs: Option<&[(String, String)]>,
+    errors: &[FieldError],
+) -> Result<HttpResponse, PageError> {
+    let mut page = question_page(session, q, pairs, errors)?;
+    page.model = model_review(state, q).await?;
+    Ok(html(
+        actix_web::http::StatusCode::UNPROCESSABLE_ENTITY,
+        page.render()?,
+    ))
+}
+
+/// `POST /questions/{id}/answer`: Decline and Cancel are sent at once; Accept validates the
+/// input and shows the confirm page with exactly the JSON that "Send" will deliver. Invalid
+/// input re-renders the form with the input kept and the fields marked (422).
+pub async fn answer(
+    state: web::Data<AppState>,
+    session: WebSession,
+    id: web::Path<String>,
+    payload: web::Payload,
+) -> Result<HttpResponse, PageError> {
+    let pairs = form_pairs(payload).await?;
+    session.check_csrf(last(&pairs, "csrf"))?;
+    let q = state.broker.get(&id).await?;
+    let action = match last(&pairs, "action") {
+        Some("accept") => Action::Accept,
+        Some("decline") => Action::Decline,
+        Some("cancel") => Action::Cancel,
+        _ => {
+            return Err(PageError::BadRequest(
+                "Choose Accept, Decline or Cancel.".into(),
+            ));
+        }
+    };
+    if action != Action::Accept {
+        let refusal = Answer {
+            action,
+            content: None,
+            result: None,
+        };
+        state
+            .broker
+            .answer(&q.id, &refusal, Answerer::Human)
+            .await?;
+        return Ok(see_other(&format!("/questions/{}", q.id)));
+    }
+    let answer = match answer_from_form(&q, &pairs) {
+        Ok(a) => a,
+        Err(errors) => return rerender(&state, &session, &q, Some(&pairs), &errors).await,
+    };
+    match state.broker.preview(&q.id, &answer, Answerer::Human).await {
+        Ok(response) => {
+            let result = response.get("result").cloned().unwrap_or(Value::Null);
+            ok(&ConfirmPage {
+                csrf: session.csrf.clone(),
+                id: q.id.clone(),
+                kind: q.kind.as_str(),
+                server: q.server.clone(),
+                rpc_id: q.rpc_id.to_string(),
+                result: pretty(&result),
+                payload: result.to_string(),
+            })
+        }
+        Err(BrokerError::InvalidAnswer(errors)) => {
+            rerender(&state, &session, &q, Some(&pairs), &errors).await
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `POST /questions/{id}/send`: delivers the confirmed answer (validated again), then shows
+/// the question's outcome.
+pub async fn send(
+    state: web::Data<AppState>,
+    session: WebSession,
+    id: web::Path<String>,
+    payload: web::Payload,
+) -> Result<HttpResponse, PageError> {
+    let pairs = form_pairs(payload).await?;
+    session.check_csrf(last(&pairs, "csrf"))?;
+    if last(&pairs, "action") != Some("send") {
+        return Ok(see_other(&format!("/questions/{id}")));
+    }
+    let result: Value =
+        serde_json::from_str(last(&pairs, "payload").unwrap_or_default()).map_err(|_| {
+            PageError::BadRequest("The confirmed answer could not be read; answer again.".into())
+        })?;
+    let q = state.broker.get(&id).await?;
+    let answer = match q.kind {
+        Kind::Sampling => Answer {
+            action: Action::Accept,
+            content: None,
+            result: Some(result),
+        },
+        Kind::Form | Kind::Url => {
+            if result.get("action").and_then(Value::as_str) != Some("accept") {
+                return Err(PageError::BadRequest(
+                    "Only an accepted answer is confirmed here.".into(),
+                ));
+            }
+            Answer {
+                action: Action::Accept,
+                content: result.get("content").cloned(),
+                result: None,
+            }
+        }
+    };
+    match state.broker.answer(&id, &answer, Answerer::Human).await {
+        Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
+        Err(BrokerError::InvalidAnswer(errors)) => {
+            rerender(&state, &session, &q, None, &errors).await
+        }
+        Err(e) => Err(e.into()),
+    }
+}

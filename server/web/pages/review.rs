@@ -1,0 +1,78 @@
+//! The model review's decisions and edits posted from the question page.
+
+use super::*;
+
+/// `POST /questions/{id}/decide`: a review decision (`approvalId`, `decision`, `model`).
+pub async fn decide(
+    state: web::Data<AppState>,
+    session: WebSession,
+    id: web::Path<String>,
+    payload: web::Payload,
+) -> Result<HttpResponse, PageError> {
+    let pairs = form_pairs(payload).await?;
+    session.check_csrf(last(&pairs, "csrf"))?;
+    let Some(decision) = last(&pairs, "decision").and_then(|d| d.parse::<DecisionKind>().ok())
+    else {
+        return Err(PageError::BadRequest("Choose a decision.".into()));
+    };
+    let decision = Decision {
+        approval_id: last(&pairs, "approvalId").unwrap_or_default().to_owned(),
+        decision,
+        model: last(&pairs, "model")
+            .filter(|m| !m.is_empty())
+            .map(str::to_owned),
+    };
+    match state
+        .review
+        .decide_sampling(&id, &decision, &Actor::Human)
+        .await
+    {
+        Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
+        Err(e) => match e.field_errors() {
+            Some(errors) => {
+                let q = state.broker.get(&id).await?;
+                rerender(&state, &session, &q, None, &errors).await
+            }
+            None => Err(e.into()),
+        },
+    }
+}
+
+/// `POST /questions/{id}/revise`: saves an edit of the system prompt and text blocks as a new
+/// revision (`baseRevision`, `systemPrompt`, `text.<message>.<block>`).
+pub async fn revise(
+    state: web::Data<AppState>,
+    session: WebSession,
+    id: web::Path<String>,
+    payload: web::Payload,
+) -> Result<HttpResponse, PageError> {
+    let pairs = form_pairs(payload).await?;
+    session.check_csrf(last(&pairs, "csrf"))?;
+    let edit = Edit {
+        base_revision: last(&pairs, "baseRevision")
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(0),
+        system_prompt: last(&pairs, "systemPrompt").map(str::to_owned),
+        texts: pairs
+            .iter()
+            .filter_map(|(k, v)| {
+                let mut parts = k.strip_prefix("text.")?.split('.');
+                Some(TextEdit {
+                    message: parts.next()?.parse().ok()?,
+                    block: parts.next()?.parse().ok()?,
+                    text: v.clone(),
+                })
+            })
+            .collect(),
+    };
+    match state.review.edit_sampling(&id, &edit, &Actor::Human).await {
+        Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
+        Err(e) => match e.field_errors() {
+            Some(errors) => {
+                let q = state.broker.get(&id).await?;
+                rerender(&state, &session, &q, None, &errors).await
+            }
+            None => Err(e.into()),
+        },
+    }
+}

@@ -1,0 +1,109 @@
+//! The auto-approve rules page.
+
+use super::*;
+
+pub struct RuleView {
+    pub id: String,
+    pub server: String,
+    pub scope: RuleScope,
+    pub author: Actor,
+    pub reason: String,
+    pub created_at: String,
+    pub expires_at: String,
+    pub active: bool,
+    pub status: String,
+}
+
+#[derive(Template)]
+#[template(path = "rules.html")]
+pub struct RulesPage {
+    pub csrf: String,
+    pub rules: Vec<RuleView>,
+}
+
+/// `GET /rules`: auto-approve rules for sampling (off unless created here).
+pub async fn rules(
+    state: web::Data<AppState>,
+    session: WebSession,
+) -> Result<HttpResponse, PageError> {
+    let now = chrono::Utc::now().timestamp_millis();
+    let t = |ms: i64| {
+        chrono::DateTime::from_timestamp_millis(ms)
+            .map(rfc3339)
+            .unwrap_or_default()
+    };
+    let rules = state
+        .review
+        .rules()
+        .await?
+        .into_iter()
+        .map(|r| {
+            let status = match r.revoked_at {
+                Some(at) => format!("revoked {}", t(at)),
+                None if r.expires_at <= now => "expired".to_owned(),
+                None => "active".to_owned(),
+            };
+            RuleView {
+                active: status == "active",
+                status,
+                created_at: t(r.created_at),
+                expires_at: t(r.expires_at),
+                id: r.id,
+                server: r.server,
+                scope: r.scope,
+                author: r.author,
+                reason: r.reason,
+            }
+        })
+        .collect();
+    ok(&RulesPage {
+        csrf: session.csrf.clone(),
+        rules,
+    })
+}
+
+/// `POST /rules`: a new rule (`server`, `scope`, `reason`, `days`).
+pub async fn create_rule(
+    state: web::Data<AppState>,
+    session: WebSession,
+    payload: web::Payload,
+) -> Result<HttpResponse, PageError> {
+    let pairs = form_pairs(payload).await?;
+    session.check_csrf(last(&pairs, "csrf"))?;
+    let get = |k: &str| last(&pairs, k).unwrap_or_default().trim().to_owned();
+    let days = get("days").parse().ok();
+    match state
+        .review
+        .create_rule(
+            &get("server"),
+            &get("scope"),
+            Actor::Human,
+            &get("reason"),
+            days,
+        )
+        .await
+    {
+        Ok(_) => Ok(see_other("/rules")),
+        Err(BrokerError::InvalidAnswer(errors)) => Err(PageError::BadRequest(
+            errors
+                .iter()
+                .map(|e| e.message.clone())
+                .collect::<Vec<_>>()
+                .join("; "),
+        )),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `POST /rules/{rule}/revoke`.
+pub async fn revoke_rule(
+    state: web::Data<AppState>,
+    session: WebSession,
+    rule: web::Path<String>,
+    payload: web::Payload,
+) -> Result<HttpResponse, PageError> {
+    let pairs = form_pairs(payload).await?;
+    session.check_csrf(last(&pairs, "csrf"))?;
+    state.review.revoke_rule(&rule).await?;
+    Ok(see_other("/rules"))
+}

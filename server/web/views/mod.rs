@@ -1,0 +1,26 @@
+//! View models the page templates render, and the parsing of what the person typed: built
+//! from questions, reviews and forms, never touching HTTP.
+
+pub mod form;
+pub mod review;
+pub mod sampling;
+pub mod url;
+
+use super::AppState;
+use super::error::PageError;
+use crate::broker::{BrokerError, Kind, Question};
+use crate::domain::{ApprovalId, Phase, RunState};
+use crate::protocol::FieldError;
+use crate::protocol::elicitation::{FieldKind, FormSchema, TextFormat};
+use crate::protocol::url_safety::{self, Finding};
+use sampling::pretty;
+use serde_json::{Map, Value, json};
+
+/// The last value of `key` in submitted form pairs (a repeated field counts once, as the last).
+pub fn last<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    pairs
+        .iter()
+        .rev()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+}

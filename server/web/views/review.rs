@@ -1,0 +1,186 @@
+//! The model review (route, runs, approval ids) as the page shows it.
+
+use super::*;
+
+/// The model review as the page shows it.
+pub struct ModelReview {
+    pub phase: Option<Phase>,
+    pub revision: i32,
+    pub request_approval_id: ApprovalId,
+    pub response_approval_id: Option<ApprovalId>,
+    pub routed: String,
+    pub why: String,
+    pub exclusions: Vec<String>,
+    pub estimated_tokens: String,
+    pub token_method: String,
+    pub estimated_cost: String,
+    pub models: Vec<(String, bool)>,
+    pub system_prompt: String,
+    pub texts: Vec<(usize, usize, String)>,
+    pub run: Option<RunView>,
+    pub waiting: String,
+}
+
+pub struct RunView {
+    pub model: String,
+    pub state: RunState,
+    pub error: String,
+    pub text: String,
+    pub tool_uses: Vec<(String, String, String)>,
+    pub stop_reason: String,
+    pub input_tokens: String,
+    pub output_tokens: String,
+    pub cost: String,
+    pub result: String,
+}
+
+pub fn usd(x: Option<f64>) -> String {
+    x.map(|v| format!("${v:.6}"))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+pub async fn model_review(
+    state: &AppState,
+    q: &Question,
+) -> Result<Option<ModelReview>, PageError> {
+    if q.kind != Kind::Sampling || state.review.engine().is_none() {
+        return Ok(None);
+    }
+    let review = match state.review.review(q).await {
+        Ok(r) => r,
+        Err(BrokerError::NotFound) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let receipt = &review.route.receipt;
+    let routed = review
+        .route
+        .chosen
+        .as_ref()
+        .map(|c| c.id.clone())
+        .unwrap_or_default();
+    let models = state
+        .review
+        .engine()
+        .map(|e| {
+            e.catalog
+                .models()
+                .iter()
+                .map(|m| (m.id.clone(), m.id == routed))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut texts = Vec::new();
+    if let Some(messages) = review.params.get("messages").and_then(Value::as_array) {
+        for (m, message) in messages.iter().enumerate() {
+            let blocks: Vec<&Value> = match message.get("content") {
+                Some(Value::Array(items)) => items.iter().collect(),
+                Some(b) => vec![b],
+                None => Vec::new(),
+            };
+            for (b, block) in blocks.iter().enumerate() {
+                if let Some(text) = block
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .filter(|_| block["type"] == "text")
+                {
+                    texts.push((m, b, text.to_owned()));
+                }
+            }
+        }
+    }
+    let run = review.runs.first().map(|r| {
+        let result: Value = r
+            .result
+            .as_deref()
+            .and_then(|t| serde_json::from_str(t).ok())
+            .unwrap_or(Value::Null);
+        let blocks: Vec<&Value> = match result.get("content") {
+            Some(Value::Array(items)) => items.iter().collect(),
+            Some(b) => vec![b],
+            None => Vec::new(),
+        };
+        RunView {
+            model: r.model_id.clone(),
+            state: r.state,
+            error: r.error.clone().unwrap_or_default(),
+            text: blocks
+                .iter()
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            tool_uses: blocks
+                .iter()
+                .filter(|b| b["type"] == "tool_use")
+                .map(|b| {
+                    let s = |k: &str| {
+                        b.get(k)
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_owned()
+                    };
+                    (
+                        s("id"),
+                        s("name"),
+                        pretty(b.get("input").unwrap_or(&Value::Null)),
+                    )
+                })
+                .collect(),
+            stop_reason: result
+                .get("stopReason")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            input_tokens: r.input_tokens.map(|t| t.to_string()).unwrap_or_default(),
+            output_tokens: r.output_tokens.map(|t| t.to_string()).unwrap_or_default(),
+            cost: usd(r.cost_usd),
+            result: if result.is_null() {
+                String::new()
+            } else {
+                pretty(&result)
+            },
+        }
+    });
+    let waiting = (chrono::Utc::now() - q.created_at).num_seconds().max(0);
+    Ok(Some(ModelReview {
+        phase: q.phase,
+        revision: review.revision,
+        request_approval_id: review.request_approval_id(&q.id),
+        response_approval_id: review.response_approval_id(&q.id),
+        why: receipt.why.clone(),
+        exclusions: receipt
+            .exclusions
+            .iter()
+            .map(|e| {
+                format!(
+                    "{}: {}",
+                    e.model,
+                    e.reasons
+                        .iter()
+                        .map(|r| r.message())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                )
+            })
+            .collect(),
+        estimated_tokens: receipt
+            .estimated_input_tokens
+            .map(|t| t.to_string())
+            .unwrap_or_default(),
+        token_method: receipt
+            .token_method
+            .map(|m| m.label().to_owned())
+            .unwrap_or_default(),
+        estimated_cost: usd(receipt.estimated_cost_usd),
+        routed,
+        models,
+        system_prompt: review
+            .params
+            .get("systemPrompt")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        texts,
+        run,
+        waiting: crate::broker::human_duration(waiting),
+    }))
+}

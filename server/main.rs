@@ -194,7 +194,8 @@ async fn main() -> ExitCode {
                 }
             };
             println!("listening on http://{}", app.addr());
-            // stdout carries exactly the one line DESIGN.md promises; the hint goes to the log.
+            // stdout carries exactly the one line docs/design.md §serve promises; the hint goes
+            // to the log.
             tracing::info!("to log in, run `mcp-consent login` and open the link it prints");
             if let Err(e) = app.run_until_stopped().await {
                 eprintln!("mcp-consent: {}", error_chain(&e));

@@ -1,5 +1,5 @@
 //! Prometheus metrics on a private registry per service instance (so parallel tests never
-//! collide). Names and labels as DESIGN.md §Metrics; labels never carry request content, and
+//! collide). Names and labels as docs/design.md §Metrics; labels never carry request content, and
 //! `server` is not a label (unbounded).
 
 use prometheus::{

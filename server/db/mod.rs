@@ -39,7 +39,7 @@ pub enum DbError {
 }
 
 /// Per-connection pragmas. WAL is set once at open (setting it per connection raced on fresh
-/// starts: stack-notes.md).
+/// starts: docs/stack.md §SQLite).
 #[derive(Debug, Clone, Copy)]
 struct Pragmas;
 

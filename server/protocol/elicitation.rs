@@ -2,7 +2,7 @@
 //! form subset of `requestedSchema`) and which `ElicitResult`s may be sent back (content valid
 //! against `requestedSchema`, defaults applied to omitted fields). Pure functions, no I/O.
 //!
-//! Rules and sources: `reference/mcp-spec.md` §3 (MCP 2025-06-18 and 2025-11-25
+//! Rules and sources: `docs/protocol.md` §3 (MCP 2025-06-18 and 2025-11-25
 //! `client/elicitation.mdx`; `schema.ts` `ElicitRequest`, `PrimitiveSchemaDefinition`,
 //! `ElicitResult`).
 

@@ -1,6 +1,6 @@
 //! Protocol revisions ("eras") and what each allows. A request is judged by the revision the
 //! server negotiated (`InitializeResult.protocolVersion`); 2024-11-05 and 2025-03-26 are judged
-//! as 2025-06-18 (DESIGN.md glossary, "era").
+//! as 2025-06-18 (docs/design.md §Glossary, "era").
 
 use serde::{Deserialize, Serialize};
 

@@ -2,7 +2,7 @@
 //! `CreateMessageResult` an answerer proposes. Pure functions, no I/O; every path that opens or
 //! answers a sampling question (proxy, API, pages, CLI) goes through here.
 //!
-//! Rules and sources: `reference/mcp-spec.md` §2 (MCP 2025-06-18 and 2025-11-25
+//! Rules and sources: `docs/protocol.md` §2 (MCP 2025-06-18 and 2025-11-25
 //! `client/sampling.mdx`, `schema.ts` `CreateMessageRequestParams`, `SamplingMessage`,
 //! `CreateMessageResult`).
 
@@ -87,7 +87,7 @@ pub fn validate_request(
     let tools_present = params.contains_key("tools") || params.contains_key("toolChoice");
     if !capabilities::sampling(client_capabilities) {
         // No code is given for undeclared sampling; -32601 follows the spec's roots analogue
-        // ("Client does not support roots", mcp-spec.md §6 item 6).
+        // ("Client does not support roots", docs/protocol.md §6 item 6).
         return Err(RpcError {
             code: super::jsonrpc::codes::METHOD_NOT_FOUND,
             message: "Client does not support sampling (the sampling capability was not declared)"

@@ -12,7 +12,7 @@
 //! 4. [`Providers::complete`] once the request is approved: a [`Completion`] whose `result`
 //!    is the `CreateMessageResult` to show for response review.
 //!
-//! This module is pure except [`provider`] (network I/O). Rules: `reference/mcp-spec.md` §2.
+//! This module is pure except [`provider`] (network I/O). Rules: `docs/protocol.md` §2.
 
 pub mod catalog;
 pub mod provider;

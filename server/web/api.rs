@@ -1,5 +1,6 @@
-//! The JSON API (`/api/v1`) of DESIGN.md: open a question, long-poll its response, withdraw
-//! it, list/show/answer questions, login links, and the summary-only event stream.
+//! The JSON API (`/api/v1`) of docs/design.md §JSON API: open a question, long-poll its
+//! response, withdraw it, list/show/answer questions, login links, proxy drop reports, and the
+//! summary-only event stream.
 
 use std::time::Duration;
 

@@ -1,5 +1,6 @@
 //! Errors at the HTTP edge, one type per surface: [`ApiError`] renders the JSON error contract
-//! of DESIGN.md, [`PageError`] renders `error.html`. Broker errors are mapped here, once.
+//! of docs/design.md §JSON API, [`PageError`] renders `error.html`. Broker errors are mapped
+//! here, once.
 
 use actix_web::http::StatusCode;
 use actix_web::http::header::{CONTENT_TYPE, LOCATION};

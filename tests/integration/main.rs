@@ -1,4 +1,4 @@
-//! Integration tests: one binary (see style.md), each module one area.
+//! Integration tests: one binary (see docs/design.md §Conventions), each module one area.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod api;

@@ -1,4 +1,4 @@
-//! The sampling test vectors of `reference/mcp-spec.md` §7 (TV-S01..TV-S20) run against
+//! The sampling test vectors of `docs/protocol.md` §7 (TV-S01..TV-S20) run against
 //! `protocol::sampling::validate_request` / `validate_result`, as one table, plus named cases
 //! for the two `-32602` messages of 2025-11-25 §Error Handling and for a result without `role`
 //! and `model`.

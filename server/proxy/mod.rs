@@ -15,6 +15,7 @@
 mod ask;
 pub mod capabilities;
 mod host;
+pub mod http;
 mod judge;
 mod lines;
 pub mod rounds;
@@ -56,6 +57,9 @@ pub enum ProxyError {
         #[source]
         source: std::io::Error,
     },
+    /// The remote server's transport could not be set up (`--url`).
+    #[error("cannot use the remote server")]
+    Remote(#[from] http::HttpError),
     /// Reading or writing a stream failed.
     #[error("stdio failed")]
     Io(#[from] std::io::Error),

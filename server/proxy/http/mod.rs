@@ -120,6 +120,7 @@ async fn pump(
             Ok(Some(Piece::Overlong { .. })) => continue,
             Ok(None) | Err(_) => {
                 // The host left: what is in flight may still finish, briefly.
+                inflight.retain(|h| !h.is_finished());
                 let all = futures_util::future::join_all(inflight.iter_mut());
                 let _ = tokio::time::timeout(FINISH, all).await;
                 break 0;
@@ -149,10 +150,9 @@ async fn pump(
         // Notifications and responses are accepted at once (202); waiting for that keeps them
         // in order with what follows (`notifications/initialized` before `tools/list`). A
         // request's answer may take as long as the tool does, so requests run side by side.
-        if !is_request {
-            let _ = tokio::time::timeout(IN_ORDER, &mut handle).await;
+        if is_request || tokio::time::timeout(IN_ORDER, &mut handle).await.is_err() {
+            inflight.push(handle);
         }
-        inflight.push(handle);
         if initialized && remote.mode() == Mode::Streamable {
             let (tell, opened) = tokio::sync::oneshot::channel();
             background.push(tokio::spawn(listen::listen(

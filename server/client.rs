@@ -91,7 +91,10 @@ impl ServiceClient {
     /// A client for the service of `state`, or at `explicit_url`.
     pub fn new(state: StateDir, explicit_url: Option<String>) -> ServiceClient {
         ServiceClient {
+            // The service is this machine's own (loopback by design): an environment HTTP
+            // proxy must never see its token or the questions.
             http: reqwest::Client::builder()
+                .no_proxy()
                 .timeout(Duration::from_secs(90))
                 .build()
                 .unwrap_or_default(),

@@ -33,7 +33,8 @@ enum Command {
         #[arg(long, env = "MCP_CONSENT_CONFIG")]
         config: Option<PathBuf>,
     },
-    /// Wrap an MCP server for a host: `mcp-consent proxy --name NAME -- COMMAND [ARGS...]`.
+    /// Wrap an MCP server for a host: `mcp-consent proxy --name NAME -- COMMAND [ARGS...]`, or
+    /// a remote one: `mcp-consent proxy --name NAME --url https://…`.
     Proxy {
         /// The server's name, shown to the person.
         #[arg(long, default_value = "server")]
@@ -45,8 +46,20 @@ enum Command {
         /// dropped (fail closed) and the request it answered fails.
         #[arg(long, default_value_t = proxy::DEFAULT_MAX_LINE_BYTES)]
         max_line_bytes: usize,
+        /// A remote server's MCP endpoint (Streamable HTTP, or HTTP+SSE for 2024-11-05 servers),
+        /// instead of a command.
+        #[arg(long, conflicts_with = "command")]
+        url: Option<String>,
+        /// An extra header for the remote server, `'Name: value'`; `${VAR}` in the value is
+        /// taken from the environment (so secrets stay out of the host's config). Repeatable.
+        #[arg(long = "header", requires = "url")]
+        headers: Vec<String>,
+        /// An extra header whose whole value is an environment variable, `'Name=ENVVAR'`.
+        /// Repeatable.
+        #[arg(long = "env-header", requires = "url")]
+        env_headers: Vec<String>,
         /// The server command and its arguments.
-        #[arg(last = true, required = true)]
+        #[arg(last = true, required_unless_present = "url")]
         command: Vec<String>,
     },
     /// Delete old decided questions now (as the service does hourly) and print what went.
@@ -207,6 +220,9 @@ async fn main() -> ExitCode {
             name,
             broker,
             max_line_bytes,
+            url,
+            headers,
+            env_headers,
             command,
         } => {
             init_tracing("warn");
@@ -216,7 +232,22 @@ async fn main() -> ExitCode {
                 command,
                 max_line_bytes,
             };
-            match proxy::run(options, client).await {
+            let run = match url {
+                Some(url) => {
+                    let remote = proxy::http::HttpOptions {
+                        url,
+                        headers,
+                        env_headers,
+                        max_line_bytes,
+                    };
+                    match proxy::http::connect(&remote) {
+                        Ok(upstream) => proxy::run_with(upstream, options, client).await,
+                        Err(e) => Err(e.into()),
+                    }
+                }
+                None => proxy::run(options, client).await,
+            };
+            match run {
                 // Exit at once: the runtime would otherwise wait for the blocking read of the
                 // host's stdin, which stays open while the host runs.
                 Ok(code) => std::process::exit(code),

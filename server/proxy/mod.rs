@@ -16,6 +16,7 @@ mod ask;
 pub mod capabilities;
 mod drops;
 mod host;
+pub mod http;
 mod judge;
 mod lines;
 pub mod rounds;
@@ -55,6 +56,9 @@ pub enum ProxyError {
         #[source]
         source: std::io::Error,
     },
+    /// The remote server's transport could not be set up (`--url`).
+    #[error("cannot use the remote server")]
+    Remote(#[from] http::HttpError),
     /// Reading or writing a stream failed.
     #[error("stdio failed")]
     Io(#[from] std::io::Error),

@@ -14,6 +14,7 @@ mod nix_module;
 mod pages;
 mod providers;
 mod proxy;
+mod remote;
 mod retention;
 mod routing;
 mod sampling_props;

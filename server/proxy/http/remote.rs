@@ -1,0 +1,274 @@
+//! One remote server: its URL, the HTTP clients, the extra headers, and what the transport
+//! learned on the way (`Mcp-Session-Id`, the negotiated protocol version, which transport the
+//! server speaks). Every request to the server is built here, so every one carries the same
+//! headers and follows the same rules: no environment HTTP proxy for loopback, no redirect to
+//! another origin, no URL (which may carry a secret) in error messages.
+
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::{Client, Method, RequestBuilder, Response};
+use url::Url;
+
+use super::HttpError;
+
+/// `Accept` of every POST (transport spec: the client MUST list both).
+pub(super) const ACCEPT_POST: &str = "application/json, text/event-stream";
+/// `Accept` of a GET stream.
+pub(super) const ACCEPT_SSE: &str = "text/event-stream";
+/// The session header (transport spec §Session Management).
+pub(super) const SESSION_ID: &str = "mcp-session-id";
+/// The negotiated protocol version header (transport spec, 2025-06-18 and later).
+pub(super) const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+/// The resumption header (transport spec §Resumability and Redelivery).
+pub(super) const LAST_EVENT_ID: &str = "last-event-id";
+
+/// Which transport the server turned out to speak.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Mode {
+    /// Streamable HTTP (2025-03-26 and later); the default until a POST says otherwise.
+    Streamable,
+    /// The old HTTP+SSE transport (2024-11-05): messages are POSTed to this endpoint and every
+    /// reply arrives on the GET stream.
+    Legacy(Url),
+}
+
+/// The transport's view of one remote server.
+pub(super) struct Remote {
+    /// The server's MCP endpoint (`--url`).
+    pub url: Url,
+    /// The longest message accepted, in bytes (`--max-line-bytes`).
+    pub limit: usize,
+    direct: Client,
+    proxied: Client,
+    headers: HeaderMap,
+    session: Mutex<Option<HeaderValue>>,
+    version: Mutex<Option<String>>,
+    mode: Mutex<Mode>,
+    /// Signalled when the server can no longer be talked to (the old transport's stream ended).
+    pub gone: tokio::sync::Notify,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Whether `url` points at this machine (`localhost`, `*.localhost`, 127.0.0.0/8, `::1`).
+pub fn is_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(d)) => {
+            let d = d.trim_end_matches('.').to_ascii_lowercase();
+            d == "localhost" || d.ends_with(".localhost")
+        }
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+/// An HTTP client that follows redirects only within `origin`'s scheme, host and port.
+///
+/// # Errors
+/// [`HttpError::Client`] when the TLS backend cannot start.
+pub fn client(origin: &Url, use_env_proxy: bool) -> Result<Client, HttpError> {
+    let origin = origin.origin();
+    let policy = reqwest::redirect::Policy::custom(move |attempt| {
+        if attempt.previous().len() >= 5 {
+            attempt.error("too many redirects")
+        } else if attempt.url().origin() != origin {
+            attempt.error("refused a redirect to another origin")
+        } else {
+            attempt.follow()
+        }
+    });
+    let mut builder = Client::builder()
+        .redirect(policy)
+        .connect_timeout(Duration::from_secs(30))
+        .user_agent(concat!("mcp-consent/", env!("CARGO_PKG_VERSION")));
+    if !use_env_proxy {
+        builder = builder.no_proxy();
+    }
+    builder.build().map_err(HttpError::Client)
+}
+
+impl Remote {
+    /// A remote at `url` with `headers` on every request.
+    ///
+    /// # Errors
+    /// [`HttpError::Client`].
+    pub fn new(url: Url, headers: HeaderMap, limit: usize) -> Result<Remote, HttpError> {
+        Ok(Remote {
+            direct: client(&url, false)?,
+            proxied: client(&url, true)?,
+            url,
+            limit,
+            headers,
+            session: Mutex::new(None),
+            version: Mutex::new(None),
+            mode: Mutex::new(Mode::Streamable),
+            gone: tokio::sync::Notify::new(),
+        })
+    }
+
+    /// The client for `url`: never an environment proxy for loopback.
+    fn client_for(&self, url: &Url) -> &Client {
+        if is_loopback(url) {
+            &self.direct
+        } else {
+            &self.proxied
+        }
+    }
+
+    /// A request to `url` with the extra headers, the session, the protocol version
+    /// (`version` when the message names its own, else the negotiated one).
+    pub fn request(&self, method: Method, url: &Url, version: Option<&str>) -> RequestBuilder {
+        let mut rb = self
+            .client_for(url)
+            .request(method, url.clone())
+            .headers(self.headers.clone());
+        if let Some(id) = lock(&self.session).clone() {
+            rb = rb.header(SESSION_ID, id);
+        }
+        let version = version
+            .map(str::to_owned)
+            .or_else(|| lock(&self.version).clone());
+        if let Some(v) = version {
+            rb = rb.header(PROTOCOL_VERSION, v);
+        }
+        rb
+    }
+
+    /// A POST of one JSON-RPC message to the MCP endpoint.
+    pub fn post(&self, url: &Url, body: Vec<u8>, version: Option<&str>) -> RequestBuilder {
+        self.request(Method::POST, url, version)
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, ACCEPT_POST)
+            .body(body)
+    }
+
+    /// Sends `rb`; the error names the cause without the URL.
+    ///
+    /// # Errors
+    /// The cause, as text for the host.
+    pub async fn send(rb: RequestBuilder) -> Result<Response, String> {
+        rb.send().await.map_err(|e| describe(&e))
+    }
+
+    /// Remembers the session id the server assigned (the first one it sends).
+    pub fn note_session(&self, response: &Response) {
+        if let Some(id) = response.headers().get(SESSION_ID) {
+            let mut session = lock(&self.session);
+            if session.is_none() {
+                *session = Some(id.clone());
+            }
+        }
+    }
+
+    /// Whether a session id is in use.
+    pub fn has_session(&self) -> bool {
+        lock(&self.session).is_some()
+    }
+
+    /// Sets the negotiated protocol version (from the initialize result).
+    pub fn set_version(&self, version: &str) {
+        *lock(&self.version) = Some(version.to_owned());
+    }
+
+    /// The transport in use.
+    pub fn mode(&self) -> Mode {
+        lock(&self.mode).clone()
+    }
+
+    /// Switches to the old HTTP+SSE transport.
+    pub fn set_mode(&self, mode: Mode) {
+        *lock(&self.mode) = mode;
+    }
+
+    /// Ends the session (transport spec: the client SHOULD send DELETE with the session id when
+    /// it no longer needs it); bounded to two seconds, 405 and errors ignored.
+    pub async fn delete_session(&self) {
+        if !self.has_session() || self.mode() != Mode::Streamable {
+            return;
+        }
+        let rb = self
+            .request(Method::DELETE, &self.url, None)
+            .timeout(Duration::from_secs(2));
+        let _ = rb.send().await;
+    }
+}
+
+/// A transport error as text, without the URL (it may carry a secret in its query).
+pub fn describe(e: &reqwest::Error) -> String {
+    use std::error::Error as _;
+    let mut text = if e.is_redirect() {
+        "refused a redirect".to_owned()
+    } else if e.is_connect() {
+        "could not be reached".to_owned()
+    } else if e.is_timeout() {
+        "did not answer in time".to_owned()
+    } else {
+        "failed".to_owned()
+    };
+    let mut source = e.source();
+    while let Some(s) = source {
+        let s_text = s.to_string();
+        if !s_text.contains("://") {
+            text.push_str(": ");
+            text.push_str(&s_text);
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// The media type of a response, lower case without parameters.
+pub fn media_type(response: &Response) -> String {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase())
+        .unwrap_or_default()
+}
+
+/// Reads a whole response body up to `limit` bytes.
+///
+/// # Errors
+/// Text naming the cause: the body is over the limit, or the transfer broke.
+pub async fn read_body(mut response: Response, limit: usize) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| describe(&e))? {
+        if body.len() + chunk.len() > limit {
+            return Err(format!("sent a body over the line limit ({limit} bytes)"));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_names_and_addresses() {
+        for u in [
+            "http://localhost:1/",
+            "http://LOCALHOST./x",
+            "http://a.localhost/",
+            "http://127.0.0.2/",
+            "http://[::1]:8/",
+        ] {
+            assert!(is_loopback(&Url::parse(u).unwrap()), "{u}");
+        }
+        for u in [
+            "http://example.com/",
+            "http://localhost.example.com/",
+            "http://10.0.0.1/",
+        ] {
+            assert!(!is_loopback(&Url::parse(u).unwrap()), "{u}");
+        }
+    }
+}

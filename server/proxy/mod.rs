@@ -150,32 +150,39 @@ pub async fn run_with(
     });
 
     let mut reader = BufReader::with_capacity(64 * 1024, server_out);
-    let stop = tokio::select! {
-        r = read_server(&ctx, &mut reader, limit) => { r?; Stop::ServerClosed }
-        _ = host_closed => Stop::HostClosed,
-        () = terminating() => Stop::Signal,
-    };
-    // Whoever left, nobody can use an answer any more: the open questions are withdrawn rather
-    // than left for the person to answer in vain.
-    withdraw_all(&ctx).await;
-    let _ = close_server_in.send(());
-    let code = match stop {
-        Stop::ServerClosed => server.wait().await?,
-        Stop::HostClosed => {
-            // The server may still answer what the host sent last; pass that on for a grace,
-            // then end it.
-            let drain = read_server(&ctx, &mut reader, limit);
-            let ended = tokio::time::timeout(GRACE, async {
-                let _ = drain.await;
-                server.wait().await
-            })
-            .await;
-            match ended {
-                Ok(code) => code?,
-                Err(_) => server.terminate(GRACE).await?,
+    let code = {
+        // One reading of the server's output for the whole run, polled again for the drain
+        // below rather than dropped and restarted: dropping it mid-line would lose the part of
+        // a line already read (and then drop the rest as unjudgeable) and any lines judged
+        // but not yet sent on.
+        let reading = read_server(&ctx, &mut reader, limit);
+        tokio::pin!(reading);
+        let stop = tokio::select! {
+            r = &mut reading => { r?; Stop::ServerClosed }
+            _ = host_closed => Stop::HostClosed,
+            () = terminating() => Stop::Signal,
+        };
+        // Whoever left, nobody can use an answer any more: the open questions are withdrawn
+        // rather than left for the person to answer in vain.
+        withdraw_all(&ctx).await;
+        let _ = close_server_in.send(());
+        match stop {
+            Stop::ServerClosed => server.wait().await?,
+            Stop::HostClosed => {
+                // The server may still answer what the host sent last; pass that on for a
+                // grace, then end it.
+                let ended = tokio::time::timeout(GRACE, async {
+                    let _ = reading.await;
+                    server.wait().await
+                })
+                .await;
+                match ended {
+                    Ok(code) => code?,
+                    Err(_) => server.terminate(GRACE).await?,
+                }
             }
+            Stop::Signal => server.terminate(GRACE).await?,
         }
-        Stop::Signal => server.terminate(GRACE).await?,
     };
     drop(ctx);
     let _ = tokio::time::timeout(Duration::from_secs(1), host_writer).await;

@@ -32,7 +32,7 @@ use tokio::sync::mpsc;
 pub use capabilities::forward_capabilities;
 
 use crate::client::ServiceClient;
-use lines::{Piece, next_line};
+use lines::{Buffered, Piece, next_line};
 use state::{SharedState, lock};
 pub use upstream::Upstream;
 
@@ -40,6 +40,11 @@ pub use upstream::Upstream;
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 /// How long the server has to exit after the host closed its input, and again after SIGTERM.
 const GRACE: Duration = Duration::from_secs(3);
+/// Lines passed on together are sent in buffers of about this many bytes; a line this long
+/// or longer goes on its own, without a copy.
+const BATCH_BYTES: usize = 64 * 1024;
+/// The buffer in front of the host's stdout, in bytes.
+const HOST_OUT_BYTES: usize = 256 * 1024;
 
 /// Errors that stop the proxy.
 #[derive(Debug, thiserror::Error)]
@@ -132,7 +137,7 @@ pub async fn run_with(
     let (to_host, to_host_rx) = mpsc::channel::<Vec<u8>>(256);
     let (close_server_in, close_rx) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(write_lines(server_in, to_server_rx, Some(close_rx)));
-    let host_writer = tokio::spawn(write_lines(tokio::io::stdout(), to_host_rx, None));
+    let host_writer = tokio::task::spawn_blocking(move || write_host(to_host_rx));
 
     let ctx = Context {
         client,
@@ -155,34 +160,41 @@ pub async fn run_with(
     });
 
     let mut reader = BufReader::with_capacity(64 * 1024, server_out);
-    let stop = tokio::select! {
-        r = read_server(&ctx, &mut reader, limit) => { r?; Stop::ServerClosed }
-        _ = host_closed => Stop::HostClosed,
-        () = terminating() => Stop::Signal,
-    };
-    // Whoever left, nobody can use an answer any more: the open questions are withdrawn rather
-    // than left for the person to answer in vain.
-    withdraw_all(&ctx).await;
-    let _ = close_server_in.send(());
-    let final_report = drops::flush(&ctx.drops, &ctx.client);
-    let _ = tokio::time::timeout(Duration::from_secs(2), final_report).await;
-    let code = match stop {
-        Stop::ServerClosed => server.wait().await?,
-        Stop::HostClosed => {
-            // The server may still answer what the host sent last; pass that on for a grace,
-            // then end it.
-            let drain = read_server(&ctx, &mut reader, limit);
-            let ended = tokio::time::timeout(GRACE, async {
-                let _ = drain.await;
-                server.wait().await
-            })
-            .await;
-            match ended {
-                Ok(code) => code?,
-                Err(_) => server.terminate(GRACE).await?,
+    let code = {
+        // One reading of the server's output for the whole run, polled again for the drain
+        // below rather than dropped and restarted: dropping it mid-line would lose the part of
+        // a line already read (and then drop the rest as unjudgeable) and any lines judged
+        // but not yet sent on.
+        let reading = read_server(&ctx, &mut reader, limit);
+        tokio::pin!(reading);
+        let stop = tokio::select! {
+            r = &mut reading => { r?; Stop::ServerClosed }
+            _ = host_closed => Stop::HostClosed,
+            () = terminating() => Stop::Signal,
+        };
+        // Whoever left, nobody can use an answer any more: the open questions are withdrawn
+        // rather than left for the person to answer in vain.
+        withdraw_all(&ctx).await;
+        let _ = close_server_in.send(());
+        let final_report = drops::flush(&ctx.drops, &ctx.client);
+        let _ = tokio::time::timeout(Duration::from_secs(2), final_report).await;
+        match stop {
+            Stop::ServerClosed => server.wait().await?,
+            Stop::HostClosed => {
+                // The server may still answer what the host sent last; pass that on for a
+                // grace, then end it.
+                let ended = tokio::time::timeout(GRACE, async {
+                    let _ = reading.await;
+                    server.wait().await
+                })
+                .await;
+                match ended {
+                    Ok(code) => code?,
+                    Err(_) => server.terminate(GRACE).await?,
+                }
             }
+            Stop::Signal => server.terminate(GRACE).await?,
         }
-        Stop::Signal => server.terminate(GRACE).await?,
     };
     drop(ctx);
     let _ = tokio::time::timeout(Duration::from_secs(1), host_writer).await;
@@ -208,15 +220,15 @@ async fn terminating() {
 }
 
 /// Reads the host's lines and passes them on; returns when the host closes its output.
+/// Lines already read are passed on together ([`Batch`]).
 async fn read_host(ctx: &Context, to_server: mpsc::Sender<Vec<u8>>, limit: usize) {
-    let mut reader = BufReader::with_capacity(64 * 1024, tokio::io::stdin());
+    let mut reader = lines::host_input();
+    let mut batch = Batch::default();
     loop {
         match next_line(&mut reader, limit).await {
             Ok(Some(Piece::Line(line))) => {
-                if let Some(out) = host::from_host(ctx, &line)
-                    && to_server.send(out).await.is_err()
-                {
-                    return;
+                if let Some(out) = host::from_host(ctx, &line) {
+                    batch.push(out);
                 }
             }
             Ok(Some(Piece::Overlong { id, len })) => {
@@ -240,42 +252,93 @@ async fn read_host(ctx: &Context, to_server: mpsc::Sender<Vec<u8>>, limit: usize
                     let _ = ctx.to_host.send(line).await;
                 }
             }
-            Ok(None) | Err(_) => return,
+            Ok(None) | Err(_) => {
+                let _ = batch.send(&to_server).await;
+                return;
+            }
+        }
+        if (batch.full() || !reader.has_line()) && batch.send(&to_server).await.is_err() {
+            return;
         }
     }
 }
 
-/// Reads the server's lines and judges each; returns at end of input.
-async fn read_server<R: tokio::io::AsyncBufRead + Unpin>(
+/// Reads the server's lines and judges each; returns at end of input. Every line is judged
+/// before it passes; the lines that passed are sent on together once no further whole line
+/// is buffered ([`Batch`]), so a burst costs one channel hop and one write, not one per line.
+async fn read_server<R: tokio::io::AsyncBufRead + Buffered + Unpin>(
     ctx: &Context,
     reader: &mut R,
     limit: usize,
 ) -> Result<(), ProxyError> {
+    let mut batch = Batch::default();
     while let Some(piece) = next_line(reader, limit).await? {
-        let line = match piece {
-            Piece::Line(line) => line,
-            Piece::Overlong { id, .. } => {
-                judge::dropped(ctx, crate::wire::DroppedLine::TooLong, id);
-                continue;
-            }
-        };
-        match judge::from_server(ctx, &line) {
-            judge::Verdict::Forward => {
-                let mut line = line;
-                if line.last() != Some(&b'\n') {
-                    line.push(b'\n');
+        match piece {
+            Piece::Line(line) => match judge::from_server(ctx, &line) {
+                judge::Verdict::Forward => {
+                    let mut line = line;
+                    if line.last() != Some(&b'\n') {
+                        line.push(b'\n');
+                    }
+                    batch.push(line);
                 }
-                let _ = ctx.to_host.send(line).await;
-            }
-            judge::Verdict::ForwardLines(lines) => {
-                for line in lines {
-                    let _ = ctx.to_host.send(line).await;
+                judge::Verdict::ForwardLines(lines) => {
+                    for line in lines {
+                        batch.push(line);
+                    }
                 }
-            }
-            judge::Verdict::Handled | judge::Verdict::Dropped => {}
+                judge::Verdict::Handled | judge::Verdict::Dropped => {}
+            },
+            Piece::Overlong { id, .. } => judge::dropped(ctx, crate::wire::DroppedLine::TooLong, id),
+        }
+        if batch.full() || !reader.has_line() {
+            let _ = batch.send(&ctx.to_host).await;
         }
     }
+    let _ = batch.send(&ctx.to_host).await;
     Ok(())
+}
+
+/// Lines that passed, waiting to be sent as one buffer. Lines of [`BATCH_BYTES`] or more are
+/// kept as they are (moved, not copied) in order with the rest.
+#[derive(Default)]
+struct Batch {
+    /// Short lines, concatenated.
+    bytes: Vec<u8>,
+    /// Buffers ready to go, in order (long lines, and the short lines before them).
+    ready: Vec<Vec<u8>>,
+}
+
+impl Batch {
+    fn push(&mut self, line: Vec<u8>) {
+        if line.len() >= BATCH_BYTES {
+            if !self.bytes.is_empty() {
+                self.ready.push(std::mem::take(&mut self.bytes));
+            }
+            self.ready.push(line);
+        } else if self.bytes.is_empty() {
+            // The first line's buffer becomes the batch's (no copy for a lone line).
+            self.bytes = line;
+        } else {
+            self.bytes.extend_from_slice(&line);
+        }
+    }
+
+    /// Whether it should go now rather than wait for more lines.
+    fn full(&self) -> bool {
+        !self.ready.is_empty() || self.bytes.len() >= BATCH_BYTES
+    }
+
+    /// Sends everything, in order; an error when the receiver has gone.
+    async fn send(&mut self, to: &mpsc::Sender<Vec<u8>>) -> Result<(), ()> {
+        if !self.bytes.is_empty() {
+            self.ready.push(std::mem::take(&mut self.bytes));
+        }
+        for buffer in self.ready.drain(..) {
+            to.send(buffer).await.map_err(drop)?;
+        }
+        Ok(())
+    }
 }
 
 /// Writes queued lines, flushing only when the queue runs dry (one write per burst, not per
@@ -315,6 +378,36 @@ async fn write_lines<W: tokio::io::AsyncWrite + Unpin>(
     }
     let _ = out.flush().await;
     let _ = out.shutdown().await;
+}
+
+/// Writes what the proxy passes to the host to stdout, on a blocking thread of its own: plain
+/// `write(2)` calls from a large buffer, flushed when the queue runs dry (not per line).
+/// `tokio::io::stdout()` would instead hand every write to the blocking pool. Returns when
+/// every sender is gone and the queue is written, or when stdout fails (the host left).
+fn write_host(mut lines: mpsc::Receiver<Vec<u8>>) {
+    use std::io::Write;
+    use std::os::fd::AsFd;
+    // A duplicate of fd 1, not `std::io::stdout()`: that one is line-buffered and would
+    // write (and flush) once per line.
+    let out: Box<dyn Write> = match std::io::stdout().as_fd().try_clone_to_owned() {
+        Ok(fd) => Box::new(std::fs::File::from(fd)),
+        Err(_) => Box::new(std::io::stdout()),
+    };
+    let mut out = std::io::BufWriter::with_capacity(HOST_OUT_BYTES, out);
+    while let Some(first) = lines.blocking_recv() {
+        if out.write_all(&first).is_err() {
+            return;
+        }
+        while let Ok(more) = lines.try_recv() {
+            if out.write_all(&more).is_err() {
+                return;
+            }
+        }
+        if out.flush().is_err() {
+            return;
+        }
+    }
+    let _ = out.flush();
 }
 
 /// Withdraws every question still open for this proxy (bounded to a few seconds).

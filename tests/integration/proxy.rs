@@ -323,3 +323,54 @@ async fn the_answer_reaches_the_server_across_a_service_restart() {
         result
     );
 }
+
+/// The host closes its output while the server is still echoing a long burst: every line the
+/// server wrote reaches the host whole (reading the server's output is never restarted
+/// mid-line when the host leaves).
+#[tokio::test]
+async fn a_burst_still_in_flight_when_the_host_leaves_arrives_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = format!(
+        "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"level\":\"info\",\"data\":\"{}\"}}}}\n",
+        "x".repeat(120)
+    );
+    let input = line.repeat(20_000);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-consent"))
+        .arg("--state-dir")
+        .arg(dir.path())
+        .args([
+            "proxy",
+            "--name",
+            "cat",
+            "--broker",
+            "http://127.0.0.1:9",
+            "--",
+            "cat",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = tokio::spawn(async move {
+        stdin.write_all(input.as_bytes()).await.unwrap();
+        // Dropping stdin closes it: the host has left.
+    });
+    let output = child.wait_with_output().await.unwrap();
+    writer.await.unwrap();
+    assert!(
+        !String::from_utf8_lossy(&output.stderr).contains("dropped"),
+        "the proxy dropped a line: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(output.stdout.len(), line.len() * 20_000);
+    assert!(
+        output
+            .stdout
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .all(|l| l == line.trim_end().as_bytes())
+    );
+}

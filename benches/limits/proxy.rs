@@ -1,0 +1,384 @@
+//! The proxy rows: pass-through against a `cat | cat` pipe, one large result and an SDK tool
+//! call against a direct connection.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::Opts;
+use crate::report::{Row, Table, children_cpu, median, ms, ratio};
+
+/// Set on a re-executed bench binary to make it a fake MCP server (see [`serve_role`]).
+pub const ROLE_ENV: &str = "LIMITS_ROLE";
+/// The size of the `tools/list` result the fake server sends.
+const TOOLS_LIST_BYTES: usize = 10 * 1024 * 1024;
+
+pub fn run(opts: &Opts, table: &mut Table) {
+    let Ok(tmp) = tempfile::tempdir() else {
+        table.skip("proxy rows", "no temporary directory", "");
+        return;
+    };
+    let state = tmp.path().join("state");
+    let reps = if opts.quick { 1 } else { 3 };
+
+    let small = notification_line(190);
+    pass_through(
+        opts,
+        &state,
+        table,
+        "pass-through, 200k lines of ~190 B",
+        &small,
+        200_000,
+        reps,
+        "≥ 0.5×",
+    );
+    let big = notification_line(64 * 1024);
+    let big_lines = if opts.quick { 5_000 } else { 20_000 };
+    pass_through(
+        opts,
+        &state,
+        table,
+        &format!("pass-through, {}k lines of 64 KB", big_lines / 1000),
+        &big,
+        big_lines,
+        reps,
+        "≥ 0.8×",
+    );
+    tools_list(opts, &state, table);
+    sdk_echo(opts, &state, table);
+}
+
+/// A notification the proxy judges and passes both ways, padded to `len` bytes with `\n`.
+fn notification_line(len: usize) -> Vec<u8> {
+    let head = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","logger":"bench","data":""#;
+    let tail = "\"}}\n";
+    let pad = len.saturating_sub(head.len() + tail.len());
+    format!("{head}{}{tail}", "x".repeat(pad)).into_bytes()
+}
+
+fn proxy_command(opts: &Opts, state: &Path, server: &[&str]) -> Command {
+    let mut cmd = Command::new(&opts.bin);
+    cmd.arg("--state-dir")
+        .arg(state)
+        .args([
+            "proxy",
+            "--name",
+            "bench",
+            "--broker",
+            "http://127.0.0.1:9",
+            "--",
+        ])
+        .args(server);
+    cmd
+}
+
+/// Feeds `count` copies of `line` through `cat | cat` and through `proxy -- cat`, `reps`
+/// times each, alternating; compares the median rates and the CPU per line.
+#[allow(clippy::too_many_arguments)]
+fn pass_through(
+    opts: &Opts,
+    state: &Path,
+    table: &mut Table,
+    measure: &str,
+    line: &[u8],
+    count: usize,
+    reps: usize,
+    goal: &'static str,
+) {
+    let per_block = (1024 * 1024 / line.len()).max(1);
+    let blocks = count.div_ceil(per_block);
+    let block = line.repeat(per_block);
+    let lines = blocks * per_block;
+    let (mut pipe, mut proxy) = (Vec::new(), Vec::new());
+    let (mut pipe_cpu, mut proxy_cpu) = (Vec::new(), Vec::new());
+    for _ in 0..reps {
+        let run = || {
+            let mut first = Command::new("cat");
+            first.stdin(Stdio::piped()).stdout(Stdio::piped());
+            let mut first = first.spawn()?;
+            let mut second = Command::new("cat");
+            second.stdin(Stdio::from(first.stdout.take().ok_or_else(no_pipe)?));
+            feed(second, &block, blocks, Some(first))
+        };
+        match run() {
+            Ok((wall, cpu)) => {
+                pipe.push(wall);
+                pipe_cpu.push(cpu);
+            }
+            Err(e) => return table.skip(measure, &format!("cat | cat failed: {e}"), goal),
+        }
+        match feed(proxy_command(opts, state, &["cat"]), &block, blocks, None) {
+            Ok((wall, cpu)) => {
+                proxy.push(wall);
+                proxy_cpu.push(cpu);
+            }
+            Err(e) => return table.skip(measure, &format!("proxy failed: {e}"), goal),
+        }
+    }
+    let (pipe, proxy) = (median(&mut pipe), median(&mut proxy));
+    let per_line = |d: Duration| d.as_secs_f64() * 1e6 / lines as f64;
+    let bytes = (block.len() * blocks) as f64;
+    let rate = |d: Duration| bytes / d.as_secs_f64() / 1e6;
+    table.add(Row {
+        measure: format!("{measure}: `proxy -- cat` vs `cat | cat`"),
+        figure: format!(
+            "{} ({:.0} MB/s), {:.2} µs CPU/line",
+            ms(proxy),
+            rate(proxy),
+            per_line(median(&mut proxy_cpu))
+        ),
+        baseline: format!(
+            "{} ({:.0} MB/s), {:.2} µs CPU/line",
+            ms(pipe),
+            rate(pipe),
+            per_line(median(&mut pipe_cpu))
+        ),
+        ratio: format!("{} the pipe's rate", ratio(rate(proxy), rate(pipe))),
+        goal,
+    });
+}
+
+fn no_pipe() -> std::io::Error {
+    std::io::Error::other("no pipe")
+}
+
+/// Runs `last` (and `first`, the start of its pipeline) with `blocks` copies of `block` on its
+/// input, reads its output to the end; the wall time and the CPU of the processes.
+fn feed(
+    mut last: Command,
+    block: &[u8],
+    blocks: usize,
+    first: Option<Child>,
+) -> std::io::Result<(Duration, Duration)> {
+    let cpu_before = children_cpu();
+    let start = Instant::now();
+    let mut first = first;
+    if first.is_none() {
+        last.stdin(Stdio::piped());
+    }
+    last.stdout(Stdio::piped());
+    let mut child = last.spawn()?;
+    let input = match first.as_mut() {
+        Some(f) => f.stdin.take(),
+        None => child.stdin.take(),
+    };
+    let mut input = input.ok_or_else(no_pipe)?;
+    let mut output = child.stdout.take().ok_or_else(no_pipe)?;
+    let received = std::thread::scope(|scope| {
+        scope.spawn(move || {
+            for _ in 0..blocks {
+                if input.write_all(block).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut buf = vec![0u8; 1024 * 1024];
+        let mut total = 0usize;
+        loop {
+            match output.read(&mut buf) {
+                Ok(0) | Err(_) => break total,
+                Ok(n) => total += n,
+            }
+        }
+    });
+    child.wait()?;
+    if let Some(mut f) = first {
+        f.wait()?;
+    }
+    let wall = start.elapsed();
+    let expected = block.len() * blocks;
+    if received != expected {
+        return Err(std::io::Error::other(format!(
+            "{received} of {expected} bytes came through"
+        )));
+    }
+    Ok((wall, children_cpu().saturating_sub(cpu_before)))
+}
+
+/// A host on a server's stdio: writes request lines, reads response lines.
+struct Session {
+    child: Child,
+    input: std::process::ChildStdin,
+    output: BufReader<std::process::ChildStdout>,
+}
+
+impl Session {
+    fn start(mut cmd: Command) -> std::io::Result<Session> {
+        let mut child = cmd
+            .env(ROLE_ENV, "tools-list")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()?;
+        let input = child.stdin.take().ok_or_else(no_pipe)?;
+        let output =
+            BufReader::with_capacity(1024 * 1024, child.stdout.take().ok_or_else(no_pipe)?);
+        Ok(Session {
+            child,
+            input,
+            output,
+        })
+    }
+
+    /// One `tools/list` round trip; its time and the response's size.
+    fn call(&mut self, id: u64, line: &mut Vec<u8>) -> std::io::Result<Duration> {
+        let start = Instant::now();
+        writeln!(
+            self.input,
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{{}}}}"#
+        )?;
+        self.input.flush()?;
+        line.clear();
+        self.output.read_until(b'\n', line)?;
+        let took = start.elapsed();
+        if line.len() < TOOLS_LIST_BYTES {
+            return Err(std::io::Error::other(format!(
+                "short response: {} bytes",
+                line.len()
+            )));
+        }
+        Ok(took)
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One 10 MB `tools/list` result, through the proxy and directly, alternating.
+fn tools_list(opts: &Opts, state: &Path, table: &mut Table) {
+    const MEASURE: &str = "one 10 MB `tools/list` result: proxy vs direct";
+    const GOAL: &str = "≤ 1.1× direct";
+    let Ok(me) = std::env::current_exe() else {
+        return table.skip(MEASURE, "no current_exe", GOAL);
+    };
+    let me_str = me.to_string_lossy().into_owned();
+    let sessions = Session::start(Command::new(&me))
+        .and_then(|d| Ok((d, Session::start(proxy_command(opts, state, &[&me_str]))?)));
+    let Ok((mut direct, mut proxied)) = sessions else {
+        return table.skip(MEASURE, "could not start the fake server", GOAL);
+    };
+    let rounds = if opts.quick { 5 } else { 15 };
+    let (mut d, mut p) = (Vec::new(), Vec::new());
+    let mut line = Vec::new();
+    for id in 0..=rounds {
+        let result = direct
+            .call(id, &mut line)
+            .and_then(|a| Ok((a, proxied.call(id, &mut line)?)));
+        match result {
+            // The first round warms both up.
+            Ok(_) if id == 0 => {}
+            Ok((a, b)) => {
+                d.push(a);
+                p.push(b);
+            }
+            Err(e) => return table.skip(MEASURE, &e.to_string(), GOAL),
+        }
+    }
+    let (d, p) = (median(&mut d), median(&mut p));
+    table.add(Row {
+        measure: MEASURE.to_owned(),
+        figure: format!("{} (+{})", ms(p), ms(p.saturating_sub(d))),
+        baseline: ms(d),
+        ratio: ratio(p.as_secs_f64(), d.as_secs_f64()),
+        goal: GOAL,
+    });
+}
+
+/// The fake MCP server: answers every request line with a `tools/list` result of
+/// [`TOOLS_LIST_BYTES`].
+pub fn serve_role() {
+    let mut tools = String::from(r#"{"tools":["#);
+    let mut i = 0;
+    while tools.len() < TOOLS_LIST_BYTES {
+        if i > 0 {
+            tools.push(',');
+        }
+        tools.push_str(&format!(
+            r#"{{"name":"tool_{i}","description":"{}","inputSchema":{{"type":"object","properties":{{"city":{{"type":"string","description":"The city"}}}},"required":["city"]}}}}"#,
+            "Looks something up and explains it at length. ".repeat(4)
+        ));
+        i += 1;
+    }
+    tools.push_str("]}");
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout().lock();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { return };
+        let Ok(msg) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        let Some(id) = msg.get("id") else { continue };
+        let wrote = write!(out, r#"{{"jsonrpc":"2.0","id":{id},"result":{tools}}}"#)
+            .and_then(|()| out.write_all(b"\n"))
+            .and_then(|()| out.flush());
+        if wrote.is_err() {
+            return;
+        }
+    }
+}
+
+/// The Python SDK host calling server-everything's `echo`, directly and through the proxy.
+fn sdk_echo(opts: &Opts, state: &Path, table: &mut Table) {
+    const MEASURE: &str =
+        "tool-call round trip, Python SDK host ↔ server-everything `echo`: proxy vs direct";
+    const GOAL: &str = "≤ 1.05×";
+    let (Some(python), Some(everything)) = (&opts.python, &opts.everything) else {
+        return table.skip(
+            MEASURE,
+            "no .venv or tests/e2e/node_modules (benches/run.sh installs them)",
+            GOAL,
+        );
+    };
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/sdk_echo.py");
+    let calls = if opts.quick { "200" } else { "1000" };
+    let everything = everything.to_string_lossy().into_owned();
+    let bin = opts.bin.to_string_lossy().into_owned();
+    let state = state.to_string_lossy().into_owned();
+    let direct: Vec<&str> = vec!["node", &everything, "stdio"];
+    let mut proxied: Vec<&str> = vec![
+        &bin,
+        "--state-dir",
+        &state,
+        "proxy",
+        "--name",
+        "everything",
+        "--broker",
+        "http://127.0.0.1:9",
+        "--",
+    ];
+    proxied.extend(&direct);
+    let reps = if opts.quick { 1 } else { 3 };
+    let (mut d, mut p) = (Vec::new(), Vec::new());
+    for _ in 0..reps {
+        for (server, into) in [(&direct, &mut d), (&proxied, &mut p)] {
+            let out = Command::new(python)
+                .arg(&script)
+                .arg(calls)
+                .arg("--")
+                .args(server.iter())
+                .stderr(Stdio::inherit())
+                .output();
+            let median_ms = out
+                .ok()
+                .filter(|o| o.status.success())
+                .and_then(|o| serde_json::from_slice::<serde_json::Value>(&o.stdout).ok())
+                .and_then(|v| v["median_ms"].as_f64());
+            match median_ms {
+                Some(m) => into.push(Duration::from_secs_f64(m / 1000.0)),
+                None => return table.skip(MEASURE, "benches/sdk_echo.py failed", GOAL),
+            }
+        }
+    }
+    let (d, p) = (median(&mut d), median(&mut p));
+    table.add(Row {
+        measure: MEASURE.to_owned(),
+        figure: format!("{} per call (+{})", ms(p), ms(p.saturating_sub(d))),
+        baseline: format!("{} per call", ms(d)),
+        ratio: ratio(p.as_secs_f64(), d.as_secs_f64()),
+        goal: GOAL,
+    });
+}

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+pub use crate::review::Budgets;
 use crate::sampling::{Catalog, CatalogError, ModelConfig, RoutingConfig, RoutingConfigError};
 
 /// Errors reading the configuration.
@@ -76,36 +77,6 @@ pub struct Config {
     /// `[routing]`: route policy settings (see [`crate::sampling::RoutingConfig`]). Default: no
     /// per-request cost cap.
     pub routing: RoutingConfig,
-}
-
-/// `[budgets]`: limits that refuse the next sampling round (`-32603` naming the limit,
-/// `data.reason = "budget"`). A round is one sampling question; a conversation is a chain of
-/// rounds, each continuing a `tool_use` delivered in the one before. Days are UTC calendar days.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Budgets {
-    /// Most rounds in one conversation. Default `20`.
-    pub max_rounds_per_conversation: u64,
-    /// Most model tokens (input + output) in one conversation. Default: no limit.
-    pub max_tokens_per_conversation: Option<u64>,
-    /// Most model cost in USD in one conversation. Default: no limit.
-    pub max_cost_usd_per_conversation: Option<f64>,
-    /// Most model tokens one server may use per day. Default: no limit.
-    pub max_tokens_per_server_per_day: Option<u64>,
-    /// Most model cost in USD one server may use per day. Default: no limit.
-    pub max_cost_usd_per_server_per_day: Option<f64>,
-}
-
-impl Default for Budgets {
-    fn default() -> Self {
-        Budgets {
-            max_rounds_per_conversation: 20,
-            max_tokens_per_conversation: None,
-            max_cost_usd_per_conversation: None,
-            max_tokens_per_server_per_day: None,
-            max_cost_usd_per_server_per_day: None,
-        }
-    }
 }
 
 /// `[retention]`: how long decided questions are kept. Pending questions are never pruned.

@@ -91,7 +91,7 @@ impl Broker {
             .map_err(|e| BrokerError::Corrupt(question.id.clone(), e.to_string()))?
             .normalized;
         let qid = question.id.clone();
-        let now = Utc::now().timestamp_millis();
+        let now = self.now().timestamp_millis();
         self.db
             .run(move |conn| Ok(QuestionRow::mark_opened(conn, &qid, now)?))
             .await?;
@@ -122,7 +122,7 @@ impl Broker {
     /// [`BrokerError::Store`].
     pub async fn complete(&self, elicitation_id: &str) -> Result<(), BrokerError> {
         let eid = elicitation_id.to_owned();
-        let now = Utc::now().timestamp_millis();
+        let now = self.now().timestamp_millis();
         let rows = self
             .db
             .run(move |conn| Ok(QuestionRow::complete_url(conn, &eid, now)?))
@@ -178,7 +178,7 @@ impl Broker {
     ) -> Result<(), BrokerError> {
         let id = question.id.clone();
         let text = response.as_ref().map(Value::to_string);
-        let now = Utc::now();
+        let now = self.now();
         let ms = now.timestamp_millis();
         let moved = self
             .db

@@ -3,8 +3,6 @@
 
 use std::time::Duration;
 
-use chrono::Utc;
-
 use super::{Broker, BrokerError, Question, State, Waited};
 use crate::db::models::QuestionRow;
 use crate::protocol::jsonrpc::{RpcError, error_response};
@@ -16,7 +14,7 @@ impl Broker {
     /// # Errors
     /// [`BrokerError::Store`].
     pub async fn expire_due(&self) -> Result<usize, BrokerError> {
-        let now = Utc::now().timestamp_millis();
+        let now = self.now().timestamp_millis();
         let due = self
             .db
             .run(move |conn| Ok(QuestionRow::due(conn, now)?))
@@ -57,7 +55,7 @@ impl Broker {
                 (_, Some(response)) => return Ok(Waited::Response(response)),
                 (state, None) => return Ok(Waited::Closed(state)),
             }
-            let until_expiry = (question.expires_at - Utc::now())
+            let until_expiry = (question.expires_at - self.now())
                 .to_std()
                 .unwrap_or_default();
             let wake =
@@ -84,5 +82,66 @@ pub fn human_duration(secs: i64) -> String {
         plural(secs / 60, "minute")
     } else {
         plural(secs, "second")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use chrono::{TimeZone, Utc};
+    use serde_json::json;
+
+    use super::*;
+    use crate::broker::{BrokerSettings, ManualClock, OpenOutcome};
+    use crate::db::Db;
+    use crate::metrics::Metrics;
+    use crate::wire::OpenRequest;
+
+    /// The deadline is decided by the broker's clock: a question is pending until the clock
+    /// passes its deadline, and then expires with `-32603` naming the wait.
+    #[tokio::test]
+    async fn a_question_expires_when_the_clock_passes_its_deadline() {
+        let tmp = tempfile::tempdir().unwrap();
+        let db = Db::open(&tmp.path().join("broker.db")).unwrap();
+        let settings = BrokerSettings {
+            question_timeout: Duration::from_secs(15 * 60),
+            max_pending_per_server: 10,
+        };
+        let start = Utc.with_ymd_and_hms(2030, 1, 2, 3, 4, 5).unwrap();
+        let clock = ManualClock::at(start);
+        let broker =
+            Broker::new(db, settings, Metrics::new().unwrap()).with_clock(Arc::new(clock.clone()));
+        let request = OpenRequest {
+            server: "s".into(),
+            session: "1".into(),
+            tool: None,
+            protocol_version: "2025-11-25".into(),
+            client_capabilities: json!({"elicitation": {"form": {}}}),
+            request: json!({"jsonrpc": "2.0", "id": 1, "method": "elicitation/create", "params": {
+                "message": "Name?",
+                "requestedSchema": {"type": "object", "properties": {"n": {"type": "string"}}}}}),
+        };
+        let OpenOutcome::New(question) = broker.open(request).await.unwrap() else {
+            panic!("a new question");
+        };
+        assert_eq!(question.expires_at, start + chrono::Duration::minutes(15));
+
+        clock.advance(chrono::Duration::minutes(15) - chrono::Duration::seconds(1));
+        assert_eq!(broker.expire_due().await.unwrap(), 0);
+        assert_eq!(
+            broker.get(&question.id).await.unwrap().state,
+            State::Pending
+        );
+
+        clock.advance(chrono::Duration::seconds(1));
+        let expired = broker.get(&question.id).await.unwrap();
+        assert_eq!(expired.state, State::Expired);
+        assert_eq!(
+            expired.decided_at,
+            Some(start + chrono::Duration::minutes(15))
+        );
+        let message = expired.response.unwrap()["error"]["message"].to_string();
+        assert!(message.contains("within 15 minutes"), "{message}");
     }
 }

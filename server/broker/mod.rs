@@ -8,11 +8,12 @@
 
 //!
 //! The files: [`question`] (the question and the reads), [`open`], [`answer`], [`expiry`],
-//! [`events`], [`audience`], and [`hooks`], the trait through which the sampling review
+//! [`events`], [`audience`], [`clock`] (where "now" comes from), and [`hooks`], the trait through which the sampling review
 //! (`crate::review`) takes part in a sampling question's life without the broker knowing it.
 
 pub mod answer;
 pub mod audience;
+pub mod clock;
 pub mod error;
 pub mod events;
 pub mod expiry;
@@ -29,6 +30,7 @@ use crate::db::Db;
 use crate::db::models::QuestionRow;
 pub use crate::domain::{Audience, Kind, Phase, State};
 use crate::metrics::Metrics;
+pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::BrokerError;
 pub use events::{Event, EventBus};
 pub use expiry::human_duration;
@@ -54,6 +56,8 @@ pub struct Broker {
     events: EventBus,
     metrics: Metrics,
     stopping: watch::Sender<bool>,
+    /// Where "now" comes from for deadlines and decision times.
+    clock: Arc<dyn Clock>,
     /// Set once at start when sampling is reviewed on models; weak, so the review engine
     /// (which holds a broker) and the broker do not keep each other alive.
     hooks: Arc<OnceLock<Weak<dyn SamplingHooks>>>,
@@ -69,8 +73,22 @@ impl Broker {
             events: EventBus::default(),
             metrics,
             stopping: watch::channel(false).0,
+            clock: Arc::new(SystemClock),
             hooks: Arc::default(),
         }
+    }
+
+    /// This broker reading the time from `clock` instead of the system clock (tests set the
+    /// time to decide expiries without waiting).
+    #[must_use]
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Broker {
+        self.clock = clock;
+        self
+    }
+
+    /// The current time by this broker's clock.
+    pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        self.clock.now()
     }
 
     /// Lets `hooks` take part in every sampling question's life (budgets before opening,

@@ -134,7 +134,7 @@ impl Broker {
         } else {
             None
         };
-        let now = Utc::now();
+        let now = self.now();
         let timeout = chrono::Duration::from_std(self.settings.question_timeout)
             .unwrap_or(chrono::Duration::MAX);
         let expires_at = now

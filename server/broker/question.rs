@@ -184,7 +184,7 @@ impl Broker {
             .await?
             .ok_or(BrokerError::NotFound)?;
         let question = Question::from_row(row)?;
-        if question.state == State::Pending && question.expires_at <= Utc::now() {
+        if question.state == State::Pending && question.expires_at <= self.now() {
             self.expire_due().await?;
             return Box::pin(self.get(id)).await;
         }

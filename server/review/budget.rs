@@ -5,7 +5,39 @@
 use chrono::Utc;
 use serde_json::{Value, json};
 
+use serde::Deserialize;
+
 use super::*;
+
+/// `[budgets]`: limits that refuse the next sampling round (`-32603` naming the limit,
+/// `data.reason = "budget"`). A round is one sampling question; a conversation is a chain of
+/// rounds, each continuing a `tool_use` delivered in the one before. Days are UTC calendar days.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Budgets {
+    /// Most rounds in one conversation. Default `20`.
+    pub max_rounds_per_conversation: u64,
+    /// Most model tokens (input + output) in one conversation. Default: no limit.
+    pub max_tokens_per_conversation: Option<u64>,
+    /// Most model cost in USD in one conversation. Default: no limit.
+    pub max_cost_usd_per_conversation: Option<f64>,
+    /// Most model tokens one server may use per day. Default: no limit.
+    pub max_tokens_per_server_per_day: Option<u64>,
+    /// Most model cost in USD one server may use per day. Default: no limit.
+    pub max_cost_usd_per_server_per_day: Option<f64>,
+}
+
+impl Default for Budgets {
+    fn default() -> Self {
+        Budgets {
+            max_rounds_per_conversation: 20,
+            max_tokens_per_conversation: None,
+            max_cost_usd_per_conversation: None,
+            max_tokens_per_server_per_day: None,
+            max_cost_usd_per_server_per_day: None,
+        }
+    }
+}
 
 fn budget_error(limit: &str, used: String, max: String) -> RpcError {
     let mut e = RpcError::internal(format!(

@@ -22,7 +22,6 @@ use chrono::Utc;
 use serde_json::Value;
 
 use crate::broker::{Broker, BrokerError, HookFuture, Kind, Question, Round, SamplingHooks, State};
-use crate::config::Budgets;
 use crate::db::approvals::{self, ApprovalRow, NewAudit, RevisionRow};
 pub use crate::db::approvals::{AuditRow, RuleRow, RunRow};
 use crate::db::{Db, DbError};
@@ -33,6 +32,7 @@ use crate::protocol::jsonrpc::{RpcError, error_response, result_response};
 use crate::protocol::sampling;
 pub use crate::wire::{Applied, Decision, Edit, TextEdit};
 mod budget;
+pub use budget::Budgets;
 mod decide;
 mod edit;
 mod rules;

@@ -30,6 +30,27 @@ fn done(text: &str) -> Value {
     json!({"content": [{"type": "text", "text": text}], "resultType": "complete"})
 }
 
+/// The id of the first pending question, as the logged-in `browser` lists them, once one is open.
+async fn pending_id(app: &TestApp, browser: &reqwest::Client) -> String {
+    eventually(Duration::from_secs(10), || async {
+        let res: Value = browser
+            .get(format!("{}/api/v1/questions?state=pending", app.base))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        Some(
+            res["questions"].as_array()?.first()?["id"]
+                .as_str()?
+                .to_owned(),
+        )
+    })
+    .await
+    .expect("a question was opened")
+}
+
 /// The next line the host gets that is not a progress notification.
 async fn host_response(proxy: &mut Proxy) -> Value {
     loop {
@@ -258,20 +279,7 @@ async fn a_url_elicitation_required_error_becomes_a_question() {
         .send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"connect","arguments":{}}}"#)
         .await;
     let browser = app.login().await;
-    let id = loop {
-        let res: Value = browser
-            .get(format!("{}/api/v1/questions?state=pending", app.base))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        if let Some(q) = res["questions"].as_array().and_then(|a| a.first()) {
-            break q["id"].as_str().unwrap().to_owned();
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let id = pending_id(&app, &browser).await;
     let full = app.question_as(&browser, &id).await;
     assert_eq!(full["kind"], "url");
     assert_eq!(full["tool"], "connect");
@@ -339,8 +347,7 @@ async fn what_cannot_be_judged_is_dropped_and_the_waiting_side_told() {
     );
 
     // The drops are counted on the service (reported by the proxy about once a second).
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    loop {
+    let counted = eventually(Duration::from_secs(10), || async {
         let text = app.get("/metrics").await.text().await.unwrap();
         let count = |reason: &str| {
             let prefix = format!("mcp_consent_proxy_dropped_lines_total{{reason=\"{reason}\"}} ");
@@ -348,14 +355,12 @@ async fn what_cannot_be_judged_is_dropped_and_the_waiting_side_told() {
                 .find_map(|l| l.strip_prefix(&prefix)?.parse::<u64>().ok())
                 .unwrap_or(0)
         };
-        if count("unparseable") >= 3 && count("ambiguous") >= 2 {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "drops not counted: {text}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        (count("unparseable") >= 3 && count("ambiguous") >= 2).then_some(())
+    })
+    .await;
+    if counted.is_none() {
+        let text = app.get("/metrics").await.text().await.unwrap();
+        panic!("drops not counted: {text}");
     }
 }
 
@@ -454,20 +459,7 @@ async fn a_completed_url_elicitation_retries_the_host_request() {
         .send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"connect","arguments":{}}}"#)
         .await;
     let browser = app.login().await;
-    let id = loop {
-        let res: Value = browser
-            .get(format!("{}/api/v1/questions?state=pending", app.base))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        if let Some(q) = res["questions"].as_array().and_then(|a| a.first()) {
-            break q["id"].as_str().unwrap().to_owned();
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let id = pending_id(&app, &browser).await;
     let res = browser
         .get(format!("{}/questions/{id}/open", app.base))
         .send()
@@ -481,11 +473,11 @@ async fn a_completed_url_elicitation_retries_the_host_request() {
     assert_eq!(answer["id"], 5);
     assert_eq!(answer["result"]["content"][0]["text"], "connected");
     // The service learns of the completion from the proxy, alongside the retry.
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while app.question_as(&browser, &id).await["state"] != "completed" {
-        assert!(std::time::Instant::now() < deadline, "never completed");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually(Duration::from_secs(10), || async {
+        (app.question_as(&browser, &id).await["state"] == "completed").then_some(())
+    })
+    .await
+    .expect("never completed");
     let retry = proxy
         .server_log()
         .into_iter()

@@ -1,11 +1,33 @@
 //! Spawning the service on a temporary state directory and talking to it like its clients do.
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use mcp_consent::app::Application;
 use mcp_consent::config::Config;
 use reqwest::{Client, Response, StatusCode};
 use serde_json::{Value, json};
+
+/// Polls `check` every 50 ms until it gives `Some`, for at most `timeout`; `None` when time
+/// ran out (the caller panics with what it waited for). The one way tests wait for something
+/// that happens in another process or task.
+pub async fn eventually<T, F, Fut>(timeout: Duration, mut check: F) -> Option<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        if let Some(found) = check().await {
+            return Some(found);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
 
 /// A running service on `127.0.0.1:0` with its own state directory.
 pub struct TestApp {

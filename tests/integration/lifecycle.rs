@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::helpers::http_client;
+use crate::helpers::{eventually, http_client};
 use crate::proxy::{INIT, Proxy, init_result};
 
 /// `mcp-consent serve` on a free port; returns the child and its base URL.
@@ -95,6 +95,9 @@ async fn sigterm_ends_long_polls_and_event_streams_and_keeps_pending_questions()
                 .status()
         })
     };
+    // Gives the long-poll time to reach the service. The assertion does not rest on it: a poll
+    // that had not arrived before SIGTERM fails to connect (the test fails), it cannot come back
+    // 202 — only a poll in flight at shutdown does.
     tokio::time::sleep(Duration::from_millis(300)).await;
 
     let started = Instant::now();
@@ -153,8 +156,7 @@ async fn after_sigkill_and_loosened_modes_a_restart_tightens_them_and_the_answer
         .trim()
         .to_owned();
     let token = token(&state);
-    let mut id = None;
-    for _ in 0..200 {
+    let id = eventually(Duration::from_secs(10), || async {
         let list: Value = client
             .get(format!("{base}/api/v1/questions?state=pending"))
             .bearer_auth(&token)
@@ -164,13 +166,14 @@ async fn after_sigkill_and_loosened_modes_a_restart_tightens_them_and_the_answer
             .json()
             .await
             .unwrap();
-        if let Some(q) = list["questions"].as_array().and_then(|a| a.first()) {
-            id = Some(q["id"].as_str().unwrap().to_owned());
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let id = id.expect("the proxy opened a question");
+        Some(
+            list["questions"].as_array()?.first()?["id"]
+                .as_str()?
+                .to_owned(),
+        )
+    })
+    .await
+    .expect("the proxy opened a question");
 
     signal(&first, libc::SIGKILL);
     let mut first = first;

@@ -92,46 +92,44 @@ impl Proxy {
 
     /// Waits until the server has received a line containing `needle`.
     pub(crate) async fn server_received(&self, needle: &str) -> String {
-        for _ in 0..400 {
-            if let Some(line) = self.server_log().into_iter().find(|l| l.contains(needle)) {
-                return line;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!(
-            "the server never received {needle:?}; log: {:?}",
-            self.server_log()
-        );
+        eventually(Duration::from_secs(20), || async {
+            self.server_log().into_iter().find(|l| l.contains(needle))
+        })
+        .await
+        .unwrap_or_else(|| {
+            panic!(
+                "the server never received {needle:?}; log: {:?}",
+                self.server_log()
+            )
+        })
     }
 }
 
 pub(crate) async fn pending_question(app: &TestApp) -> Value {
-    for _ in 0..400 {
+    eventually(Duration::from_secs(20), || async {
         let list: Value = app
             .get("/api/v1/questions?state=pending")
             .await
             .json()
             .await
             .unwrap();
-        if let Some(q) = list["questions"].as_array().and_then(|a| a.first()) {
-            return q.clone();
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("no question was opened");
+        list["questions"].as_array()?.first().cloned()
+    })
+    .await
+    .expect("no question was opened")
 }
 
 pub(crate) async fn state_becomes(app: &TestApp, id: &str, state: &str) {
-    for _ in 0..400 {
-        if app.question(id).await["state"] == state {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    let reached = eventually(Duration::from_secs(20), || async {
+        (app.question(id).await["state"] == state).then_some(())
+    })
+    .await;
+    if reached.is_none() {
+        panic!(
+            "question {id} never became {state}: {}",
+            app.question(id).await
+        );
     }
-    panic!(
-        "question {id} never became {state}: {}",
-        app.question(id).await
-    );
 }
 
 #[tokio::test]
@@ -258,7 +256,13 @@ async fn a_cancelled_request_withdraws_its_question_and_is_not_forwarded() {
         "the cancellation was not forwarded: {next}"
     );
     state_becomes(&app, question["id"].as_str().unwrap(), "withdrawn").await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Barrier: once withdrawn, the ask for id 5 has taken its no-response path; a line the host
+    // sends after that reaches the server through the same writer, so when the server has it,
+    // anything the proxy wrote for id 5 would already be in the log.
+    proxy
+        .send(r#"{"jsonrpc":"2.0","method":"after-withdrawal-marker"}"#)
+        .await;
+    proxy.server_received("after-withdrawal-marker").await;
     assert!(
         !proxy.server_log().iter().any(|l| l.contains(r#""id":5"#)),
         "no response is sent for a cancelled request"

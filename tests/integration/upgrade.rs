@@ -99,13 +99,11 @@ async fn decide(app: &TestApp, id: &str, approval_id: &str, decision: &str) {
 }
 
 async fn phase_becomes(app: &TestApp, id: &str, phase: &str) {
-    for _ in 0..200 {
-        if app.question(id).await["phase"] == phase {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("question {id} never reached phase {phase}");
+    eventually(Duration::from_secs(10), || async {
+        (app.question(id).await["phase"] == phase).then_some(())
+    })
+    .await
+    .unwrap_or_else(|| panic!("question {id} never reached phase {phase}"));
 }
 
 async fn delivered(app: &TestApp, id: &str) -> Value {

@@ -2,10 +2,41 @@
 
 use super::*;
 
+/// The content block types the page renders each in its own way (MCP 2025-11-25
+/// `SamplingMessageContentBlock`); anything else is shown as JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockKind {
+    /// `text`
+    Text,
+    /// `image`
+    Image,
+    /// `audio`
+    Audio,
+    /// `tool_use`
+    ToolUse,
+    /// `tool_result`
+    ToolResult,
+    /// Any other `type`.
+    Other,
+}
+
+impl BlockKind {
+    /// The kind of a block with this `type`.
+    pub fn parse(kind: &str) -> BlockKind {
+        match kind {
+            "text" => BlockKind::Text,
+            "image" => BlockKind::Image,
+            "audio" => BlockKind::Audio,
+            "tool_use" => BlockKind::ToolUse,
+            "tool_result" => BlockKind::ToolResult,
+            _ => BlockKind::Other,
+        }
+    }
+}
+
 /// One content block of a sampling message as rendered.
 pub struct BlockView {
-    /// text, image, audio, tool_use, tool_result, other.
-    pub kind: String,
+    pub kind: BlockKind,
     pub text: String,
     pub mime: String,
     /// `data:` URI for images and audio (only `image/*` / `audio/*` MIME types).
@@ -86,14 +117,7 @@ pub fn block_view(block: &Value) -> BlockView {
             .get("isError")
             .and_then(Value::as_bool)
             .unwrap_or(false),
-        kind: if matches!(
-            kind.as_str(),
-            "text" | "image" | "audio" | "tool_use" | "tool_result"
-        ) {
-            kind
-        } else {
-            "other".into()
-        },
+        kind: BlockKind::parse(&kind),
     }
 }
 

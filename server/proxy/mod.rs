@@ -289,7 +289,9 @@ async fn read_server<R: tokio::io::AsyncBufRead + Buffered + Unpin>(
                 }
                 judge::Verdict::Handled | judge::Verdict::Dropped => {}
             },
-            Piece::Overlong { id, .. } => judge::dropped(ctx, crate::wire::DroppedLine::TooLong, id),
+            Piece::Overlong { id, .. } => {
+                judge::dropped(ctx, crate::wire::DroppedLine::TooLong, id)
+            }
         }
         if batch.full() || !reader.has_line() {
             let _ = batch.send(&ctx.to_host).await;

@@ -449,3 +449,61 @@ async fn sixty_four_parallel_wrong_passphrases_keep_memory_bounded_and_the_owner
         "peak RSS {peak} KiB (idle {idle} KiB)"
     );
 }
+
+fn raw_files_contain(state: &Path, marker: &str) -> Vec<String> {
+    ["broker.db", "broker.db-wal", "broker.db-shm"]
+        .into_iter()
+        .filter(|f| {
+            std::fs::read(state.join("broker").join(f))
+                .map(|bytes| bytes.windows(marker.len()).any(|w| w == marker.as_bytes()))
+                .unwrap_or(false)
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test]
+async fn pruned_prompts_and_answers_are_not_readable_in_the_database_files() {
+    let app = spawn_app().await;
+    let (prompt, answer) = ("prompt-marker-51c0", "answer-marker-9e2d");
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "elicitation/create", "params": {"mode": "form",
+        "message": format!("Your name? {prompt}"),
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}});
+    let id = app.open_ok(request).await;
+    let (status, _) = app
+        .answer(
+            &id,
+            json!({"action": "accept", "content": {"name": answer}}),
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::OK);
+    let (status, _) = app.response(&id, 5).await;
+    assert_eq!(status, reqwest::StatusCode::OK);
+    assert!(
+        !raw_files_contain(&app.state, prompt).is_empty(),
+        "the marker is in the files before pruning (the test can see it)"
+    );
+
+    let db = mcp_consent::db::Db::open(&app.state.join("broker/broker.db")).unwrap();
+    let policy = mcp_consent::config::Retention {
+        max_age_days: 30,
+        max_terminal: 0,
+        interval_secs: 3600,
+        audit_max_age_days: 365,
+    };
+    let report = mcp_consent::jobs::retention::prune_once(
+        &db,
+        &policy,
+        chrono::Utc::now().timestamp_millis(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(report.by_count, 1);
+    for marker in [prompt, answer] {
+        assert_eq!(
+            raw_files_contain(&app.state, marker),
+            Vec::<String>::new(),
+            "{marker}"
+        );
+    }
+}

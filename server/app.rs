@@ -8,20 +8,27 @@ use actix_web::middleware::{DefaultHeaders, from_fn};
 use actix_web::{App, HttpServer, web};
 use chrono::Utc;
 
-use crate::auth::{self, ApiTokens, Auth, passphrase};
+use crate::auth::{Auth, passphrase, rotate, throttle::LoginGuard};
 use crate::broker::{Broker, BrokerSettings};
 use crate::config::{Config, ConfigError, Retention};
-use crate::db::{Db, DbError, models};
+use crate::db::{Db, DbError};
 use crate::jobs::retention;
 use crate::metrics::Metrics;
 use crate::paths::{PathError, StateDir, write_private};
 use crate::review::{Reviewer, SamplingEngine};
 use crate::sampling::Providers;
-use crate::web::auth::check_host_and_origin;
+use crate::web::auth::{body_deadline, check_host_and_origin, mark_socket_connections};
 use crate::web::{AppState, allowed_hosts};
 
 /// How often pending questions are checked against their deadline.
 const EXPIRY_SWEEP: Duration = Duration::from_secs(2);
+/// Time a client has to send a request's head (actix answers 408 after it).
+const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
+/// Time a closing connection has to finish.
+const DISCONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+/// Connections each worker holds at once (TCP and socket together); further ones wait in the
+/// kernel's backlog.
+pub const MAX_CONNECTIONS_PER_WORKER: usize = 256;
 
 /// Why the service could not start.
 #[derive(Debug, thiserror::Error)]
@@ -87,7 +94,9 @@ impl Application {
         let state = StateDir::prepare(state_root)?;
         let db = Db::open(&state.db_file())?;
         state.tighten_files()?;
-        let tokens = ensure_api_token(&state, &db).await?;
+        let tokens = rotate::at_start(&state, &db)
+            .await
+            .map_err(|e| StartupError::Token(e.to_string()))?;
 
         let listener = TcpListener::bind(listen).map_err(|source| StartupError::Bind {
             addr: listen.to_owned(),
@@ -98,6 +107,7 @@ impl Application {
             source,
         })?;
         let base_url = format!("http://{addr}");
+        let socket = bind_socket(&state)?;
         write_private(&state.service_url_file(), &format!("{base_url}\n"))?;
 
         let metrics = Metrics::new().map_err(|e| StartupError::Metrics(e.to_string()))?;
@@ -157,6 +167,9 @@ impl Application {
             auth: Auth::new(db.clone()),
             tokens,
             allowed_hosts: allowed_hosts(addr),
+            listen_addr: addr,
+            state_dir: state.clone(),
+            login_guard: LoginGuard::default(),
             base_url,
             max_request_bytes: config.max_request_bytes,
             metrics_token,
@@ -165,15 +178,25 @@ impl Application {
         let server = HttpServer::new(move || {
             App::new()
                 .app_data(data.clone())
+                .wrap(from_fn(body_deadline))
                 .wrap(from_fn(check_host_and_origin))
                 .wrap(security_headers())
                 .configure(crate::web::configure)
         })
+        .on_connect(mark_socket_connections)
+        .client_request_timeout(HEADER_TIMEOUT)
+        .client_disconnect_timeout(DISCONNECT_TIMEOUT)
+        .max_connections(MAX_CONNECTIONS_PER_WORKER)
         .shutdown_timeout(5)
         .disable_signals()
         .listen(listener)
         .map_err(|source| StartupError::Bind {
             addr: listen.to_owned(),
+            source,
+        })?
+        .listen_uds(socket)
+        .map_err(|source| StartupError::Bind {
+            addr: state.api_socket().display().to_string(),
             source,
         })?
         .run();
@@ -278,27 +301,33 @@ fn security_headers() -> DefaultHeaders {
         .add(("X-Frame-Options", "DENY"))
 }
 
-/// Creates `<state>/api-token` (0600) on first start and makes sure its digest is stored.
-async fn ensure_api_token(state: &StateDir, db: &Db) -> Result<ApiTokens, StartupError> {
-    let path = state.api_token_file();
-    let token = match std::fs::read_to_string(&path) {
-        Ok(t) if !t.trim().is_empty() => t.trim().to_owned(),
-        Ok(_) | Err(_) => {
-            let t = auth::random_token()
-                .map_err(|e| StartupError::Token(format!("{}: {e}", path.display())))?;
-            write_private(&path, &format!("{t}\n"))?;
-            t
-        }
+/// Binds `<state>/broker/api.sock` (0600 inside the 0700 directory), replacing a socket left
+/// by an earlier run; anything else at that path (a link, a file, another user's socket) is
+/// refused.
+fn bind_socket(state: &StateDir) -> Result<std::os::unix::net::UnixListener, StartupError> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+    let path = state.api_socket();
+    let bind_error = |source| StartupError::Bind {
+        addr: path.display().to_string(),
+        source,
     };
-    let digest = auth::sha256_hex(&token);
-    let now = Utc::now().timestamp_millis();
-    let digests = db
-        .run(move |conn| {
-            models::insert_api_token(conn, &digest, now)?;
-            Ok(models::api_token_digests(conn)?)
-        })
-        .await?;
-    Ok(ApiTokens::from_hex(&digests))
+    match std::fs::symlink_metadata(&path) {
+        Ok(meta) => {
+            // SAFETY: geteuid(2) has no preconditions and cannot fail.
+            let me = unsafe { libc::geteuid() };
+            if !meta.file_type().is_socket() || meta.uid() != me {
+                return Err(bind_error(std::io::Error::other(
+                    "the path exists and is not this user's socket",
+                )));
+            }
+            std::fs::remove_file(&path).map_err(bind_error)?;
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(bind_error(e)),
+    }
+    let listener = std::os::unix::net::UnixListener::bind(&path).map_err(bind_error)?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).map_err(bind_error)?;
+    Ok(listener)
 }
 
 /// `mcp-consent prune`: opens the store of `state_root` and prunes once with the config's

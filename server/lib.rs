@@ -24,6 +24,7 @@
 pub mod app;
 pub mod auth;
 pub mod broker;
+pub mod cli_token;
 pub mod client;
 pub mod config;
 pub mod db;

@@ -39,7 +39,8 @@ enum Command {
         /// The server's name, shown to the person.
         #[arg(long, default_value = "server")]
         name: String,
-        /// The service URL. Default: <state>/service-url, else http://127.0.0.1:7777.
+        /// The service's TCP URL (verified before the token is sent). Default: the owner-only
+        /// socket <state>/broker/api.sock.
         #[arg(long, env = "MCP_CONSENT_BROKER")]
         broker: Option<String>,
         /// The longest line accepted in either direction, in bytes; a longer server line is
@@ -71,7 +72,8 @@ enum Command {
     /// List, show and answer questions meant for scripts and agents (same validation as the
     /// pages).
     Questions {
-        /// The service URL. Default: <state>/service-url, else http://127.0.0.1:7777.
+        /// The service's TCP URL (verified before the token is sent). Default: the owner-only
+        /// socket <state>/broker/api.sock.
         #[arg(long, env = "MCP_CONSENT_BROKER")]
         broker: Option<String>,
         #[command(subcommand)]
@@ -86,9 +88,15 @@ enum Command {
     },
     /// Print a one-time link that logs this browser in.
     Login {
-        /// The service URL. Default: <state>/service-url, else http://127.0.0.1:7777.
+        /// The service's TCP URL (verified before the token is sent). Default: the owner-only
+        /// socket <state>/broker/api.sock.
         #[arg(long, env = "MCP_CONSENT_BROKER")]
         broker: Option<String>,
+    },
+    /// Manage the API token: `token rotate` replaces it after a leak.
+    Token {
+        #[command(subcommand)]
+        action: mcp_consent::cli_token::TokenCommand,
     },
     /// Run `serve` under the user's service manager: print or install a systemd user unit or
     /// a launchd agent.
@@ -322,6 +330,16 @@ async fn main() -> ExitCode {
                 }
             }
         }
+        Command::Token { action } => match mcp_consent::cli_token::run(&action, root).await {
+            Ok(line) => {
+                println!("{line}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("mcp-consent token: {}", error_chain(&e));
+                ExitCode::FAILURE
+            }
+        },
         Command::Service { action } => {
             let state_dir = cli.state_dir.as_deref();
             match mcp_consent::service::run(&action, state_dir, &mut std::io::stdout()) {

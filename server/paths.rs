@@ -138,6 +138,12 @@ impl StateDir {
         self.broker_dir().join("broker.db")
     }
 
+    /// `<state>/broker/api.sock`: the owner-only Unix socket local clients use (0600, inside
+    /// the 0700 directory).
+    pub fn api_socket(&self) -> PathBuf {
+        self.broker_dir().join("api.sock")
+    }
+
     /// `<state>/api-token`: the local API bearer token (0600).
     pub fn api_token_file(&self) -> PathBuf {
         self.root.join("api-token")

@@ -3,6 +3,9 @@
 //! `web::auth` turns these into cookies, extractors and middleware.
 
 pub mod passphrase;
+pub mod proof;
+pub mod rotate;
+pub mod throttle;
 pub mod tokens;
 
 use chrono::Utc;
@@ -119,6 +122,18 @@ impl Auth {
             .db
             .run(move |conn| Ok(models::take_login_link(conn, &digest, now)?))
             .await?)
+    }
+
+    /// Replaces the API token (see [`rotate::rotate`]): `tokens` refuses the old one at once.
+    ///
+    /// # Errors
+    /// [`rotate::TokenError`].
+    pub async fn rotate_api_token(
+        &self,
+        state: &crate::paths::StateDir,
+        tokens: &ApiTokens,
+    ) -> Result<(), rotate::TokenError> {
+        rotate::rotate(state, &self.db, tokens).await
     }
 
     /// Creates a one-time login token valid for [`LOGIN_LINK_MINUTES`].

@@ -20,30 +20,61 @@ pub fn sha256_hex(text: &str) -> String {
     hex::encode(Sha256::digest(text.as_bytes()))
 }
 
-/// The digests of the valid API tokens, loaded at start.
+/// The digests of the valid API tokens: loaded at start, replaced at once by a rotation. Clones
+/// share one set.
 #[derive(Debug, Clone, Default)]
 pub struct ApiTokens {
-    digests: Vec<[u8; 32]>,
+    digests: std::sync::Arc<std::sync::RwLock<Vec<[u8; 32]>>>,
+}
+
+fn parse_digests(digests: &[String]) -> Vec<[u8; 32]> {
+    digests
+        .iter()
+        .filter_map(|d| hex::decode(d).ok()?.try_into().ok())
+        .collect()
 }
 
 impl ApiTokens {
     /// From stored hex digests (malformed ones are skipped).
     pub fn from_hex(digests: &[String]) -> ApiTokens {
         ApiTokens {
-            digests: digests
-                .iter()
-                .filter_map(|d| hex::decode(d).ok()?.try_into().ok())
-                .collect(),
+            digests: std::sync::Arc::new(std::sync::RwLock::new(parse_digests(digests))),
+        }
+    }
+
+    fn current(&self) -> Vec<[u8; 32]> {
+        // A poisoned lock still holds a consistent Vec (writers only assign it).
+        match self.digests.read() {
+            Ok(d) => d.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Makes `digests` the only valid tokens, at once for every clone.
+    pub fn replace(&self, digests: &[String]) {
+        let new = parse_digests(digests);
+        match self.digests.write() {
+            Ok(mut d) => *d = new,
+            Err(poisoned) => *poisoned.into_inner() = new,
         }
     }
 
     /// True when `token` is one of the valid tokens; compares digests in constant time.
     pub fn verify(&self, token: &str) -> bool {
         let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        self.digests
+        self.current()
             .iter()
             .fold(subtle::Choice::from(0), |acc, d| acc | d.ct_eq(&digest))
             .into()
+    }
+
+    /// The service's proofs for `nonce` and `addr`, one per valid token (see
+    /// [`super::proof`]).
+    pub fn proofs(&self, nonce: &str, addr: &str) -> Vec<String> {
+        self.current()
+            .iter()
+            .map(|key| super::proof::proof(key, nonce, addr))
+            .collect()
     }
 }
 

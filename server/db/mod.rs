@@ -39,14 +39,17 @@ pub enum DbError {
 }
 
 /// Per-connection pragmas. WAL is set once at open (setting it per connection raced on fresh
-/// starts: docs/stack.md §SQLite).
+/// starts: docs/stack.md §SQLite). `secure_delete` makes SQLite overwrite deleted content with zeros,
+/// so a pruned prompt or answer is not left readable in free pages (retention then truncates
+/// the WAL, which still holds the old page images).
 #[derive(Debug, Clone, Copy)]
 struct Pragmas;
 
 impl CustomizeConnection<SqliteConnection, diesel::r2d2::Error> for Pragmas {
     fn on_acquire(&self, conn: &mut SqliteConnection) -> Result<(), diesel::r2d2::Error> {
         conn.batch_execute(
-            "PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;",
+            "PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; \
+             PRAGMA secure_delete = ON;",
         )
         .map_err(diesel::r2d2::Error::QueryError)
     }
@@ -70,7 +73,8 @@ impl Db {
         // Foreign keys stay off on the migrating connection: a migration that rebuilds a parent
         // table (SQLite cannot alter constraints in place) must not cascade into its children.
         conn.batch_execute(
-            "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA foreign_keys = OFF;",
+            "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA foreign_keys = OFF; \
+             PRAGMA secure_delete = ON;",
         )?;
         conn.run_pending_migrations(MIGRATIONS)
             .map_err(|e| DbError::Migration(e.to_string()))?;

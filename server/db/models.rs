@@ -221,6 +221,14 @@ pub fn insert_api_token(conn: &mut SqliteConnection, sha256: &str, now: i64) -> 
         .map(|_| ())
 }
 
+/// Makes `sha256` the only stored API token digest (rotation: every other token is revoked).
+pub fn replace_api_tokens(conn: &mut SqliteConnection, sha256: &str, now: i64) -> QueryResult<()> {
+    conn.immediate_transaction(|conn| {
+        diesel::delete(api_tokens::table).execute(conn)?;
+        insert_api_token(conn, sha256, now)
+    })
+}
+
 /// Every stored API token digest.
 pub fn api_token_digests(conn: &mut SqliteConnection) -> QueryResult<Vec<String>> {
     api_tokens::table

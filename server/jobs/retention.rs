@@ -1,11 +1,13 @@
 //! Retention: terminal questions decided more than `max_age_days` ago, or beyond the newest
 //! `max_terminal` (by decision time, ties by id), are deleted; pending questions never are.
 //! Runs at start and on a tokio interval; deletes in bounded batches so the write lock is held
-//! briefly.
+//! briefly. Deleted content is overwritten (`secure_delete`, set on every connection) and the
+//! WAL truncated after each run, so nothing pruned stays readable in the database files.
 
 use std::time::Duration;
 
 use chrono::Utc;
+use diesel::connection::SimpleConnection;
 
 use crate::config::Retention;
 use crate::db::{Db, DbError, approvals, models};
@@ -72,6 +74,10 @@ pub async fn prune_once(db: &Db, policy: &Retention, now_ms: i64) -> Result<Prun
             .unwrap_or(i64::MAX)
             .saturating_mul(86_400_000);
         report.audit_entries = approvals::prune_audit(conn, now_ms.saturating_sub(audit_age_ms))?;
+        // Deleted is gone: the connection zeroes deleted content (`secure_delete`), and the WAL,
+        // which still holds the pages as they were, is copied back and truncated to nothing.
+        conn.batch_execute("PRAGMA wal_checkpoint(TRUNCATE);")
+            .map_err(DbError::Query)?;
         Ok(report)
     })
     .await

@@ -154,12 +154,75 @@ impl Caller {
     }
 }
 
+/// Marks a connection accepted on the owner-only Unix socket (set by the server's `on_connect`).
+#[derive(Debug, Clone, Copy)]
+pub struct LocalSocket;
+
+/// The server's `on_connect` hook: marks connections that came over the Unix socket.
+pub fn mark_socket_connections(io: &dyn std::any::Any, ext: &mut actix_web::dev::Extensions) {
+    if io.downcast_ref::<tokio::net::UnixStream>().is_some() {
+        ext.insert(LocalSocket);
+    }
+}
+
+/// True when `req` came over the owner-only Unix socket.
+pub fn via_socket(req: &HttpRequest) -> bool {
+    req.conn_data::<LocalSocket>().is_some()
+}
+
+/// `429 Too Many Requests` with `Retry-After`: a login attempt refused before it was checked.
+pub fn too_many_attempts(wait: std::time::Duration) -> HttpResponse {
+    let secs = wait.as_secs().max(1);
+    HttpResponse::TooManyRequests()
+        .insert_header(("Retry-After", secs.to_string()))
+        .content_type("text/plain; charset=utf-8")
+        .body(format!(
+            "Too many login attempts; try again in {secs} s, or run `mcp-consent login` for a link."
+        ))
+}
+
+/// How long a request body may take to arrive in full.
+pub const BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Ends a request body that has not arrived in full within [`BODY_TIMEOUT`] (a slow body must
+/// not hold a connection slot; the header timeout is the server's `client_request_timeout`).
+pub async fn body_deadline(
+    mut req: ServiceRequest,
+    next: Next<BoxBody>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    use actix_web::HttpMessage;
+    use futures_util::StreamExt;
+    let deadline = tokio::time::Instant::now() + BODY_TIMEOUT;
+    let payload = req.take_payload();
+    let timed = futures_util::stream::unfold(Some(payload), move |payload| async move {
+        let mut payload = payload?;
+        match tokio::time::timeout_at(deadline, payload.next()).await {
+            Ok(Some(chunk)) => Some((chunk, Some(payload))),
+            Ok(None) => None,
+            Err(_) => Some((
+                Err(actix_web::error::PayloadError::Incomplete(Some(
+                    std::io::Error::new(std::io::ErrorKind::TimedOut, "request body too slow"),
+                ))),
+                None,
+            )),
+        }
+    });
+    req.set_payload(actix_web::dev::Payload::Stream {
+        payload: Box::pin(timed),
+    });
+    next.call(req).await
+}
+
 /// Rejects requests whose `Host` is not the service's own address, and cross-origin requests
 /// whose `Origin` is not (DNS rebinding and cross-site form posts).
 pub async fn check_host_and_origin(
     req: ServiceRequest,
     next: Next<BoxBody>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    // The socket is reachable by the owner only, and no browser can address it.
+    if req.request().conn_data::<LocalSocket>().is_some() {
+        return next.call(req).await;
+    }
     let allowed = req
         .app_data::<web::Data<AppState>>()
         .map(|s| s.allowed_hosts.clone())

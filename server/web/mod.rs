@@ -2,6 +2,7 @@
 //! route table ([`configure`]) shared by the service and the tests.
 
 pub mod api;
+pub mod api_local;
 pub mod assets;
 pub mod auth;
 pub mod error;
@@ -29,6 +30,12 @@ pub struct AppState {
     pub auth: Auth,
     /// Valid API token digests.
     pub tokens: ApiTokens,
+    /// The address the TCP listener is bound to (covered by the service's proof).
+    pub listen_addr: std::net::SocketAddr,
+    /// The state directory (the token file rotation writes).
+    pub state_dir: crate::paths::StateDir,
+    /// Limits on passphrase login attempts.
+    pub login_guard: crate::auth::throttle::LoginGuard,
     /// `Host` values this service answers to (`127.0.0.1:PORT`, `localhost:PORT`, …).
     pub allowed_hosts: Vec<String>,
     /// The service's own base URL, `http://ADDR`.
@@ -43,7 +50,8 @@ pub struct AppState {
 
 /// Registers every route.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.configure(api::configure)
+    cfg.configure(api_local::configure)
+        .configure(api::configure)
         .configure(pages::configure)
         .configure(metrics::configure)
         .configure(assets::configure);

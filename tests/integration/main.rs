@@ -5,6 +5,7 @@ mod api;
 mod approvals;
 mod boundary;
 mod cli;
+mod doors;
 mod events;
 mod hardening;
 mod helpers;

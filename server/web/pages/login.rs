@@ -50,8 +50,9 @@ pub async fn logged_in(state: &AppState) -> Result<HttpResponse, PageError> {
 }
 
 /// `POST /login` with `passphrase`: checks it against the configured argon2id hash (on the
-/// blocking pool) and starts a session. A wrong passphrase costs an extra second.
+/// blocking pool, within `auth::throttle`) and starts a session; 429 when over the limits.
 pub async fn login_with_passphrase(
+    req: actix_web::HttpRequest,
     state: web::Data<AppState>,
     payload: web::Payload,
 ) -> Result<HttpResponse, PageError> {
@@ -60,12 +61,14 @@ pub async fn login_with_passphrase(
         return Err(PageError::NotFound);
     };
     let given = last(&pairs, "passphrase").unwrap_or_default().to_owned();
-    let ok = web::block(move || passphrase::verify(&hash, &given))
-        .await
-        .map_err(|e| PageError::Internal(Box::new(e)))?;
+    let client = req.peer_addr().map(|a| a.ip());
+    let ok = match state.login_guard.attempt(client, hash, given).await {
+        Attempt::Accepted => true,
+        Attempt::Wrong => false,
+        Attempt::TooMany(wait) => return Ok(auth::too_many_attempts(wait)),
+    };
     if !ok {
         tracing::warn!("wrong passphrase at /login");
-        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
         let page = LoginPage {
             message: Some("Wrong passphrase.".into()),
             passphrase: true,

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::auth::{self, WebSession};
 use super::error::PageError;
 use super::{AppState, MAX_BODY_BYTES, read_body};
-use crate::auth::passphrase;
+use crate::auth::throttle::Attempt;
 use crate::broker::{Answerer, BrokerError, Kind, Question, State, rfc3339};
 use crate::domain::{Action, Actor, Audience, AuditAction, Phase, RuleScope, RunState};
 use crate::protocol::FieldError;

@@ -1,48 +1,41 @@
-//! A typed client of the service's JSON API for the local commands (`proxy`, `login`). It
-//! finds the service by `--broker URL`, else `MCP_CONSENT_BROKER`, else `<state>/service-url`,
-//! else `http://127.0.0.1:7777`, and authenticates with the token in `<state>/api-token`.
+//! A typed client of the service's JSON API for the local commands (`proxy`, `login`,
+//! `questions`, `token rotate`). It reaches the service over the owner-only Unix socket
+//! `<state>/broker/api.sock`, or over TCP when given `--broker URL` / `MCP_CONSENT_BROKER`, and
+//! then only after the service proved it holds the token's key ([`transport`]). It authenticates
+//! with the token in `<state>/api-token`, read without following links.
 
-use std::time::Duration;
+pub mod transport;
 
-use reqwest::StatusCode;
+use hyper::{Method, StatusCode};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::domain::State;
-use crate::paths::StateDir;
+use crate::paths::{PathError, StateDir, read_private};
 pub use crate::wire::Opened;
 use crate::wire::{
     Answer, Answered, ErrorBody, Invalid, LoginLink, OpenRequest, Preview, QuestionDetail,
     QuestionList, ResponseBody, Summary,
 };
-
-/// The default service address.
-pub const DEFAULT_URL: &str = "http://127.0.0.1:7777";
+pub use transport::{Endpoint, TransportError};
 
 /// Errors talking to the service.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
-    /// The service could not be reached (not running, wrong address, restarting).
+    /// The service could not be reached (not running, wrong address, restarting), or a TCP
+    /// listener did not prove it is the service ([`TransportError::Unverified`]).
     #[error("mcp-consent service unreachable at {url}: {source}")]
     Unreachable {
-        /// The address tried.
+        /// The endpoint tried.
         url: String,
         /// The cause.
         #[source]
-        source: reqwest::Error,
+        source: TransportError,
     },
     /// The API token file could not be read (the service has never run for this state dir).
-    #[error(
-        "cannot read the API token {path} (has `mcp-consent serve` run with this state directory?)"
-    )]
-    NoToken {
-        /// The token file.
-        path: std::path::PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("cannot read the API token (has `mcp-consent serve` run with this state directory?)")]
+    NoToken(#[source] PathError),
     /// The request body was over the service's limit.
     #[error("request too large for the service")]
     TooLarge,
@@ -82,76 +75,70 @@ pub enum Waited {
 /// The API client.
 #[derive(Debug, Clone)]
 pub struct ServiceClient {
-    http: reqwest::Client,
     state: StateDir,
     explicit_url: Option<String>,
 }
 
 impl ServiceClient {
-    /// A client for the service of `state`, or at `explicit_url`.
+    /// A client for the service of `state` (over its socket), or at `explicit_url` (TCP,
+    /// verified before the token is sent).
     pub fn new(state: StateDir, explicit_url: Option<String>) -> ServiceClient {
         ServiceClient {
-            // The service is this machine's own (loopback by design): an environment HTTP
-            // proxy must never see its token or the questions.
-            http: reqwest::Client::builder()
-                .no_proxy()
-                .timeout(Duration::from_secs(90))
-                .build()
-                .unwrap_or_default(),
             state,
             explicit_url,
         }
     }
 
-    /// The service's base URL, resolved afresh on every call (a restarted service may listen
-    /// elsewhere).
-    pub fn base_url(&self) -> String {
-        if let Some(url) = &self.explicit_url {
-            return url.trim_end_matches('/').to_owned();
+    /// Where calls go: the explicit URL's TCP address, else the state directory's socket.
+    ///
+    /// # Errors
+    /// [`TransportError::BadUrl`] for an explicit URL that is not `http://HOST:PORT`.
+    pub fn endpoint(&self) -> Result<Endpoint, TransportError> {
+        match &self.explicit_url {
+            Some(url) => Endpoint::from_url(url),
+            None => Ok(Endpoint::Socket(self.state.api_socket())),
         }
-        std::fs::read_to_string(self.state.service_url_file())
-            .ok()
-            .map(|s| s.trim().trim_end_matches('/').to_owned())
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| DEFAULT_URL.to_owned())
+    }
+
+    fn describe(&self) -> String {
+        match (&self.explicit_url, self.endpoint()) {
+            (_, Ok(endpoint)) => endpoint.to_string(),
+            (Some(url), Err(_)) => url.clone(),
+            (None, Err(_)) => self.state.api_socket().display().to_string(),
+        }
     }
 
     fn token(&self) -> Result<String, ClientError> {
-        let path = self.state.api_token_file();
-        std::fs::read_to_string(&path)
+        read_private(&self.state.api_token_file())
             .map(|t| t.trim().to_owned())
-            .map_err(|source| ClientError::NoToken { path, source })
+            .map_err(ClientError::NoToken)
     }
 
     /// Sends one call; returns the status and the body text of a success, or the error the
     /// status stands for.
     async fn send<B: Serialize + ?Sized>(
         &self,
-        method: reqwest::Method,
+        method: Method,
         path: &str,
         body: Option<&B>,
     ) -> Result<(StatusCode, String), ClientError> {
+        let unreachable = |source| ClientError::Unreachable {
+            url: self.describe(),
+            source,
+        };
+        let endpoint = self.endpoint().map_err(unreachable)?;
         let token = self.token()?;
-        let url = format!("{}{path}", self.base_url());
-        let mut req = self.http.request(method, &url).bearer_auth(token);
-        if let Some(body) = body {
-            req = req.json(body);
-        }
-        let res = req
-            .send()
+        let body = match body {
+            Some(b) => Some(serde_json::to_vec(b).map_err(|e| ClientError::Status {
+                status: StatusCode::BAD_REQUEST,
+                body: format!("cannot encode the request: {e}"),
+            })?),
+            None => None,
+        };
+        let reply = transport::call(&endpoint, method, path, &token, body)
             .await
-            .map_err(|source| ClientError::Unreachable {
-                url: self.base_url(),
-                source,
-            })?;
-        let status = res.status();
-        let text = res
-            .text()
-            .await
-            .map_err(|source| ClientError::Unreachable {
-                url: self.base_url(),
-                source,
-            })?;
+            .map_err(unreachable)?;
+        let (status, text) = (reply.status, reply.body);
         let error_text = || match serde_json::from_str::<ErrorBody>(&text) {
             Ok(body) => body.error,
             Err(_) => text.clone(),
@@ -178,7 +165,7 @@ impl ServiceClient {
     /// [`send`](Self::send), decoding a success body as `T`.
     async fn call<B: Serialize + ?Sized, T: DeserializeOwned>(
         &self,
-        method: reqwest::Method,
+        method: Method,
         path: &str,
         body: Option<&B>,
     ) -> Result<(StatusCode, T), ClientError> {
@@ -205,7 +192,7 @@ impl ServiceClient {
     /// [`ClientError`].
     pub async fn open<B: Serialize + ?Sized>(&self, body: &B) -> Result<Opened, ClientError> {
         Ok(self
-            .call(reqwest::Method::POST, "/api/v1/requests", Some(body))
+            .call(Method::POST, "/api/v1/requests", Some(body))
             .await?
             .1)
     }
@@ -217,7 +204,7 @@ impl ServiceClient {
     pub async fn wait(&self, id: &str, wait_secs: u64) -> Result<Waited, ClientError> {
         let path = format!("/api/v1/requests/{id}/response?wait={wait_secs}");
         let (status, body) = self
-            .call::<(), ResponseBody>(reqwest::Method::GET, &path, None)
+            .call::<(), ResponseBody>(Method::GET, &path, None)
             .await?;
         Ok(match body {
             ResponseBody::Response { response } => Waited::Response(response),
@@ -231,13 +218,9 @@ impl ServiceClient {
     /// # Errors
     /// [`ClientError`].
     pub async fn cancel(&self, id: &str) -> Result<(), ClientError> {
-        self.send::<()>(
-            reqwest::Method::POST,
-            &format!("/api/v1/requests/{id}/cancel"),
-            None,
-        )
-        .await
-        .map(|_| ())
+        self.send::<()>(Method::POST, &format!("/api/v1/requests/{id}/cancel"), None)
+            .await
+            .map(|_| ())
     }
 
     /// `POST /api/v1/proxy/dropped`: reports lines the proxy dropped (counts only).
@@ -260,7 +243,7 @@ impl ServiceClient {
     pub async fn complete(&self, elicitation_id: &str) -> Result<(), ClientError> {
         let eid: String = form_urlencoded::byte_serialize(elicitation_id.as_bytes()).collect();
         self.send::<()>(
-            reqwest::Method::POST,
+            Method::POST,
             &format!("/api/v1/elicitations/{eid}/complete"),
             None,
         )
@@ -278,7 +261,7 @@ impl ServiceClient {
             None => "/api/v1/questions".to_owned(),
         };
         let (_, list) = self
-            .call::<(), QuestionList>(reqwest::Method::GET, &path, None)
+            .call::<(), QuestionList>(Method::GET, &path, None)
             .await?;
         Ok(list.questions)
     }
@@ -289,11 +272,7 @@ impl ServiceClient {
     /// [`ClientError`].
     pub async fn question(&self, id: &str) -> Result<QuestionDetail, ClientError> {
         Ok(self
-            .call::<(), QuestionDetail>(
-                reqwest::Method::GET,
-                &format!("/api/v1/questions/{id}"),
-                None,
-            )
+            .call::<(), QuestionDetail>(Method::GET, &format!("/api/v1/questions/{id}"), None)
             .await?
             .1)
     }
@@ -305,7 +284,7 @@ impl ServiceClient {
     pub async fn preview(&self, id: &str, answer: &Answer) -> Result<Value, ClientError> {
         let (_, preview) = self
             .call::<_, Preview>(
-                reqwest::Method::POST,
+                Method::POST,
                 &format!("/api/v1/questions/{id}/preview"),
                 Some(answer),
             )
@@ -320,7 +299,7 @@ impl ServiceClient {
     pub async fn answer(&self, id: &str, answer: &Answer) -> Result<State, ClientError> {
         let (_, answered) = self
             .call::<_, Answered>(
-                reqwest::Method::POST,
+                Method::POST,
                 &format!("/api/v1/questions/{id}/answer"),
                 Some(answer),
             )
@@ -334,8 +313,21 @@ impl ServiceClient {
     /// [`ClientError`].
     pub async fn login_link(&self) -> Result<String, ClientError> {
         let (_, link) = self
-            .call::<(), LoginLink>(reqwest::Method::POST, "/api/v1/login-links", None)
+            .call::<(), LoginLink>(Method::POST, "/api/v1/login-links", None)
             .await?;
         Ok(link.url)
+    }
+}
+
+impl ServiceClient {
+    /// `POST /api/v1/token/rotate` (socket only): the service makes a new token, keeps only its
+    /// digest and refuses the old one at once.
+    ///
+    /// # Errors
+    /// [`ClientError`]; [`ClientError::Unreachable`] when no service listens on the socket.
+    pub async fn rotate_token(&self) -> Result<(), ClientError> {
+        self.send::<()>(Method::POST, "/api/v1/token/rotate", None)
+            .await
+            .map(|_| ())
     }
 }

@@ -1,0 +1,59 @@
+//! The two API routes about the service's own doors: `GET /api/v1/service-proof?nonce=HEX`
+//! (no credentials: a TCP client checks it before sending the token, see `auth::proof`) and
+//! `POST /api/v1/token/rotate` (only over the owner-only Unix socket).
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::Deserialize;
+
+use super::AppState;
+use super::auth::via_socket;
+use super::error::ApiError;
+use crate::auth::proof::{self, ServiceProof};
+
+/// Registers the routes (before the `/api/v1` scope, which would otherwise take them).
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/api/v1/service-proof", web::get().to(service_proof))
+        .route("/api/v1/token/rotate", web::post().to(rotate_token));
+}
+
+#[derive(Deserialize)]
+struct NonceQuery {
+    nonce: String,
+}
+
+/// `GET /api/v1/service-proof?nonce=HEX`: `{"addr","proofs"}`, one HMAC per valid token over
+/// the nonce and the bound address.
+async fn service_proof(
+    state: web::Data<AppState>,
+    query: web::Query<NonceQuery>,
+) -> Result<HttpResponse, ApiError> {
+    if !proof::valid_nonce(&query.nonce) {
+        return Err(ApiError::BadRequest(
+            "nonce must be 32 to 128 hex characters".into(),
+        ));
+    }
+    let addr = state.listen_addr.to_string();
+    let proofs = state.tokens.proofs(&query.nonce, &addr);
+    Ok(HttpResponse::Ok().json(ServiceProof { addr, proofs }))
+}
+
+/// `POST /api/v1/token/rotate`: a new token in `<state>/api-token`, the old one refused from
+/// now on. Only over the Unix socket, which only the owner can reach; the body is
+/// `{"rotated":true}` (the token itself is never sent).
+async fn rotate_token(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    if !via_socket(&req) {
+        return Err(ApiError::Forbidden(
+            "rotate the token with `mcp-consent token rotate` (over the local socket)".into(),
+        ));
+    }
+    state
+        .auth
+        .rotate_api_token(&state.state_dir, &state.tokens)
+        .await
+        .map_err(|e| ApiError::Internal(Box::new(e)))?;
+    tracing::info!("API token rotated; the old token is refused from now on");
+    Ok(HttpResponse::Ok().json(serde_json::json!({"rotated": true})))
+}

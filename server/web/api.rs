@@ -284,6 +284,9 @@ impl Drop for Subscriber {
     }
 }
 
+/// How often an idle event stream gets a keep-alive comment, so a closed client is noticed.
+pub const EVENTS_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
+
 /// `GET /api/v1/events`: server-sent events, `event: question`, data = one summary event. The
 /// stream ends when the service shuts down (clients reconnect to the next instance).
 async fn events(state: web::Data<AppState>, _caller: Caller) -> HttpResponse {
@@ -292,23 +295,37 @@ async fn events(state: web::Data<AppState>, _caller: Caller) -> HttpResponse {
     let broker = state.broker.clone();
     let hello =
         stream::once(async { Ok::<_, actix_web::Error>(Bytes::from_static(b": connected\n\n")) });
-    let updates = stream::unfold((rx, guard, broker), |(mut rx, guard, broker)| async move {
-        loop {
-            let received = tokio::select! {
-                r = rx.recv() => r,
-                () = broker.stopping() => return None,
-            };
-            match received {
-                Ok(event) => {
-                    let data = serde_json::to_string(&event).unwrap_or_default();
-                    let frame = Bytes::from(format!("event: question\ndata: {data}\n\n"));
-                    return Some((Ok(frame), (rx, guard, broker)));
+    let mut beat = tokio::time::interval_at(
+        tokio::time::Instant::now() + EVENTS_KEEP_ALIVE,
+        EVENTS_KEEP_ALIVE,
+    );
+    beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // A keep-alive comment every EVENTS_KEEP_ALIVE: writing to a closed client fails, actix
+    // drops the stream, and the subscriber slot (guard) goes with it.
+    let updates = stream::unfold(
+        (rx, guard, broker, beat),
+        |(mut rx, guard, broker, mut beat)| async move {
+            loop {
+                let received = tokio::select! {
+                    r = rx.recv() => r,
+                    () = broker.stopping() => return None,
+                    _ = beat.tick() => {
+                        let frame = Bytes::from_static(b": keep-alive\n\n");
+                        return Some((Ok(frame), (rx, guard, broker, beat)));
+                    }
+                };
+                match received {
+                    Ok(event) => {
+                        let data = serde_json::to_string(&event).unwrap_or_default();
+                        let frame = Bytes::from(format!("event: question\ndata: {data}\n\n"));
+                        return Some((Ok(frame), (rx, guard, broker, beat)));
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
                 }
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
             }
-        }
-    });
+        },
+    );
     HttpResponse::Ok()
         .content_type("text/event-stream")
         .insert_header(("Cache-Control", "no-cache"))

@@ -507,3 +507,35 @@ async fn pruned_prompts_and_answers_are_not_readable_in_the_database_files() {
         );
     }
 }
+
+async fn event_subscribers(app: &TestApp) -> String {
+    let text = app.get("/metrics").await.text().await.unwrap();
+    text.lines()
+        .find(|l| l.starts_with("mcp_consent_event_subscribers "))
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_closed_event_stream_releases_its_subscriber_slot_without_further_events() {
+    let app = spawn_app().await;
+    let mut res = reqwest::Client::new()
+        .get(format!("{}/api/v1/events", app.base))
+        .bearer_auth(&app.token)
+        .send()
+        .await
+        .unwrap();
+    let first = res.chunk().await.unwrap().unwrap();
+    assert!(String::from_utf8_lossy(&first).contains("connected"));
+    assert_eq!(
+        event_subscribers(&app).await,
+        "mcp_consent_event_subscribers 1"
+    );
+    drop(res);
+    // No event is published; the keep-alive write (every 15 s) finds the client gone.
+    let until = Instant::now() + mcp_consent::web::api::EVENTS_KEEP_ALIVE * 3;
+    while event_subscribers(&app).await != "mcp_consent_event_subscribers 0" {
+        assert!(Instant::now() < until, "the slot was never released");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

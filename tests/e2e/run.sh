@@ -3,7 +3,7 @@
 # @modelcontextprotocol/server-everything as the MCP server.
 #
 #   tests/e2e/run.sh                 # everything
-#   tests/e2e/run.sh tests/e2e/test_browser.py -k overrides   # any pytest arguments
+#   tests/e2e/run.sh tests/e2e/test_everything.py -k decline   # any pytest arguments
 #
 # Installs what it needs (idempotent; quick when nothing changed):
 #   <repo>/.venv from tests/e2e/requirements.txt, tests/e2e/node_modules via `npm ci`,
@@ -35,7 +35,7 @@ if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
   echo "$want" >"$stamp"
 fi
 
-# Chromium for the real-browser tests (test_real_browser.py, test_url_elicitation.py).
+# Chromium: every test that uses the pages drives it (conftest.py, person.py).
 if [ -z "${CHROMIUM_BIN:-}" ] && ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null; then
   if ! command -v apt-get >/dev/null; then
     echo "run.sh: Chromium is missing and apt-get is not available: install Chromium and set CHROMIUM_BIN" >&2

@@ -81,14 +81,16 @@ async def test_url_elicitation_open_in_chromium(
         context.on("response", on_response)
         async with context.expect_page() as popup_info:
             await page.locator(f"a[href='{qpath}/open']").click()
-        popup = await popup_info.value
+        await popup_info.value
         deadline = time.monotonic() + 10
         while not (redirects and real_browser.blocked):
             assert time.monotonic() < deadline, (redirects, real_browser.blocked)
             await asyncio.sleep(0.1)
         assert redirects == [(303, IDN_URL, "no-referrer")], redirects
         assert real_browser.blocked == [IDN_URL], real_browser.blocked
-        await popup.close()
+        # The tab stays open until the fixture closes the whole context: closing it here can race
+        # the commit of its error page, and Chromium may then never close it, so page.close()
+        # waits forever (microsoft/playwright#42068, crbug.com/536385539; it hung this suite once).
 
         result = await tool_result(call)
     finally:

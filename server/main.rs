@@ -234,7 +234,12 @@ async fn main() -> ExitCode {
             command,
         } => {
             init_tracing("warn");
-            let client = ServiceClient::new(StateDir::at(root), broker);
+            let client = ServiceClient::new(StateDir::at(root.clone()), broker);
+            let sign_in = proxy::http::SignIn {
+                name: name.clone(),
+                service: client.clone(),
+                state_root: root,
+            };
             let options = ProxyOptions {
                 name,
                 command,
@@ -247,6 +252,7 @@ async fn main() -> ExitCode {
                         headers,
                         env_headers,
                         max_line_bytes,
+                        sign_in: Some(sign_in),
                     };
                     match proxy::http::connect(&remote) {
                         Ok(upstream) => proxy::run_with(upstream, options, client).await,

@@ -1,0 +1,386 @@
+//! MCP authorization for a remote server (2025-06-18 / 2025-11-25 `basic/authorization`): on a
+//! 401 (or a 403 `insufficient_scope`), discover the authorization server ([`discover`]),
+//! register a client (RFC 7591), have the person sign in through the service's queue
+//! ([`signin`]) with the authorization code flow, PKCE S256 and the `resource` indicator
+//! (RFC 8707), and keep the tokens, refreshed when they expire, owner-only at
+//! `<state>/oauth/<name>.json`. Tokens never reach logs, events or metrics: nothing here
+//! derives `Debug` over them and errors never carry them.
+
+pub mod discover;
+mod signin;
+
+use std::path::PathBuf;
+use std::sync::{Mutex, PoisonError};
+
+use oauth2::basic::BasicClient;
+use oauth2::{
+    AuthType, AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, PkceCodeChallenge,
+    RedirectUrl, RefreshToken, Scope, TokenResponse, TokenUrl,
+};
+use reqwest::Client;
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+use crate::client::ServiceClient;
+use discover::Challenge;
+
+/// Why the proxy could not get a token (the text goes to the host; it never holds a secret).
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    /// Metadata missing or unusable.
+    #[error("authorization discovery failed: {0}")]
+    Discovery(String),
+    /// Metadata that claims another origin than it came from.
+    #[error("authorization refused: {0}")]
+    Mismatch(String),
+    /// An endpoint over plain http off loopback.
+    #[error("authorization refused: {0} is not https")]
+    Insecure(String),
+    /// No way to obtain a client id.
+    #[error("cannot register with the authorization server: {0}")]
+    Registration(String),
+    /// The loopback listener could not open.
+    #[error("cannot open the sign-in callback: {0}")]
+    Callback(String),
+    /// The sign-in question could not be asked or was declined.
+    #[error("sign-in question: {0}")]
+    Question(String),
+    /// The authorization server redirected with an error.
+    #[error("the authorization server refused the sign-in: {0}")]
+    Denied(String),
+    /// Nobody signed in in time.
+    #[error("nobody signed in within ten minutes")]
+    TimedOut,
+    /// The code or refresh exchange failed.
+    #[error("token request failed: {0}")]
+    Token(String),
+}
+
+/// A transport failure of the OAuth client (no URL in the text).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Transport(String);
+
+/// What is stored at `<state>/oauth/<name>.json` (0600).
+#[derive(Clone, Serialize, Deserialize)]
+struct Stored {
+    resource: String,
+    client_id: String,
+    client_secret: Option<String>,
+    /// `client_secret_basic`, `client_secret_post` or `none`.
+    auth_method: String,
+    token_endpoint: String,
+    access_token: String,
+    refresh_token: Option<String>,
+}
+
+/// The authorization state of one remote server.
+pub struct Auth {
+    name: String,
+    service: ServiceClient,
+    store: PathBuf,
+    http: Client,
+    current: Mutex<Option<Stored>>,
+    /// One authorization at a time; requests that failed meanwhile reuse its result.
+    flight: tokio::sync::Mutex<()>,
+}
+
+impl Auth {
+    /// Authorization for the server `name`, its tokens under `state_root/oauth/`.
+    ///
+    /// # Errors
+    /// Text when the HTTP client cannot be built.
+    pub fn new(
+        name: &str,
+        service: ServiceClient,
+        state_root: PathBuf,
+        resource: &Url,
+    ) -> Result<Auth, reqwest::Error> {
+        let store = state_root.join("oauth").join(format!("{name}.json"));
+        let current = crate::paths::read_private(&store)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Stored>(&t).ok())
+            .filter(|s| s.resource == resource.as_str());
+        Ok(Auth {
+            name: name.to_owned(),
+            service,
+            store,
+            // Metadata and token requests never follow redirects (RFC 6749 §3.2 / oauth2 docs).
+            http: Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .user_agent(concat!("mcp-consent/", env!("CARGO_PKG_VERSION")))
+                .build()?,
+            current: Mutex::new(current),
+            flight: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    /// The access token to send, if any.
+    pub fn bearer(&self) -> Option<String> {
+        self.current
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .map(|s| s.access_token.clone())
+    }
+
+    /// Gets a new token after the server refused `sent` with `www_authenticate`: refresh when
+    /// the refusal is not about scope, else (or when refreshing fails) sign in anew.
+    ///
+    /// # Errors
+    /// [`AuthError`].
+    pub async fn authorize(
+        &self,
+        resource: &Url,
+        www_authenticate: Option<&str>,
+        sent: Option<&str>,
+    ) -> Result<(), AuthError> {
+        let _flight = self.flight.lock().await;
+        if self.bearer().as_deref() != sent {
+            return Ok(()); // another request already got a new token
+        }
+        let challenge = Challenge::parse(www_authenticate.unwrap_or(""));
+        let stored = self
+            .current
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(stored) =
+            stored.filter(|_| challenge.error.as_deref() != Some("insufficient_scope"))
+            && stored.refresh_token.is_some()
+        {
+            match self.refresh(stored).await {
+                Ok(()) => return Ok(()),
+                Err(e) => tracing::info!(server = %self.name, "refresh failed, signing in: {e}"),
+            }
+        }
+        self.sign_in(resource, &challenge).await
+    }
+
+    async fn refresh(&self, mut stored: Stored) -> Result<(), AuthError> {
+        let Some(refresh) = stored.refresh_token.clone() else {
+            return Err(AuthError::Token("no refresh token".into()));
+        };
+        let client = oauth_client(&stored)?;
+        let http = self.exchanger();
+        let token = client
+            .exchange_refresh_token(&RefreshToken::new(refresh))
+            .add_extra_param("resource", stored.resource.clone())
+            .request_async(&http)
+            .await
+            .map_err(token_error)?;
+        stored.access_token = token.access_token().secret().clone();
+        if let Some(r) = token.refresh_token() {
+            stored.refresh_token = Some(r.secret().clone());
+        }
+        self.keep(stored);
+        Ok(())
+    }
+
+    async fn sign_in(&self, resource: &Url, challenge: &Challenge) -> Result<(), AuthError> {
+        let prm = discover::resource_metadata(&self.http, resource, challenge).await?;
+        let issuer = prm.authorization_servers.first().ok_or_else(|| {
+            AuthError::Discovery("the resource names no authorization server".into())
+        })?;
+        let meta = discover::server_metadata(&self.http, issuer).await?;
+        let callback = signin::Callback::open().await?;
+        let (client_id, client_secret, auth_method) =
+            self.register(&meta, &callback.redirect_uri).await?;
+        let mut stored = Stored {
+            resource: resource.to_string(),
+            client_id,
+            client_secret,
+            auth_method,
+            token_endpoint: meta.token_endpoint.clone(),
+            access_token: String::new(),
+            refresh_token: None,
+        };
+        let client = oauth_client(&stored)?
+            .set_auth_uri(
+                AuthUrl::new(meta.authorization_endpoint.clone())
+                    .map_err(|e| AuthError::Discovery(e.to_string()))?,
+            )
+            .set_redirect_uri(RedirectUrl::from_url(callback.redirect_uri.clone()));
+        let (challenge_pkce, verifier) = PkceCodeChallenge::new_random_sha256();
+        let scope = challenge
+            .scope
+            .clone()
+            .or_else(|| prm.scopes_supported.as_ref().map(|s| s.join(" ")))
+            .filter(|s| !s.is_empty());
+        let mut request = client
+            .authorize_url(CsrfToken::new_random)
+            .set_pkce_challenge(challenge_pkce)
+            .add_extra_param("resource", stored.resource.clone());
+        if let Some(scope) = &scope {
+            request = request.add_scopes(scope.split(' ').map(|s| Scope::new(s.to_owned())));
+        }
+        let (authorize, state) = request.url();
+        let code = signin::ask(
+            &self.service,
+            &self.name,
+            &authorize,
+            &callback,
+            state.secret(),
+        )
+        .await?;
+        let http = self.exchanger();
+        let token = client
+            .exchange_code(AuthorizationCode::new(code))
+            .set_pkce_verifier(verifier)
+            .add_extra_param("resource", stored.resource.clone())
+            .request_async(&http)
+            .await
+            .map_err(token_error)?;
+        stored.access_token = token.access_token().secret().clone();
+        stored.refresh_token = token.refresh_token().map(|r| r.secret().clone());
+        self.keep(stored);
+        tracing::info!(server = %self.name, "signed in to the remote server");
+        Ok(())
+    }
+
+    /// Registers a client (RFC 7591); returns its id, secret and token endpoint auth method.
+    async fn register(
+        &self,
+        meta: &discover::ServerMetadata,
+        redirect: &Url,
+    ) -> Result<(String, Option<String>, String), AuthError> {
+        let Some(endpoint) = &meta.registration_endpoint else {
+            let why = if meta.client_id_metadata_document_supported == Some(true) {
+                "it accepts only a client ID metadata document, which needs an https URL this proxy does not host"
+            } else {
+                "it offers no dynamic client registration (pre-registered clients are not supported)"
+            };
+            return Err(AuthError::Registration(why.into()));
+        };
+        #[derive(Deserialize)]
+        struct Registered {
+            client_id: String,
+            client_secret: Option<String>,
+            token_endpoint_auth_method: Option<String>,
+        }
+        let response = self
+            .http
+            .post(endpoint)
+            .json(&serde_json::json!({
+                "client_name": format!("mcp-consent ({})", self.name),
+                "redirect_uris": [redirect.as_str()],
+                "grant_types": ["authorization_code", "refresh_token"],
+                "response_types": ["code"],
+            }))
+            .send()
+            .await
+            .map_err(|e| AuthError::Registration(crate::proxy::http::remote::describe(&e)))?;
+        if !response.status().is_success() {
+            return Err(AuthError::Registration(format!(
+                "HTTP {}",
+                response.status()
+            )));
+        }
+        let r: Registered = response
+            .json()
+            .await
+            .map_err(|_| AuthError::Registration("the reply is not a registration".into()))?;
+        let method = r.token_endpoint_auth_method.unwrap_or_else(|| {
+            if r.client_secret.is_some() {
+                "client_secret_basic"
+            } else {
+                "none"
+            }
+            .to_owned()
+        });
+        Ok((r.client_id, r.client_secret, method))
+    }
+
+    /// Keeps `stored` in memory and on disk (owner-only; a failure to write is logged).
+    fn keep(&self, stored: Stored) {
+        if let Some(dir) = self.store.parent() {
+            use std::os::unix::fs::DirBuilderExt;
+            let _ = std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir);
+        }
+        match serde_json::to_string(&stored) {
+            Ok(text) => {
+                if let Err(e) = crate::paths::write_private(&self.store, &text) {
+                    tracing::warn!(server = %self.name, "cannot store the tokens: {e}");
+                }
+            }
+            Err(e) => tracing::warn!(server = %self.name, "cannot store the tokens: {e}"),
+        }
+        *self.current.lock().unwrap_or_else(PoisonError::into_inner) = Some(stored);
+    }
+
+    /// The HTTP function the `oauth2` crate calls (our reqwest, no redirects).
+    fn exchanger(
+        &self,
+    ) -> impl Fn(
+        oauth2::HttpRequest,
+    ) -> std::pin::Pin<
+        Box<dyn Future<Output = Result<oauth2::HttpResponse, Transport>> + Send>,
+    > + use<> {
+        let http = self.http.clone();
+        move |request: oauth2::HttpRequest| {
+            let http = http.clone();
+            Box::pin(async move {
+                let request = reqwest::Request::try_from(request)
+                    .map_err(|e| Transport(crate::proxy::http::remote::describe(&e)))?;
+                let response = http
+                    .execute(request)
+                    .await
+                    .map_err(|e| Transport(crate::proxy::http::remote::describe(&e)))?;
+                let mut builder = http::Response::builder().status(response.status());
+                for (k, v) in response.headers() {
+                    builder = builder.header(k, v);
+                }
+                let body = crate::proxy::http::remote::read_body(response, 256 * 1024)
+                    .await
+                    .map_err(Transport)?;
+                builder.body(body).map_err(|e| Transport(e.to_string()))
+            })
+        }
+    }
+}
+
+type Configured = oauth2::Client<
+    oauth2::basic::BasicErrorResponse,
+    oauth2::basic::BasicTokenResponse,
+    oauth2::basic::BasicTokenIntrospectionResponse,
+    oauth2::StandardRevocableToken,
+    oauth2::basic::BasicRevocationErrorResponse,
+    oauth2::EndpointNotSet,
+    oauth2::EndpointNotSet,
+    oauth2::EndpointNotSet,
+    oauth2::EndpointNotSet,
+    oauth2::EndpointSet,
+>;
+
+/// An `oauth2` client for the token endpoint with the registered credentials.
+fn oauth_client(stored: &Stored) -> Result<Configured, AuthError> {
+    let mut client = BasicClient::new(ClientId::new(stored.client_id.clone())).set_token_uri(
+        TokenUrl::new(stored.token_endpoint.clone())
+            .map_err(|e| AuthError::Token(e.to_string()))?,
+    );
+    if let Some(secret) = &stored.client_secret
+        && stored.auth_method != "none"
+    {
+        client = client.set_client_secret(ClientSecret::new(secret.clone()));
+    }
+    let auth_type = if stored.auth_method == "client_secret_basic" {
+        AuthType::BasicAuth
+    } else {
+        AuthType::RequestBody
+    };
+    Ok(client.set_auth_type(auth_type))
+}
+
+fn token_error<E: std::error::Error>(e: E) -> AuthError {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    AuthError::Token(text)
+}

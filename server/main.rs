@@ -59,6 +59,9 @@ enum Command {
         /// Repeatable.
         #[arg(long = "env-header", requires = "url")]
         env_headers: Vec<String>,
+        /// How to identify to the remote server's authorization server when signing in.
+        #[command(flatten)]
+        client: proxy::http::auth::register::ClientArgs,
         /// The server command and its arguments.
         #[arg(last = true, required_unless_present = "url")]
         command: Vec<String>,
@@ -231,6 +234,7 @@ async fn main() -> ExitCode {
             url,
             headers,
             env_headers,
+            client: oauth_client,
             command,
         } => {
             init_tracing("warn");
@@ -239,6 +243,7 @@ async fn main() -> ExitCode {
                 name: name.clone(),
                 service: client.clone(),
                 state_root: root,
+                client: oauth_client,
             };
             let options = ProxyOptions {
                 name,

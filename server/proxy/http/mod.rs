@@ -58,6 +58,9 @@ pub enum HttpError {
     /// The HTTP client could not be built.
     #[error("cannot set up the HTTP client")]
     Client(#[source] reqwest::Error),
+    /// `--client-id` / `--client-secret-env` / `--client-metadata-url` are unusable.
+    #[error(transparent)]
+    ClientArgs(#[from] auth::register::ClientArgsError),
 }
 
 /// Settings of a remote server.
@@ -85,6 +88,8 @@ pub struct SignIn {
     pub service: crate::client::ServiceClient,
     /// The state directory (tokens at `<state>/oauth/<name>.json`).
     pub state_root: std::path::PathBuf,
+    /// How the proxy identifies itself to the authorization server.
+    pub client: auth::register::ClientArgs,
 }
 
 /// Connects the transport (lazily: the first POST is the host's first message).
@@ -99,10 +104,19 @@ pub fn connect(options: &HttpOptions) -> Result<Upstream, HttpError> {
     let env = |name: &str| std::env::var(name).ok();
     let headers = headers::build(&options.headers, &options.env_headers, &env)?;
     let auth = match &options.sign_in {
-        Some(s) => Some(Arc::new(
-            auth::Auth::new(&s.name, s.service.clone(), s.state_root.clone(), &url)
+        Some(s) => {
+            let client = auth::register::ClientConfig::from_args(&s.client, &env)?;
+            Some(Arc::new(
+                auth::Auth::new(
+                    &s.name,
+                    s.service.clone(),
+                    s.state_root.clone(),
+                    &url,
+                    client,
+                )
                 .map_err(HttpError::Client)?,
-        )),
+            ))
+        }
         None => None,
     };
     let remote = Arc::new(Remote::new(url, headers, options.max_line_bytes, auth)?);

@@ -87,6 +87,9 @@ pub struct ServerMetadata {
     /// PKCE methods; when listed, `S256` must be among them.
     #[serde(default)]
     pub code_challenge_methods_supported: Option<Vec<String>>,
+    /// Token endpoint authentication methods; absent means `client_secret_basic`.
+    #[serde(default)]
+    pub token_endpoint_auth_methods_supported: Option<Vec<String>>,
     /// Whether the server accepts a client ID metadata document as `client_id`.
     #[serde(default)]
     pub client_id_metadata_document_supported: Option<bool>,

@@ -1,12 +1,14 @@
 //! MCP authorization for a remote server (2025-06-18 / 2025-11-25 `basic/authorization`): on a
 //! 401 (or a 403 `insufficient_scope`), discover the authorization server ([`discover`]),
-//! register a client (RFC 7591), have the person sign in through the service's queue
+//! identify the client ([`register`]: pre-registered, client ID metadata document or RFC 7591
+//! registration), have the person sign in through the service's queue
 //! ([`signin`]) with the authorization code flow, PKCE S256 and the `resource` indicator
 //! (RFC 8707), and keep the tokens, refreshed when they expire, owner-only at
 //! `<state>/oauth/<name>.json`. Tokens never reach logs, events or metrics: nothing here
 //! derives `Debug` over them and errors never carry them.
 
 pub mod discover;
+pub mod register;
 mod signin;
 
 use std::path::PathBuf;
@@ -23,6 +25,7 @@ use url::Url;
 
 use crate::client::ServiceClient;
 use discover::Challenge;
+use register::{ClientConfig, TokenAuth};
 
 /// Why the proxy could not get a token (the text goes to the host; it never holds a secret).
 #[derive(Debug, thiserror::Error)]
@@ -67,8 +70,8 @@ struct Stored {
     resource: String,
     client_id: String,
     client_secret: Option<String>,
-    /// `client_secret_basic`, `client_secret_post` or `none`.
-    auth_method: String,
+    /// How the token endpoint is authenticated.
+    auth_method: TokenAuth,
     token_endpoint: String,
     access_token: String,
     refresh_token: Option<String>,
@@ -79,6 +82,7 @@ pub struct Auth {
     name: String,
     service: ServiceClient,
     store: PathBuf,
+    client: ClientConfig,
     http: Client,
     current: Mutex<Option<Stored>>,
     /// One authorization at a time; requests that failed meanwhile reuse its result.
@@ -86,7 +90,9 @@ pub struct Auth {
 }
 
 impl Auth {
-    /// Authorization for the server `name`, its tokens under `state_root/oauth/`.
+    /// Authorization for the server `name` as the client `client`, its tokens under
+    /// `state_root/oauth/`. Stored tokens for another resource or another pre-registered
+    /// client are not used.
     ///
     /// # Errors
     /// Text when the HTTP client cannot be built.
@@ -95,16 +101,19 @@ impl Auth {
         service: ServiceClient,
         state_root: PathBuf,
         resource: &Url,
+        client: ClientConfig,
     ) -> Result<Auth, reqwest::Error> {
         let store = state_root.join("oauth").join(format!("{name}.json"));
         let current = crate::paths::read_private(&store)
             .ok()
             .and_then(|t| serde_json::from_str::<Stored>(&t).ok())
-            .filter(|s| s.resource == resource.as_str());
+            .filter(|s| s.resource == resource.as_str())
+            .filter(|s| client.client_id().is_none_or(|id| id == s.client_id));
         Ok(Auth {
             name: name.to_owned(),
             service,
             store,
+            client,
             // Metadata and token requests never follow redirects (RFC 6749 §3.2 / oauth2 docs).
             http: Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
@@ -184,13 +193,19 @@ impl Auth {
         })?;
         let meta = discover::server_metadata(&self.http, issuer).await?;
         let callback = signin::Callback::open().await?;
-        let (client_id, client_secret, auth_method) =
-            self.register(&meta, &callback.redirect_uri).await?;
+        let registered = register::register(
+            &self.http,
+            &self.client,
+            &self.name,
+            &meta,
+            &callback.redirect_uri,
+        )
+        .await?;
         let mut stored = Stored {
             resource: resource.to_string(),
-            client_id,
-            client_secret,
-            auth_method,
+            client_id: registered.client_id,
+            client_secret: registered.client_secret,
+            auth_method: registered.auth,
             token_endpoint: meta.token_endpoint.clone(),
             access_token: String::new(),
             refresh_token: None,
@@ -236,59 +251,6 @@ impl Auth {
         self.keep(stored);
         tracing::info!(server = %self.name, "signed in to the remote server");
         Ok(())
-    }
-
-    /// Registers a client (RFC 7591); returns its id, secret and token endpoint auth method.
-    async fn register(
-        &self,
-        meta: &discover::ServerMetadata,
-        redirect: &Url,
-    ) -> Result<(String, Option<String>, String), AuthError> {
-        let Some(endpoint) = &meta.registration_endpoint else {
-            let why = if meta.client_id_metadata_document_supported == Some(true) {
-                "it accepts only a client ID metadata document, which needs an https URL this proxy does not host"
-            } else {
-                "it offers no dynamic client registration (pre-registered clients are not supported)"
-            };
-            return Err(AuthError::Registration(why.into()));
-        };
-        #[derive(Deserialize)]
-        struct Registered {
-            client_id: String,
-            client_secret: Option<String>,
-            token_endpoint_auth_method: Option<String>,
-        }
-        let response = self
-            .http
-            .post(endpoint)
-            .json(&serde_json::json!({
-                "client_name": format!("mcp-consent ({})", self.name),
-                "redirect_uris": [redirect.as_str()],
-                "grant_types": ["authorization_code", "refresh_token"],
-                "response_types": ["code"],
-            }))
-            .send()
-            .await
-            .map_err(|e| AuthError::Registration(crate::proxy::http::remote::describe(&e)))?;
-        if !response.status().is_success() {
-            return Err(AuthError::Registration(format!(
-                "HTTP {}",
-                response.status()
-            )));
-        }
-        let r: Registered = response
-            .json()
-            .await
-            .map_err(|_| AuthError::Registration("the reply is not a registration".into()))?;
-        let method = r.token_endpoint_auth_method.unwrap_or_else(|| {
-            if r.client_secret.is_some() {
-                "client_secret_basic"
-            } else {
-                "none"
-            }
-            .to_owned()
-        });
-        Ok((r.client_id, r.client_secret, method))
     }
 
     /// Keeps `stored` in memory and on disk (owner-only; a failure to write is logged).
@@ -362,11 +324,11 @@ fn oauth_client(stored: &Stored) -> Result<Configured, AuthError> {
             .map_err(|e| AuthError::Token(e.to_string()))?,
     );
     if let Some(secret) = &stored.client_secret
-        && stored.auth_method != "none"
+        && stored.auth_method != TokenAuth::Public
     {
         client = client.set_client_secret(ClientSecret::new(secret.clone()));
     }
-    let auth_type = if stored.auth_method == "client_secret_basic" {
+    let auth_type = if stored.auth_method == TokenAuth::ClientSecretBasic {
         AuthType::BasicAuth
     } else {
         AuthType::RequestBody

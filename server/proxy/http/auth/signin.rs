@@ -10,7 +10,7 @@ use tokio::net::TcpListener;
 use url::Url;
 
 use super::AuthError;
-use crate::client::{Opened, ServiceClient};
+use crate::client::{Opened, ServiceClient, Waited};
 
 /// How long the proxy waits for the person to sign in.
 const SIGN_IN_TIME: Duration = Duration::from_secs(600);
@@ -145,11 +145,38 @@ pub async fn ask(
         }
         Err(e) => return Err(AuthError::Question(e.to_string())),
     };
-    let code = tokio::time::timeout(SIGN_IN_TIME, callback.code(state)).await;
+    let code = tokio::time::timeout(SIGN_IN_TIME, async {
+        tokio::select! {
+            code = callback.code(state) => code,
+            refused = refused(service, &question) => Err(refused),
+        }
+    })
+    .await;
     // The question has done its work (or expired); completion lets the page say so.
     let _ = service.complete(&elicitation_id).await;
     if code.is_err() {
         let _ = service.cancel(&question).await;
     }
     code.map_err(|_| AuthError::TimedOut)?
+}
+
+/// Resolves when the person declines or cancels the sign-in question, or it is withdrawn;
+/// stays pending once they opened the link (the redirect then brings the code).
+async fn refused(service: &ServiceClient, question: &str) -> AuthError {
+    loop {
+        match service.wait(question, 30).await {
+            Ok(Waited::Pending) => {}
+            Ok(Waited::Response(response)) => {
+                if response["result"]["action"] == "accept" {
+                    return std::future::pending().await;
+                }
+                return AuthError::Question("the person declined the sign-in".into());
+            }
+            Ok(Waited::Closed) => {
+                return AuthError::Question("the sign-in question was withdrawn".into());
+            }
+            // The service restarting: keep waiting for the redirect, ask again shortly.
+            Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
+        }
+    }
 }

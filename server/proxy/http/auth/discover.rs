@@ -4,7 +4,9 @@
 //! not match the origin it claims is refused, and so is an endpoint over plain http except on
 //! loopback: a token must never travel in clear text or to a server the resource did not name.
 
-use reqwest::{Client, StatusCode};
+use reqwest::StatusCode;
+
+use super::transport::AuthHttp;
 use serde::Deserialize;
 use url::Url;
 
@@ -84,7 +86,7 @@ pub struct ServerMetadata {
     /// Dynamic client registration (RFC 7591), when offered.
     #[serde(default)]
     pub registration_endpoint: Option<String>,
-    /// PKCE methods; when listed, `S256` must be among them.
+    /// PKCE methods; `S256` must be among them.
     #[serde(default)]
     pub code_challenge_methods_supported: Option<Vec<String>>,
     /// Token endpoint authentication methods; absent means `client_secret_basic`.
@@ -100,7 +102,7 @@ pub struct ServerMetadata {
 /// # Errors
 /// [`AuthError::Discovery`] when none is found or it names another resource.
 pub async fn resource_metadata(
-    http: &Client,
+    http: &AuthHttp,
     server: &Url,
     challenge: &Challenge,
 ) -> Result<ResourceMetadata, AuthError> {
@@ -147,7 +149,7 @@ pub async fn resource_metadata(
 /// # Errors
 /// [`AuthError::Discovery`] when none is found; [`AuthError::Mismatch`] when its `issuer`
 /// differs; [`AuthError::Insecure`] for an endpoint over plain http off loopback.
-pub async fn server_metadata(http: &Client, issuer: &str) -> Result<ServerMetadata, AuthError> {
+pub async fn server_metadata(http: &AuthHttp, issuer: &str) -> Result<ServerMetadata, AuthError> {
     let issuer_url = Url::parse(issuer)
         .map_err(|_| AuthError::Discovery("the authorization server is not a URL".into()))?;
     secure(&issuer_url, "the authorization server")?;
@@ -192,14 +194,14 @@ pub async fn server_metadata(http: &Client, issuer: &str) -> Result<ServerMetada
                 secure(&url, what)?;
             }
         }
-        if meta
+        // 2025-11-25 §Authorization Code Protection: PKCE support is only known from the
+        // metadata, so a server that does not list S256 (or lists nothing) is refused.
+        if !meta
             .code_challenge_methods_supported
             .as_ref()
-            .is_some_and(|m| !m.iter().any(|m| m == "S256"))
+            .is_some_and(|m| m.iter().any(|m| m == "S256"))
         {
-            return Err(AuthError::Discovery(
-                "the authorization server does not support PKCE S256".into(),
-            ));
+            return Err(AuthError::NoPkce);
         }
         return Ok(meta);
     }
@@ -231,10 +233,11 @@ pub fn secure(url: &Url, what: &str) -> Result<(), AuthError> {
 
 /// GETs one metadata document; `None` when the server has none there (4xx).
 async fn fetch<T: serde::de::DeserializeOwned>(
-    http: &Client,
+    http: &AuthHttp,
     url: &Url,
 ) -> Result<Option<T>, AuthError> {
     let response = http
+        .to(url)
         .get(url.clone())
         .header(reqwest::header::ACCEPT, "application/json")
         .send()

@@ -10,6 +10,7 @@
 pub mod discover;
 pub mod register;
 mod signin;
+mod transport;
 
 use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
@@ -19,13 +20,13 @@ use oauth2::{
     AuthType, AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, PkceCodeChallenge,
     RedirectUrl, RefreshToken, Scope, TokenResponse, TokenUrl,
 };
-use reqwest::Client;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
 use crate::client::ServiceClient;
 use discover::Challenge;
 use register::{ClientConfig, TokenAuth};
+use transport::AuthHttp;
 
 /// Why the proxy could not get a token (the text goes to the host; it never holds a secret).
 #[derive(Debug, thiserror::Error)]
@@ -36,6 +37,9 @@ pub enum AuthError {
     /// Metadata that claims another origin than it came from.
     #[error("authorization refused: {0}")]
     Mismatch(String),
+    /// An authorization server whose metadata does not list PKCE S256.
+    #[error("authorization refused: the authorization server does not support PKCE S256")]
+    NoPkce,
     /// An endpoint over plain http off loopback.
     #[error("authorization refused: {0} is not https")]
     Insecure(String),
@@ -59,11 +63,6 @@ pub enum AuthError {
     Token(String),
 }
 
-/// A transport failure of the OAuth client (no URL in the text).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct Transport(String);
-
 /// What is stored at `<state>/oauth/<name>.json` (0600).
 #[derive(Clone, Serialize, Deserialize)]
 struct Stored {
@@ -83,7 +82,7 @@ pub struct Auth {
     service: ServiceClient,
     store: PathBuf,
     client: ClientConfig,
-    http: Client,
+    http: AuthHttp,
     current: Mutex<Option<Stored>>,
     /// One authorization at a time; requests that failed meanwhile reuse its result.
     flight: tokio::sync::Mutex<()>,
@@ -114,11 +113,7 @@ impl Auth {
             service,
             store,
             client,
-            // Metadata and token requests never follow redirects (RFC 6749 §3.2 / oauth2 docs).
-            http: Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .user_agent(concat!("mcp-consent/", env!("CARGO_PKG_VERSION")))
-                .build()?,
+            http: AuthHttp::new()?,
             current: Mutex::new(current),
             flight: tokio::sync::Mutex::new(()),
         })
@@ -171,7 +166,7 @@ impl Auth {
             return Err(AuthError::Token("no refresh token".into()));
         };
         let client = oauth_client(&stored)?;
-        let http = self.exchanger();
+        let http = self.http.exchanger();
         let token = client
             .exchange_refresh_token(&RefreshToken::new(refresh))
             .add_extra_param("resource", stored.resource.clone())
@@ -238,7 +233,7 @@ impl Auth {
             state.secret(),
         )
         .await?;
-        let http = self.exchanger();
+        let http = self.http.exchanger();
         let token = client
             .exchange_code(AuthorizationCode::new(code))
             .set_pkce_verifier(verifier)
@@ -271,36 +266,6 @@ impl Auth {
             Err(e) => tracing::warn!(server = %self.name, "cannot store the tokens: {e}"),
         }
         *self.current.lock().unwrap_or_else(PoisonError::into_inner) = Some(stored);
-    }
-
-    /// The HTTP function the `oauth2` crate calls (our reqwest, no redirects).
-    fn exchanger(
-        &self,
-    ) -> impl Fn(
-        oauth2::HttpRequest,
-    ) -> std::pin::Pin<
-        Box<dyn Future<Output = Result<oauth2::HttpResponse, Transport>> + Send>,
-    > + use<> {
-        let http = self.http.clone();
-        move |request: oauth2::HttpRequest| {
-            let http = http.clone();
-            Box::pin(async move {
-                let request = reqwest::Request::try_from(request)
-                    .map_err(|e| Transport(crate::proxy::http::remote::describe(&e)))?;
-                let response = http
-                    .execute(request)
-                    .await
-                    .map_err(|e| Transport(crate::proxy::http::remote::describe(&e)))?;
-                let mut builder = http::Response::builder().status(response.status());
-                for (k, v) in response.headers() {
-                    builder = builder.header(k, v);
-                }
-                let body = crate::proxy::http::remote::read_body(response, 256 * 1024)
-                    .await
-                    .map_err(Transport)?;
-                builder.body(body).map_err(|e| Transport(e.to_string()))
-            })
-        }
     }
 }
 

@@ -4,7 +4,7 @@
 //! (`--client-metadata-url`, when the server advertises support), then dynamic client
 //! registration (RFC 7591). None of them available is an error that says what to pass.
 
-use reqwest::Client;
+use super::transport::AuthHttp;
 use serde::Deserialize;
 use url::Url;
 
@@ -111,7 +111,7 @@ pub struct Registered {
 /// # Errors
 /// [`AuthError::Registration`] when none is possible or registration fails.
 pub async fn register(
-    http: &Client,
+    http: &AuthHttp,
     config: &ClientConfig,
     name: &str,
     meta: &ServerMetadata,
@@ -164,7 +164,7 @@ fn secret_method(meta: &ServerMetadata) -> TokenAuth {
 
 /// Dynamic client registration (RFC 7591 §3).
 async fn dynamic(
-    http: &Client,
+    http: &AuthHttp,
     endpoint: &str,
     name: &str,
     redirect: &Url,
@@ -175,8 +175,11 @@ async fn dynamic(
         client_secret: Option<String>,
         token_endpoint_auth_method: Option<String>,
     }
+    let endpoint = Url::parse(endpoint)
+        .map_err(|_| AuthError::Registration("the registration endpoint is not a URL".into()))?;
     let response = http
-        .post(endpoint)
+        .to(&endpoint)
+        .post(endpoint.clone())
         .json(&serde_json::json!({
             "client_name": format!("mcp-consent ({name})"),
             "redirect_uris": [redirect.as_str()],

@@ -102,7 +102,9 @@ impl Auth {
         resource: &Url,
         client: ClientConfig,
     ) -> Result<Auth, reqwest::Error> {
-        let store = state_root.join("oauth").join(format!("{name}.json"));
+        // The name becomes one file name: `/` and anything unusual are percent-encoded.
+        let file: String = url::form_urlencoded::byte_serialize(name.as_bytes()).collect();
+        let store = state_root.join("oauth").join(format!("{file}.json"));
         let current = crate::paths::read_private(&store)
             .ok()
             .and_then(|t| serde_json::from_str::<Stored>(&t).ok())
@@ -310,4 +312,30 @@ fn token_error<E: std::error::Error>(e: E) -> AuthError {
         source = s.source();
     }
     AuthError::Token(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::paths::StateDir;
+
+    #[test]
+    fn the_server_name_is_one_file_name_under_oauth() {
+        let root = PathBuf::from("/state");
+        let service = ServiceClient::new(StateDir::at(root.clone()), None);
+        let resource = Url::parse("https://mcp.example.com/mcp").unwrap();
+        let auth = Auth::new(
+            "../../x/y",
+            service,
+            root.clone(),
+            &resource,
+            ClientConfig::default(),
+        )
+        .unwrap();
+        assert_eq!(auth.store.parent(), Some(root.join("oauth").as_path()));
+        assert_eq!(
+            auth.store.file_name().and_then(|f| f.to_str()),
+            Some("..%2F..%2Fx%2Fy.json")
+        );
+    }
 }

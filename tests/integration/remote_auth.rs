@@ -378,3 +378,23 @@ async fn a_declined_sign_in_is_an_error_for_the_host_at_once() {
         "no token without the person"
     );
 }
+
+#[tokio::test]
+async fn a_host_leaving_during_the_sign_in_withdraws_the_question() {
+    let SigningIn {
+        app,
+        host,
+        browser,
+        question,
+        ..
+    } = signing_in().await;
+    let id = question["id"].as_str().unwrap();
+    let Host {
+        mut child, stdin, ..
+    } = host;
+    drop(stdin);
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+    assert!(status.is_ok(), "the proxy exits when the host leaves");
+    let state = app.question_as(&browser, id).await["state"].clone();
+    assert_eq!(state, "withdrawn", "withdrawn before the proxy exited");
+}

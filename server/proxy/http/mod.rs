@@ -203,6 +203,9 @@ async fn pump(
     for handle in inflight.iter().chain(background.iter()) {
         handle.abort();
     }
+    if let Some(auth) = &remote.auth {
+        auth.withdraw().await;
+    }
     remote.delete_session().await;
     code
 }

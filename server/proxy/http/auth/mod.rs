@@ -84,6 +84,8 @@ pub struct Auth {
     client: ClientConfig,
     http: AuthHttp,
     current: Mutex<Option<Stored>>,
+    /// The sign-in question while it is open.
+    asking: Mutex<Option<String>>,
     /// One authorization at a time; requests that failed meanwhile reuse its result.
     flight: tokio::sync::Mutex<()>,
 }
@@ -117,17 +119,29 @@ impl Auth {
             client,
             http: AuthHttp::new()?,
             current: Mutex::new(current),
+            asking: Mutex::new(None),
             flight: tokio::sync::Mutex::new(()),
         })
     }
 
+    /// Withdraws the sign-in question still open (the host left; nobody can use a sign-in any
+    /// more), bounded to two seconds.
+    pub async fn withdraw(&self) {
+        let open = lock(&self.asking).take();
+        if let Some(question) = open {
+            let cancel = self.service.cancel(&question);
+            if !matches!(
+                tokio::time::timeout(std::time::Duration::from_secs(2), cancel).await,
+                Ok(Ok(()))
+            ) {
+                tracing::warn!(server = %self.name, "could not withdraw the sign-in question");
+            }
+        }
+    }
+
     /// The access token to send, if any.
     pub fn bearer(&self) -> Option<String> {
-        self.current
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .as_ref()
-            .map(|s| s.access_token.clone())
+        lock(&self.current).as_ref().map(|s| s.access_token.clone())
     }
 
     /// Gets a new token after the server refused `sent` with `www_authenticate`: refresh when
@@ -146,11 +160,7 @@ impl Auth {
             return Ok(()); // another request already got a new token
         }
         let challenge = Challenge::parse(www_authenticate.unwrap_or(""));
-        let stored = self
-            .current
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+        let stored = lock(&self.current).clone();
         if let Some(stored) =
             stored.filter(|_| challenge.error.as_deref() != Some("insufficient_scope"))
             && stored.refresh_token.is_some()
@@ -233,8 +243,11 @@ impl Auth {
             &authorize,
             &callback,
             state.secret(),
+            |id| *lock(&self.asking) = Some(id.to_owned()),
         )
-        .await?;
+        .await;
+        *lock(&self.asking) = None;
+        let code = code?;
         let http = self.http.exchanger();
         let token = client
             .exchange_code(AuthorizationCode::new(code))
@@ -267,8 +280,12 @@ impl Auth {
             }
             Err(e) => tracing::warn!(server = %self.name, "cannot store the tokens: {e}"),
         }
-        *self.current.lock().unwrap_or_else(PoisonError::into_inner) = Some(stored);
+        *lock(&self.current) = Some(stored);
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 type Configured = oauth2::Client<

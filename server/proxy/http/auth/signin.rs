@@ -106,7 +106,8 @@ impl Callback {
 }
 
 /// Asks the person to sign in at `authorize` through the service's queue and waits for the
-/// redirect on `callback`.
+/// redirect on `callback`; `opened` is told the question's id as soon as it exists (so it can
+/// be withdrawn when the host leaves mid-way).
 ///
 /// # Errors
 /// [`AuthError::Question`] when the question cannot be opened or is answered without signing
@@ -117,6 +118,7 @@ pub async fn ask(
     authorize: &Url,
     callback: &Callback,
     state: &str,
+    opened: impl FnOnce(&str),
 ) -> Result<String, AuthError> {
     let host = authorize.host_str().unwrap_or("the authorization server");
     let elicitation_id = uuid::Uuid::now_v7().to_string();
@@ -139,7 +141,10 @@ pub async fn ask(
         },
     });
     let question = match service.open(&body).await {
-        Ok(Opened::Question { id, .. }) => id,
+        Ok(Opened::Question { id, .. }) => {
+            opened(&id);
+            id
+        }
         Ok(Opened::Response(_)) => {
             return Err(AuthError::Question("the sign-in was declined".into()));
         }

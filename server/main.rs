@@ -59,6 +59,9 @@ enum Command {
         /// Repeatable.
         #[arg(long = "env-header", requires = "url")]
         env_headers: Vec<String>,
+        /// How to identify to the remote server's authorization server when signing in.
+        #[command(flatten)]
+        client: proxy::http::auth::register::ClientArgs,
         /// The server command and its arguments.
         #[arg(last = true, required_unless_present = "url")]
         command: Vec<String>,
@@ -231,10 +234,17 @@ async fn main() -> ExitCode {
             url,
             headers,
             env_headers,
+            client: oauth_client,
             command,
         } => {
             init_tracing("warn");
-            let client = ServiceClient::new(StateDir::at(root), broker);
+            let client = ServiceClient::new(StateDir::at(root.clone()), broker);
+            let sign_in = proxy::http::SignIn {
+                name: name.clone(),
+                service: client.clone(),
+                state_root: root,
+                client: oauth_client,
+            };
             let options = ProxyOptions {
                 name,
                 command,
@@ -247,6 +257,7 @@ async fn main() -> ExitCode {
                         headers,
                         env_headers,
                         max_line_bytes,
+                        sign_in: Some(sign_in),
                     };
                     match proxy::http::connect(&remote) {
                         Ok(upstream) => proxy::run_with(upstream, options, client).await,

@@ -16,6 +16,7 @@ mod pages;
 mod providers;
 mod proxy;
 mod remote;
+mod remote_auth;
 mod retention;
 mod routing;
 mod sampling_props;

@@ -6,7 +6,7 @@
 //! (or a script over the JSON API), validates both directions against the MCP specification,
 //! and hands the server one honest response.
 //!
-//! The dependency arrow points one way: `web`, `proxy`, the CLI (`questions`, `client`) →
+//! The dependency arrow points one way: `cli` → `app`, `web`, `proxy`, `client` →
 //! `broker`, `review`, `auth`, `jobs` → `protocol`, `domain`, `wire`, `db`. `protocol`
 //! imports nothing of ours; `broker` owns the [`broker::SamplingHooks`] trait that `review`
 //! implements, and imports neither `review` nor the config file's types.
@@ -24,7 +24,7 @@
 pub mod app;
 pub mod auth;
 pub mod broker;
-pub mod cli_token;
+pub mod cli;
 pub mod client;
 pub mod config;
 pub mod db;
@@ -34,9 +34,7 @@ pub mod metrics;
 pub mod paths;
 pub mod protocol;
 pub mod proxy;
-pub mod questions;
 pub mod review;
 pub mod sampling;
-pub mod service;
 pub mod web;
 pub mod wire;

@@ -2,16 +2,17 @@
 //! server and background jobs. `main` and the tests both go through [`Application::build`].
 
 use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::middleware::{DefaultHeaders, from_fn};
 use actix_web::{App, HttpServer, web};
-use chrono::Utc;
 
 use crate::auth::passphrase::{self, PassphraseError};
 use crate::auth::rotate::{self, TokenError};
 use crate::auth::{Auth, throttle::LoginGuard};
 use crate::broker::{Broker, BrokerError, BrokerSettings};
+use crate::clock::{Clock, SystemClock};
 use crate::config::{Config, ConfigError, Retention};
 use crate::db::{Db, DbError};
 use crate::jobs::retention;
@@ -104,11 +105,25 @@ impl Application {
         state_root: std::path::PathBuf,
         listen: &str,
     ) -> Result<Application, StartupError> {
+        Self::build_with_clock(config, state_root, listen, Arc::new(SystemClock)).await
+    }
+
+    /// [`Application::build`] with every part of the service reading the time from `clock`
+    /// (tests move a [`crate::clock::ManualClock`]).
+    ///
+    /// # Errors
+    /// [`StartupError`] naming what failed.
+    pub async fn build_with_clock(
+        config: &Config,
+        state_root: std::path::PathBuf,
+        listen: &str,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Application, StartupError> {
         config.check_listen(listen)?;
         let state = StateDir::prepare(state_root)?;
         let db = Db::open(&state.db_file())?;
         state.tighten_files()?;
-        let tokens = rotate::at_start(&state, &db)
+        let tokens = rotate::at_start(&state, &db, clock.as_ref())
             .await
             .map_err(StartupError::Token)?;
 
@@ -142,7 +157,8 @@ impl Application {
                 max_pending_per_server: config.max_pending_per_server,
             },
             metrics,
-        );
+        )
+        .with_clock(clock.clone());
         let review = Reviewer::new(broker.clone(), db.clone(), engine).attach();
         let interrupted = review.recover_runs().await.map_err(StartupError::Recover)?;
         if interrupted > 0 {
@@ -175,7 +191,7 @@ impl Application {
         let data = web::Data::new(AppState {
             broker: broker.clone(),
             review: review.clone(),
-            auth: Auth::new(db.clone()),
+            auth: Auth::new(db.clone(), clock),
             tokens,
             allowed_hosts: allowed_hosts(addr),
             listen_addr: addr,
@@ -257,6 +273,7 @@ impl Application {
             self.db.clone(),
             self.retention.clone(),
             self.broker.metrics().clone(),
+            self.broker.clock(),
         ));
         let handle = self.server.handle();
         let broker = self.broker.clone();
@@ -353,5 +370,5 @@ pub async fn prune(
     let state = StateDir::prepare(state_root)?;
     let db = Db::open(&state.db_file())?;
     state.tighten_files()?;
-    Ok(retention::prune_once(&db, &config.retention, Utc::now().timestamp_millis()).await?)
+    Ok(retention::prune_once(&db, &config.retention, SystemClock.now_ms()).await?)
 }

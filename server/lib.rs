@@ -26,6 +26,7 @@ pub mod auth;
 pub mod broker;
 pub mod cli;
 pub mod client;
+pub mod clock;
 pub mod config;
 pub mod db;
 pub mod domain;

@@ -146,8 +146,8 @@ impl Question {
         }
     }
 
-    /// The summary-only event for this question's current state.
-    pub fn event(&self) -> Event {
+    /// The summary-only event for this question's current state, stamped `at`.
+    pub fn event(&self, at: DateTime<Utc>) -> Event {
         Event {
             id: self.id.clone(),
             kind: self.kind,
@@ -157,7 +157,7 @@ impl Question {
             state: self.state,
             phase: self.phase,
             expires_at: rfc3339(self.expires_at),
-            at: rfc3339(Utc::now()),
+            at: rfc3339(at),
         }
     }
 

@@ -60,7 +60,8 @@ pub async fn run(
             // Nobody listens on the socket: rotate in the store itself.
             let state = StateDir::prepare(root)?;
             let db = Db::open(&state.db_file())?;
-            rotate::rotate(&state, &db, &crate::auth::ApiTokens::default()).await?;
+            let tokens = crate::auth::ApiTokens::default();
+            rotate::rotate(&state, &db, &tokens, &crate::clock::SystemClock).await?;
             Ok(format!(
                 "rotated (the service is not running): the old token is no longer valid; the new one is in {}",
                 state.api_token_file().display()

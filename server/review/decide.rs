@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use chrono::Utc;
 use serde_json::Value;
 
 use super::*;
@@ -44,7 +43,7 @@ impl Reviewer {
         }
         let approval_id = approval_id_of(&q, &decision.approval_id)?;
         let review = self.review(&q).await?;
-        let now = Utc::now().timestamp_millis();
+        let now = self.broker.now().timestamp_millis();
         match (approval_id, decision.decision) {
             (
                 ApprovalId::Request { revision, .. },
@@ -197,7 +196,7 @@ impl Reviewer {
     ) {
         let outcome =
             tokio::time::timeout(MODEL_TIMEOUT, engine.providers.complete(&model, &params)).await;
-        let now = Utc::now().timestamp_millis();
+        let now = self.broker.now().timestamp_millis();
         run.finished_at = Some(now);
         let phase = match outcome {
             Ok(Ok(done)) => match sampling::validate_result(q.era, &params, &done.result) {
@@ -438,7 +437,7 @@ impl Reviewer {
         response_digest: Option<String>,
     ) -> Result<(), DbError> {
         let mut entry = NewAudit::new(
-            Utc::now().timestamp_millis(),
+            self.broker.now().timestamp_millis(),
             actor.clone(),
             action,
             &q.id,
@@ -459,7 +458,7 @@ impl Reviewer {
     /// # Errors
     /// [`BrokerError::Store`].
     pub async fn recover_runs(&self) -> Result<usize, BrokerError> {
-        let now = Utc::now().timestamp_millis();
+        let now = self.broker.now().timestamp_millis();
         Ok(self
             .db
             .run(move |c| Ok(approvals::fail_interrupted_runs(c, now)?))

@@ -18,7 +18,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::Utc;
 use serde_json::Value;
 
 use crate::broker::{Broker, BrokerError, HookFuture, Kind, Question, Round, SamplingHooks, State};
@@ -200,7 +199,7 @@ impl Reviewer {
             revision: 1,
             params: q.request.to_string(),
             author: Actor::Server,
-            created_at: Utc::now().timestamp_millis(),
+            created_at: self.broker.now().timestamp_millis(),
         };
         self.db
             .run(move |c| Ok(approvals::insert_revision(c, &row)?))

@@ -243,6 +243,43 @@ vocabulary! {
 }
 
 vocabulary! {
+    /// `CreateMessageRequest.includeContext`: which MCP context the server asks to have added
+    /// to the prompt (none is ever added; see docs/protocol.md, SA6/SA7).
+    IncludeContext ("includeContext") {
+        /// No context (the default when absent).
+        None = "none",
+        /// Context from the asking server.
+        ThisServer = "thisServer",
+        /// Context from every connected server.
+        AllServers = "allServers",
+    }
+}
+
+vocabulary! {
+    /// `CreateMessageResult.stopReason`: why the model (or the person in its place) stopped.
+    /// The spec leaves the field open; these are the values it names.
+    StopReason ("stopReason") {
+        /// The turn ended naturally.
+        EndTurn = "endTurn",
+        /// A stop sequence was produced.
+        StopSequence = "stopSequence",
+        /// `maxTokens` was reached.
+        MaxTokens = "maxTokens",
+        /// The model asked for tool calls (only with tools offered).
+        ToolUse = "toolUse",
+    }
+}
+
+impl StopReason {
+    /// The reasons the person's answer form offers (a tool call is not written by hand).
+    pub const FORM: &'static [StopReason] = &[
+        StopReason::EndTurn,
+        StopReason::StopSequence,
+        StopReason::MaxTokens,
+    ];
+}
+
+vocabulary! {
     /// What an audit-log entry records.
     AuditAction ("audit action") {
         /// A request was approved to run.

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::domain::{
-    Action, Actor, Audience, AuditAction, DecisionKind, Kind, Phase, RuleScope, State,
+    Action, Actor, Audience, AuditAction, DecisionKind, Kind, Phase, QuestionId, RuleScope, State,
 };
 
 /// `POST /api/v1/requests` body: a request as the server sent it, with what it is judged by.
@@ -38,7 +38,7 @@ pub enum Opened {
     /// A question is pending: its id and deadline (RFC 3339).
     Question {
         /// Question id.
-        id: String,
+        id: QuestionId,
         /// Deadline, if the service reported one.
         expires_at: Option<String>,
     },
@@ -54,7 +54,7 @@ enum OpenedBody {
         response: Value,
     },
     Question {
-        id: String,
+        id: QuestionId,
         #[serde(default)]
         state: Option<State>,
         #[serde(rename = "expiresAt", default)]
@@ -134,7 +134,7 @@ pub struct Preview {
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
     /// Question id.
-    pub id: String,
+    pub id: QuestionId,
     /// Kind.
     pub kind: Kind,
     /// Asking server.
@@ -308,7 +308,7 @@ pub struct AuditEntry {
     /// What.
     pub action: AuditAction,
     /// The question.
-    pub question_id: String,
+    pub question_id: QuestionId,
     /// Its server.
     pub server: String,
     /// The model, when one ran.

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::events::Event;
 use super::{Broker, BrokerError};
 use crate::db::models::QuestionRow;
-use crate::domain::{Audience, Kind, Phase, State};
+use crate::domain::{Audience, Kind, Phase, QuestionId, State};
 use crate::protocol::elicitation::FormSchema;
 use crate::protocol::era::Era;
 use crate::wire::{QuestionDetail, Summary};
@@ -35,7 +35,7 @@ pub enum Waited {
 #[derive(Debug, Clone)]
 pub struct Question {
     /// UUIDv7.
-    pub id: String,
+    pub id: QuestionId,
     /// What it asks for.
     pub kind: Kind,
     /// The asking server.
@@ -88,6 +88,7 @@ fn from_millis(ms: i64) -> DateTime<Utc> {
 impl Question {
     pub(super) fn from_row(row: QuestionRow) -> Result<Question, BrokerError> {
         let corrupt = |what: &str| BrokerError::Corrupt(row.id.clone(), what.to_owned());
+        let id: QuestionId = row.id.parse().map_err(|_| corrupt("id"))?;
         let json =
             |text: &str, what: &str| serde_json::from_str::<Value>(text).map_err(|_| corrupt(what));
         Ok(Question {
@@ -108,7 +109,7 @@ impl Question {
             decided_at: row.decided_at.map(from_millis),
             opened_at: row.opened_at.map(from_millis),
             revision: row.revision,
-            id: row.id,
+            id,
             server: row.server,
             session: row.session,
             tool: row.tool,
@@ -167,7 +168,8 @@ impl Question {
     /// [`BrokerError::Corrupt`] when the stored schema no longer parses.
     pub fn form_schema(&self) -> Result<FormSchema, BrokerError> {
         let schema = self.request.get("requestedSchema").unwrap_or(&Value::Null);
-        FormSchema::parse(self.era, schema).map_err(|e| BrokerError::Corrupt(self.id.clone(), e))
+        FormSchema::parse(self.era, schema)
+            .map_err(|e| BrokerError::Corrupt(self.id.to_string(), e))
     }
 }
 

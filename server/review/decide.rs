@@ -123,7 +123,7 @@ impl Reviewer {
         }
         let run = RunRow {
             id: uuid::Uuid::now_v7().to_string(),
-            question_id: q.id.clone(),
+            question_id: q.id.to_string(),
             revision: q.revision,
             model_id: model_id.clone(),
             receipt: serde_json::to_string(&receipt).unwrap_or_default(),
@@ -139,7 +139,7 @@ impl Reviewer {
         let approval_id = approval_id_of(q, &decision.approval_id)?;
         let approval = ApprovalRow {
             approval_id: decision.approval_id.clone(),
-            question_id: q.id.clone(),
+            question_id: q.id.to_string(),
             phase: approval_id.step(),
             revision: q.revision,
             run_id: approval_id.run().map(str::to_owned),
@@ -275,12 +275,12 @@ impl Reviewer {
             .result
             .as_deref()
             .and_then(|r| serde_json::from_str(r).ok())
-            .ok_or_else(|| BrokerError::Corrupt(q.id.clone(), "run result".into()))?;
+            .ok_or_else(|| BrokerError::Corrupt(q.id.to_string(), "run result".into()))?;
         let response = result_response(&q.rpc_id, result.clone());
         let response_text = response.to_string();
         let approval = ApprovalRow {
             approval_id: decision.approval_id.clone(),
-            question_id: q.id.clone(),
+            question_id: q.id.to_string(),
             phase: Step::Response,
             revision: q.revision,
             run_id: Some(run.id.clone()),
@@ -356,7 +356,7 @@ impl Reviewer {
         };
         let approval = ApprovalRow {
             approval_id: decision.approval_id.clone(),
-            question_id: q.id.clone(),
+            question_id: q.id.to_string(),
             phase,
             revision: q.revision,
             run_id,

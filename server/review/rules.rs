@@ -32,7 +32,7 @@ impl Reviewer {
                 Step::Request => {
                     let decision = Decision {
                         approval_id: ApprovalId::Request {
-                            question: q.id.clone(),
+                            question: q.id.to_string(),
                             revision: q.revision,
                         }
                         .to_string(),
@@ -74,7 +74,7 @@ impl Reviewer {
                     };
                     let decision = Decision {
                         approval_id: ApprovalId::Response {
-                            question: q.id.clone(),
+                            question: q.id.to_string(),
                             run: run.id.clone(),
                         }
                         .to_string(),

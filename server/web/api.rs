@@ -463,21 +463,29 @@ async fn audit_log(
     let rows = state.review.audit_log(q.server, action, 1000).await?;
     let entries = rows
         .into_iter()
-        .map(|r| AuditEntry {
-            seq: r.seq,
-            at: chrono::DateTime::from_timestamp_millis(r.at).map(rfc3339),
-            actor: r.actor,
-            action: r.action,
-            question_id: r.question_id,
-            server: r.server,
-            model: r.model_id,
-            input_tokens: r.input_tokens,
-            output_tokens: r.output_tokens,
-            cost_usd: r.cost_usd,
-            request_digest: r.request_digest,
-            response_digest: r.response_digest,
+        .map(|r| {
+            let question_id = r.question_id.parse().map_err(|_| {
+                crate::broker::BrokerError::Corrupt(
+                    r.question_id.clone(),
+                    "audit question id".into(),
+                )
+            })?;
+            Ok(AuditEntry {
+                seq: r.seq,
+                at: chrono::DateTime::from_timestamp_millis(r.at).map(rfc3339),
+                actor: r.actor,
+                action: r.action,
+                question_id,
+                server: r.server,
+                model: r.model_id,
+                input_tokens: r.input_tokens,
+                output_tokens: r.output_tokens,
+                cost_usd: r.cost_usd,
+                request_digest: r.request_digest,
+                response_digest: r.response_digest,
+            })
         })
-        .collect();
+        .collect::<Result<Vec<_>, crate::broker::BrokerError>>()?;
     Ok(HttpResponse::Ok().json(AuditList { entries }))
 }
 

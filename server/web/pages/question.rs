@@ -106,7 +106,7 @@ pub fn question_page(
     };
     Ok(QuestionPage {
         csrf: session.csrf.clone(),
-        id: q.id.clone(),
+        id: q.id.to_string(),
         kind: q.kind,
         server: q.server.clone(),
         tool: q.tool.clone().unwrap_or_default(),
@@ -268,7 +268,7 @@ pub async fn answer(
             let result = response.get("result").cloned().unwrap_or(Value::Null);
             ok(&ConfirmPage {
                 csrf: session.csrf.clone(),
-                id: q.id.clone(),
+                id: q.id.to_string(),
                 kind: q.kind.as_str(),
                 server: q.server.clone(),
                 rpc_id: q.rpc_id.to_string(),

@@ -7,9 +7,10 @@
 //! and hands the server one honest response.
 //!
 //! The dependency arrow points one way: `cli` → `app`, `web`, `proxy`, `client` →
-//! `broker`, `review`, `auth`, `jobs` → `protocol`, `domain`, `wire`, `db`. `protocol`
+//! `broker`, `review`, `auth`, `jobs` → `protocol`, `domain`, `clock`, `wire`, `db`. `protocol`
 //! imports nothing of ours; `wire` names one type above it, the route receipt of `sampling`
-//! (pure data), so the review in a question's detail is typed end to end; `broker` owns the [`broker::SamplingHooks`] trait that `review`
+//! (pure data), so the review in a question's detail is typed end to end. `broker` owns the
+//! [`broker::SamplingHooks`] trait that `review`
 //! implements, and imports neither `review` nor the config file's types.
 //!
 //! # Errors

@@ -81,16 +81,15 @@ pub fn rfc3339(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
-fn from_millis(ms: i64) -> DateTime<Utc> {
-    DateTime::from_timestamp_millis(ms).unwrap_or_default()
-}
-
 impl Question {
     pub(super) fn from_row(row: QuestionRow) -> Result<Question, BrokerError> {
         let corrupt = |what: &str| BrokerError::Corrupt(row.id.clone(), what.to_owned());
         let id: QuestionId = row.id.parse().map_err(|_| corrupt("id"))?;
         let json =
             |text: &str, what: &str| serde_json::from_str::<Value>(text).map_err(|_| corrupt(what));
+        // A stored time outside chrono's range is a damaged row, not the epoch.
+        let time =
+            |ms: i64, what: &str| DateTime::from_timestamp_millis(ms).ok_or_else(|| corrupt(what));
         Ok(Question {
             kind: row.kind,
             audience: row.audience,
@@ -104,10 +103,13 @@ impl Question {
                 .as_deref()
                 .map(|r| json(r, "response"))
                 .transpose()?,
-            created_at: from_millis(row.created_at),
-            expires_at: from_millis(row.expires_at),
-            decided_at: row.decided_at.map(from_millis),
-            opened_at: row.opened_at.map(from_millis),
+            created_at: time(row.created_at, "created_at")?,
+            expires_at: time(row.expires_at, "expires_at")?,
+            decided_at: row
+                .decided_at
+                .map(|ms| time(ms, "decided_at"))
+                .transpose()?,
+            opened_at: row.opened_at.map(|ms| time(ms, "opened_at")).transpose()?,
             revision: row.revision,
             id,
             server: row.server,

@@ -9,6 +9,7 @@ mod doors;
 mod events;
 mod hardening;
 mod helpers;
+mod host;
 mod lifecycle;
 mod metrics;
 mod nix_module;

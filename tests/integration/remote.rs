@@ -13,7 +13,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use crate::helpers::*;
-use crate::proxy::{INIT, pending_question};
+use crate::host::{INIT, pending_question};
 
 /// One request the scripted server received.
 #[derive(Debug, Clone)]

@@ -25,7 +25,10 @@ pub struct QuestionPage {
     pub sampling: Option<SamplingView>,
     pub answer_text: String,
     pub answer_model: String,
-    pub answer_stop: String,
+    /// The stop reason the form shows selected (none for a value the form does not offer).
+    pub answer_stop: Option<StopReason>,
+    /// The stop reasons the form offers.
+    pub stop_reasons: &'static [StopReason],
     /// The JSON answer textarea (a skeleton until the person edits it).
     pub answer_json: String,
     /// Two-step model review, when models are configured.
@@ -103,7 +106,7 @@ pub fn question_page(
     };
     Ok(QuestionPage {
         csrf: session.csrf.clone(),
-        id: q.id.clone(),
+        id: q.id.to_string(),
         kind: q.kind,
         server: q.server.clone(),
         tool: q.tool.clone().unwrap_or_default(),
@@ -131,8 +134,8 @@ pub fn question_page(
             .unwrap_or_else(|| result_skeleton(&q.request)),
         model: None,
         answer_stop: sampling_input
-            .map(|i| i.stop_reason)
-            .unwrap_or_else(|| "endTurn".into()),
+            .map_or(Some(StopReason::EndTurn), |i| i.stop_reason.parse().ok()),
+        stop_reasons: StopReason::FORM,
         errors: errors
             .iter()
             .filter(|e| !field_names.contains(&e.field.as_str()))
@@ -265,7 +268,7 @@ pub async fn answer(
             let result = response.get("result").cloned().unwrap_or(Value::Null);
             ok(&ConfirmPage {
                 csrf: session.csrf.clone(),
-                id: q.id.clone(),
+                id: q.id.to_string(),
                 kind: q.kind.as_str(),
                 server: q.server.clone(),
                 rpc_id: q.rpc_id.to_string(),

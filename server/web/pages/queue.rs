@@ -17,7 +17,7 @@ pub struct Row {
 impl Row {
     fn of(q: &Question) -> Row {
         Row {
-            id: q.id.clone(),
+            id: q.id.to_string(),
             kind: q.kind,
             server: q.server.clone(),
             tool: q.tool.clone().unwrap_or_default(),

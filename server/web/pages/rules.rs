@@ -26,7 +26,7 @@ pub async fn rules(
     state: web::Data<AppState>,
     session: WebSession,
 ) -> Result<HttpResponse, PageError> {
-    let now = chrono::Utc::now().timestamp_millis();
+    let now = state.broker.now().timestamp_millis();
     let t = |ms: i64| {
         chrono::DateTime::from_timestamp_millis(ms)
             .map(rfc3339)

@@ -126,9 +126,30 @@ const ERROR: usize = 5;
 /// The canonical text of a JSON-RPC id given as raw JSON text: parsed and re-serialised, so
 /// different spellings of one id compare equal. Unparseable text is kept as it is.
 pub fn id_key(raw: &str) -> String {
+    if is_canonical_id(raw) {
+        return raw.to_owned();
+    }
     serde_json::from_str::<Value>(raw)
         .map(|v| v.to_string())
         .unwrap_or_else(|_| raw.to_owned())
+}
+
+/// Whether an id's raw text (already valid JSON) is already canonical, so the common ids need
+/// no parse: an integer without sign tricks (JSON allows no leading zeros or `+`), or a string
+/// without escapes (valid JSON strings hold no raw quote or control character, so serde_json
+/// writes them back byte for byte).
+fn is_canonical_id(raw: &str) -> bool {
+    let bytes = raw.as_bytes();
+    match bytes {
+        [b'"', inner @ .., b'"'] => !inner.contains(&b'\\') && !inner.contains(&b'"'),
+        [b'-', digits @ ..] | digits => {
+            !digits.is_empty()
+                && digits.len() < 16
+                && digits.iter().all(u8::is_ascii_digit)
+                && (digits[0] != b'0' || digits.len() == 1)
+                && raw != "-0"
+        }
+    }
 }
 
 /// Finds the raw text of the top-level `"id"` member of a line that may not be valid JSON
@@ -336,6 +357,28 @@ mod tests {
             r#"{"method":"x","extra":1}"#,
             &ENVELOPE_MEMBERS
         ));
+    }
+
+    #[test]
+    fn ids_are_canonical_however_they_are_written() {
+        for (raw, key) in [
+            ("7", "7"),
+            ("-12", "-12"),
+            ("1.0", "1.0"),
+            ("1e2", "100.0"),
+            ("-0", "-0.0"),
+            (r#""a""#, r#""a""#),
+            (r#""\u0061""#, r#""a""#),
+            ("12345678901234567890", "12345678901234567890"),
+            ("null", "null"),
+        ] {
+            assert_eq!(
+                id_key(raw),
+                serde_json::from_str::<Value>(raw).unwrap().to_string(),
+                "{raw}"
+            );
+            assert_eq!(id_key(raw), key, "{raw}");
+        }
     }
 
     #[test]

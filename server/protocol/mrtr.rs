@@ -310,8 +310,16 @@ pub fn without_elicitations(error: &RawValue) -> Value {
 /// `params._meta` protocol version and client capabilities of a 2026-07-28 request line, or
 /// `None` when the request carries no `_meta` protocol version.
 pub fn meta_of(params: &RawValue) -> Option<(String, Value)> {
-    let params: Members = serde_json::from_str(params.get()).ok()?;
-    let meta: Members = serde_json::from_str(params.get("_meta")?.get()).ok()?;
+    // One pass that copies nothing (tool arguments can be large); a params object that exact
+    // names cannot read (a duplicated or case-folded `_meta`) is read as serde would, last
+    // copy winning, which is what the rewrite of it sends on.
+    let meta_raw = match members::Members::read(params.get(), &["_meta"]) {
+        Ok(head) => head.get(0)?.to_owned(),
+        Err(_) => serde_json::from_str::<Members>(params.get())
+            .ok()?
+            .swap_remove("_meta")?,
+    };
+    let meta: Members = serde_json::from_str(meta_raw.get()).ok()?;
     let version: String = serde_json::from_str(meta.get(META_PROTOCOL_VERSION)?.get()).ok()?;
     let caps = meta
         .get(META_CLIENT_CAPABILITIES)

@@ -12,11 +12,13 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::Context;
 use super::capabilities::{forward_capabilities, rewrite_initialize};
 use super::state::{HostRequest, lock};
 use crate::protocol::envelope::{Envelope, Judged};
+use crate::protocol::members::Members;
 use crate::protocol::mrtr::{self, INPUT_REQUIRED_METHODS};
 
 /// Handles one line from the host; returns the bytes to send to the server, or `None` to drop.
@@ -72,14 +74,7 @@ pub(super) fn from_host(ctx: &Context, line: &[u8]) -> Option<Vec<u8>> {
         out = with_held_answers(ctx, &method, out);
     }
 
-    let params: Option<Value> = msg.params.and_then(|p| serde_json::from_str(p.get()).ok());
-    let tool = (method == "tools/call")
-        .then(|| params.as_ref()?.get("name")?.as_str().map(str::to_owned))
-        .flatten();
-    let progress_token = params
-        .as_ref()
-        .and_then(|p| p.pointer("/_meta/progressToken"))
-        .cloned();
+    let (tool, progress_token) = request_head(&method, msg.params);
     let keep_line = INPUT_REQUIRED_METHODS.contains(&method.as_str());
     let request = HostRequest {
         id: msg
@@ -100,6 +95,25 @@ pub(super) fn from_host(ctx: &Context, line: &[u8]) -> Option<Vec<u8>> {
     };
     lock(&ctx.shared).host_requests.insert(id_key, request);
     Some(out)
+}
+
+/// `params.name` of a `tools/call` and `params._meta.progressToken`, read without building the
+/// params (tool arguments can be large). Either is `None` when absent or when the params
+/// cannot be read by exact member names.
+fn request_head(method: &str, params: Option<&RawValue>) -> (Option<String>, Option<Value>) {
+    let Some(head) = params.and_then(|p| Members::read(p.get(), &["name", "_meta"]).ok()) else {
+        return (None, None);
+    };
+    let tool = head
+        .get(0)
+        .filter(|_| method == "tools/call")
+        .and_then(|n| serde_json::from_str::<String>(n.get()).ok());
+    let progress_token = head
+        .get(1)
+        .and_then(|m| Members::read(m.get(), &["progressToken"]).ok())
+        .and_then(|m| m.get(0))
+        .and_then(|t| serde_json::from_str::<Value>(t.get()).ok());
+    (tool, progress_token)
 }
 
 /// A host retry (a request carrying `requestState`) of a round whose asked entries the person

@@ -227,7 +227,7 @@ async fn read_host(ctx: &Context, to_server: mpsc::Sender<Vec<u8>>, limit: usize
     loop {
         match next_line(&mut reader, limit).await {
             Ok(Some(Piece::Line(line))) => {
-                if let Some(out) = host::from_host(ctx, &line) {
+                if let Some(out) = host::from_host(ctx, line) {
                     batch.push(out);
                 }
             }

@@ -126,6 +126,7 @@ impl Application {
             BrokerSettings {
                 question_timeout: Duration::from_secs(config.question_timeout_secs),
                 max_pending_per_server: config.max_pending_per_server,
+                forms_person_only: config.forms_person_only,
             },
             metrics,
         );

@@ -117,7 +117,9 @@ impl Application {
             Some(SamplingEngine {
                 catalog: config.catalog()?,
                 routing: config.routing.clone(),
-                providers: Providers::new().map_err(|e| StartupError::Models(e.to_string()))?,
+                providers: Providers::new()
+                    .and_then(|p| p.with_key_files(&config.models))
+                    .map_err(|e| StartupError::Models(e.to_string()))?,
                 budgets: config.budgets.clone(),
             })
         };

@@ -244,12 +244,17 @@ fn choices(kind: &FieldKind) -> &[crate::protocol::elicitation::Choice] {
 /// labels skip the short words: "Tan" is a colour there, not a transaction number.
 fn looks_secret(text: &str, whole_words: bool) -> bool {
     let folded = &*FOLDED;
-    let plain = words(text, false);
-    let mut squashed = plain.concat();
-    for harmless in &folded.harmless {
-        squashed = squashed.replace(harmless.as_str(), " ");
-    }
-    if folded.phrases.iter().any(|p| squashed.contains(p.as_str())) {
+    let plain: Vec<String> = words(text, false)
+        .into_iter()
+        .map(|mut w| {
+            for harmless in &folded.harmless {
+                w = w.replace(harmless.as_str(), "");
+            }
+            w
+        })
+        .filter(|w| !w.is_empty())
+        .collect();
+    if folded.phrases.iter().any(|p| holds_phrase(&plain, p)) {
         return true;
     }
     // Both splits: camelCase humps find `bankPin`, plain words find a mixed-case `PіN`.
@@ -260,6 +265,32 @@ fn looks_secret(text: &str, whole_words: bool) -> bool {
                 .iter()
                 .any(|seq| words.windows(seq.len()).any(|w| w == seq.as_slice()))
         })
+}
+
+/// Whether the squashed `phrase` occurs in `words` joined, either inside one word (`newPassword`,
+/// `passwords`) or starting at a word and ending at a word's end or one letter before it (`pass
+/// word`, `p a s s w o r d`, `API keys`): not across a word boundary mid-word, so prose such as
+/// "go to Kenya" or "stop in code review" does not read as "token" or "PIN code".
+fn holds_phrase(words: &[String], phrase: &str) -> bool {
+    let joined = words.concat();
+    let mut bounds = Vec::with_capacity(words.len());
+    let mut at = 0;
+    for w in words {
+        bounds.push((at, at + w.len()));
+        at += w.len();
+    }
+    let word_at = |i: usize| bounds.iter().find(|(s, e)| *s <= i && i < *e).copied();
+    joined.match_indices(phrase).any(|(start, _)| {
+        let end = start + phrase.len();
+        let Some((first_start, first_end)) = word_at(start) else {
+            return false;
+        };
+        if end <= first_end {
+            return true;
+        }
+        let last_end = word_at(end - 1).map_or(end, |(_, e)| e);
+        first_start == start && joined[end..last_end].chars().count() <= 1
+    })
 }
 
 /// The folded words of `text`: split at separators and, with `camel`, at camelCase humps
@@ -359,6 +390,10 @@ mod tests {
         "Сид-фраза",
         "助记词",
         "Private key",
+        "API keys",
+        "Recovery codes",
+        "Enter your p a s s w o r d",
+        "newpassword",
         "Clé privée",
         "Приватный ключ",
         "秘密鍵",
@@ -379,6 +414,9 @@ mod tests {
         "Recovery email",
         "Tangent",
         "Favourite words",
+        "Go to Kenya",
+        "Stop in code review",
+        "Keep assets",
     ];
 
     #[test]

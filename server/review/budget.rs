@@ -2,6 +2,7 @@
 //! conversation; rounds, tokens and cost per conversation and per server per UTC day are
 //! limited (`[budgets]`), refusing the next round with `-32603` naming the limit.
 
+use crate::metrics::RejectReason;
 use serde_json::{Value, json};
 
 use serde::Deserialize;
@@ -42,7 +43,7 @@ fn budget_error(limit: &str, used: String, max: String) -> RpcError {
     let mut e = RpcError::internal(format!(
         "Budget exhausted: {limit} is {max} and {used} is already used; the request was not run"
     ));
-    e.data = Some(json!({"reason": "budget", "limit": limit}));
+    e.data = Some(json!({"reason": RejectReason::Budget.as_str(), "limit": limit}));
     e
 }
 

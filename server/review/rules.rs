@@ -1,6 +1,7 @@
 //! Opt-in, expiring auto-approve rules (applied when a question opens and when a run
 //! finishes), and the audit log they and every decision write to.
 
+use crate::metrics::RejectReason;
 use serde_json::json;
 
 use super::*;
@@ -51,7 +52,7 @@ impl Reviewer {
                             "No permitted route: no configured model may serve this request",
                         );
                         error.code = NO_ROUTE;
-                        error.data = Some(json!({"reason": "no_route"}));
+                        error.data = Some(json!({"reason": RejectReason::NoRoute.as_str()}));
                         return self
                             .reject_with(
                                 q,

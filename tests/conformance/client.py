@@ -15,7 +15,8 @@ the way the README describes:
 * questions for a person (URL questions, the sign-in question of MCP authorization) as the
   person: a browser session from a one-time login link (``POST /api/v1/login-links``) lists them
   (``GET /api/v1/questions?audience=human``), then opens each one's link
-  (``GET /questions/{id}/open``) and follows the redirects as a browser would: the suite's
+  (``GET /questions/{id}/open``, confirming again when the URL is on the local network) and
+  follows the redirects as a browser would: the suite's
   authorization server approves at once and redirects to the proxy's loopback callback. The
   proxy itself never completes a sign-in: only this click gives the authorization URL out.
 
@@ -39,6 +40,7 @@ import sys
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -121,8 +123,19 @@ class Answerer(threading.Thread):
             self.done.add(q["id"])
             # Consent: the person clicks Open; the browser follows the URL where it leads (for a
             # sign-in, the authorization server redirects back to the proxy's loopback listener).
+            # The suite's authorization server is on loopback, so the service asks again before
+            # opening it (a local-network URL): the person confirms on that page.
             try:
-                self.browser().open(f"{self.base}/questions/{q['id']}/open", timeout=20).read()
+                open_url = f"{self.base}/questions/{q['id']}/open"
+                page = self.browser().open(open_url, timeout=20).read().decode()
+                if 'name="confirm" value="local-network"' in page:
+                    csrf = re.search(r'name="csrf" value="([^"]+)"', page)
+                    form = urllib.parse.urlencode(
+                        {"csrf": csrf.group(1) if csrf else "", "confirm": "local-network"}
+                    ).encode()
+                    req = urllib.request.Request(open_url, data=form, method="POST")
+                    req.add_header("Origin", self.base)
+                    self.browser().open(req, timeout=20).read()
             except urllib.error.URLError as e:
                 print(f"answerer: opening {q['id']}: {e!r}", file=sys.stderr)
             print(f"answerer: opened URL question {q['id']}", file=sys.stderr)

@@ -257,3 +257,15 @@ pub fn csrf_of(html: &str) -> String {
     let start = html.find(marker).expect("page has a csrf field") + marker.len();
     html[start..].split('"').next().unwrap().to_owned()
 }
+
+/// An error and each of its causes, joined as the binary reports them (`a: b: c`).
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}

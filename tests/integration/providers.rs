@@ -499,7 +499,7 @@ async fn a_key_file_others_can_read_stops_the_service_from_starting_and_names_th
     )
     .await
     {
-        Err(e) => e.to_string(),
+        Err(e) => crate::helpers::error_chain(&e),
         Ok(_) => panic!("a 0644 key file must stop the start"),
     };
     assert!(err.contains(&key.display().to_string()), "{err}");

@@ -13,7 +13,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::helpers::*;
-use crate::proxy::INIT;
+use crate::host::INIT;
 use crate::remote::{Host, Reply, Seen, init_reply, json_reply, rpc, serve, status, wait_for};
 
 /// A token marker that must appear nowhere but the owner-only token file.
@@ -231,13 +231,17 @@ async fn signing_in_is_the_persons_url_question_and_the_token_stays_owner_only()
         "the proxy went ahead without the person"
     );
 
-    // The person opens it: the service redirects to the authorization server, which redirects
-    // to the proxy's loopback callback.
-    let open = browser
+    // The person opens it: the authorization server is on loopback here, so the service asks
+    // again (a local-network URL); confirmed, it redirects to the authorization server, which
+    // redirects to the proxy's loopback callback.
+    let confirm = browser
         .get(format!("{}/questions/{id}/open", app.base))
         .send()
         .await
         .unwrap();
+    assert_eq!(confirm.status(), StatusCode::OK);
+    let csrf = csrf_of(&confirm.text().await.unwrap());
+    let open = crate::url::post_open(&app, &browser, id, &csrf, Some("local-network")).await;
     assert_eq!(open.status(), StatusCode::SEE_OTHER);
     let authorize = open.headers()["location"].to_str().unwrap().to_owned();
     let pairs = query(&authorize[authorize.find("/authorize").unwrap()..]);

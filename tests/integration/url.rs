@@ -145,7 +145,7 @@ async fn get_open(app: &TestApp, browser: &reqwest::Client, id: &str) -> reqwest
 }
 
 /// Posts the second confirmation's form (`confirm` omitted when `None`).
-async fn post_open(
+pub(crate) async fn post_open(
     app: &TestApp,
     browser: &reqwest::Client,
     id: &str,

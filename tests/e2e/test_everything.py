@@ -139,7 +139,8 @@ async def test_elicitation_accept_with_defaults(mcp_client: Client, browser: Bro
         assert last_value(untouched, "field.legacyTitledEnum") == "pet-1"
         assert [v for n, v in untouched if n == "field.untitledMultipleSelectEnum" and v] == ["Guitar"]
         assert [v for n, v in untouched if n == "field.titledMultipleSelectEnum" and v] == ["fish-1"]
-        assert last_value(untouched, "field.check") == "false", "an unticked boolean must submit false"
+        # An optional boolean without a default starts as "not answered": left out, not false.
+        assert last_value(untouched, "field.check") == "", "an untouched optional boolean must be left out"
 
         # The person types a name, an email and a date, ticks the box; leaves every default alone.
         name = "Grace Hopper e2e-7f3a"

@@ -196,7 +196,8 @@ async def _answer_form(rb: RealBrowser, mcp_client: Client, service: Service, ja
         content = shown["content"] if "action" in shown else shown
         if "action" in shown:
             assert shown["action"] == "accept", shown
-        expected = {"name": name, "email": email, "check": False, **FORM_DEFAULTS}
+        # The untouched optional boolean "check" (no default) is left out, not sent as false.
+        expected = {"name": name, "email": email, **FORM_DEFAULTS}
         assert content == expected, json.dumps(shown, indent=1, ensure_ascii=False)
         hidden = await page.locator("form[action$='/send'] input[name='payload']").get_attribute("value")
         assert json.loads(hidden) == shown, "the confirm form would send something else than it shows"

@@ -5,6 +5,8 @@
 * an open question page follows its question: withdrawn while untouched, it says so without a
   reload; withdrawn after the person typed, a notice appears and the typed text stays, and
   posting it anyway shows it back;
+* a right-to-left override in the server's name cannot reorder the page's own words after it,
+  and the page warns about it;
 * at 390 px the queue's Review buttons are on screen and no page scrolls sideways; the tab title
   counts the waiting questions; dark mode follows ``prefers-color-scheme``; unknown routes get
   the styled 404 page.
@@ -40,9 +42,9 @@ SCHEMA = {
 }
 
 
-async def open_form(service: Service, message: str, rpc_id: int) -> str:
+async def open_form(service: Service, message: str, rpc_id: int, server: str = "pages-e2e-server") -> str:
     body = {
-        "server": "pages-e2e-server",
+        "server": server,
         "session": "s-pages",
         "tool": "pages-e2e-tool",
         "protocolVersion": "2025-11-25",
@@ -190,3 +192,30 @@ async def test_queue_at_390_px_dark_mode_title_count_and_404(real_browser: RealB
     assert "There is no page at this address." in await page.locator("main").inner_text()
     assert await page.evaluate("getComputedStyle(document.body).backgroundColor") == bg, "styled like the others"
     assert all("404" in p for p in real_browser.problems()), real_browser.problems()
+
+
+async def test_an_override_in_server_text_cannot_reorder_the_pages_words(
+    real_browser: RealBrowser, service: Service
+) -> None:
+    page = real_browser.page
+    # An unterminated RIGHT-TO-LEFT OVERRIDE: without isolation it would reverse everything
+    # after it in the heading ("… asks for your input").
+    qid = await open_form(service, "Harmless", 20, server="evil\u202egpj.exe")
+    await page.goto(f"/questions/{qid}")
+    heading = page.locator("h1")
+    assert "asks for your input" in await heading.inner_text()
+    layout = await heading.evaluate(
+        """h => {
+            const name = h.querySelector('.server');
+            const text = [...h.childNodes].find(n => n.nodeType === 3 && n.data.includes('asks'));
+            const range = document.createRange();
+            const at = text.data.indexOf('asks');
+            range.setStart(text, at);
+            range.setEnd(text, at + 4);
+            return {nameRight: name.getBoundingClientRect().right, asksLeft: range.getBoundingClientRect().left};
+        }"""
+    )
+    assert layout["asksLeft"] >= layout["nameRight"] - 1, layout
+    warning = await page.locator(".bidi-warning").inner_text()
+    assert "server name (U+202E)" in warning, warning
+    real_browser.assert_clean()

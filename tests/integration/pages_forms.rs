@@ -33,6 +33,32 @@ fn hidden(html: &str, name: &str) -> String {
         .replace("&#34;", "\"")
 }
 
+/// Opens `request`, loads its page in a logged-in browser, then has the server withdraw it:
+/// the person now holds a page (and its CSRF token) for a question that is gone.
+async fn withdrawn_under_the_person(
+    app: &TestApp,
+    request: Value,
+) -> (String, reqwest::Client, String) {
+    let id = app.open_ok(request).await;
+    let browser = app.login().await;
+    let csrf = csrf_of(&app.html(&browser, &format!("/questions/{id}")).await);
+    let res = app
+        .post_json(&format!("/api/v1/requests/{id}/cancel"), &json!({}))
+        .await;
+    assert_eq!(res.status(), StatusCode::OK);
+    (id, browser, csrf)
+}
+
+/// Posts a form as the browser does; returns (status, body).
+async fn post_form(
+    browser: &reqwest::Client,
+    url: String,
+    pairs: &[(&str, &str)],
+) -> (StatusCode, String) {
+    let res = browser.post(url).form(pairs).send().await.unwrap();
+    (res.status(), res.text().await.unwrap())
+}
+
 #[tokio::test]
 async fn the_confirm_page_speaks_the_forms_words_and_back_keeps_every_value() {
     let app = spawn_app().await;
@@ -147,28 +173,19 @@ async fn an_untouched_optional_boolean_without_default_is_left_out() {
 #[tokio::test]
 async fn a_question_withdrawn_while_answering_says_so_and_shows_the_input_back() {
     let app = spawn_app().await;
-    let id = app.open_ok(survey(3)).await;
-    let browser = app.login().await;
-    let page = app.html(&browser, &format!("/questions/{id}")).await;
-    let csrf = csrf_of(&page);
-    let res = app
-        .post_json(&format!("/api/v1/requests/{id}/cancel"), &json!({}))
-        .await;
-    assert_eq!(res.status(), StatusCode::OK);
-
-    let res = browser
-        .post(format!("{}/questions/{id}/answer", app.base))
-        .form(&[
+    let (id, browser, csrf) = withdrawn_under_the_person(&app, survey(3)).await;
+    let (status, html) = post_form(
+        &browser,
+        format!("{}/questions/{id}/answer", app.base),
+        &[
             ("csrf", csrf.as_str()),
             ("field.name", "Ada <Lovelace>"),
             ("field.color", "#f00"),
             ("action", "accept"),
-        ])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), StatusCode::CONFLICT);
-    let html = res.text().await.unwrap();
+        ],
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT);
     assert!(html.contains("The server withdrew this question"), "{html}");
     assert!(html.contains("Your answer was not sent"), "{html}");
     assert!(
@@ -179,18 +196,17 @@ async fn a_question_withdrawn_while_answering_says_so_and_shows_the_input_back()
 
     // A confirmed answer sent after the question went away is shown back too.
     let payload = json!({"action": "accept", "content": {"name": "Grace", "color": "#00f"}});
-    let res = browser
-        .post(format!("{}/questions/{id}/send", app.base))
-        .form(&[
+    let (status, html) = post_form(
+        &browser,
+        format!("{}/questions/{id}/send", app.base),
+        &[
             ("csrf", csrf.as_str()),
             ("payload", payload.to_string().as_str()),
             ("action", "send"),
-        ])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), StatusCode::CONFLICT);
-    let html = res.text().await.unwrap();
+        ],
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT);
     assert!(html.contains("Grace") && html.contains("Blue"), "{html}");
 
     // The page itself says what happened instead of offering the form.
@@ -198,4 +214,28 @@ async fn a_question_withdrawn_while_answering_says_so_and_shows_the_input_back()
     assert!(page.contains("The server withdrew this question"), "{page}");
     assert!(!page.contains(&format!("action=\"/questions/{id}/answer\"")));
     assert_eq!(app.question(&id).await["state"], "withdrawn");
+}
+
+#[tokio::test]
+async fn a_prompt_edit_saved_after_a_withdrawal_is_shown_back() {
+    let app = spawn_app().await;
+    let (id, browser, csrf) =
+        withdrawn_under_the_person(&app, sampling_request(4, "Summarise")).await;
+    let (status, html) = post_form(
+        &browser,
+        format!("{}/questions/{id}/revise", app.base),
+        &[
+            ("csrf", csrf.as_str()),
+            ("baseRevision", "1"),
+            ("systemPrompt", "My careful edit"),
+            ("text.0.0", "Summarise briefly"),
+        ],
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert!(html.contains("The server withdrew this question"), "{html}");
+    assert!(
+        html.contains("My careful edit") && html.contains("Message 0, block 0"),
+        "{html}"
+    );
 }

@@ -96,6 +96,28 @@ pub fn typed_summary(q: &Question, pairs: &[(String, String)]) -> Vec<SummaryRow
     }
 }
 
+/// A prompt edit the person was saving (`systemPrompt`, `text.<message>.<block>` as posted to
+/// `/revise`), as rows to show back when the question went away before it could be saved.
+pub fn typed_revision(pairs: &[(String, String)]) -> Vec<SummaryRow> {
+    pairs
+        .iter()
+        .filter(|(_, v)| !v.is_empty())
+        .filter_map(|(k, v)| {
+            let label = if k == "systemPrompt" {
+                "System prompt".to_owned()
+            } else {
+                let (m, b) = k.strip_prefix("text.")?.split_once('.')?;
+                format!("Message {m}, block {b}")
+            };
+            Some(SummaryRow {
+                label,
+                value: v.clone(),
+                sent: true,
+            })
+        })
+        .collect()
+}
+
 /// The confirmed `result` a person was about to send (`/send`), as rows to show back: a form's
 /// content by its labels, a sampling result as its JSON.
 pub fn result_summary(q: &Question, result: &Value) -> Vec<SummaryRow> {

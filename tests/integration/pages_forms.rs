@@ -239,3 +239,39 @@ async fn a_prompt_edit_saved_after_a_withdrawal_is_shown_back() {
         "{html}"
     );
 }
+
+#[tokio::test]
+async fn an_expired_question_says_so_and_an_answer_to_it_is_shown_back() {
+    let app = spawn_with(mcp_consent::config::Config {
+        question_timeout_secs: 1,
+        ..Default::default()
+    })
+    .await;
+    let id = app.open_ok(survey(5)).await;
+    let browser = app.login().await;
+    let csrf = csrf_of(&app.html(&browser, &format!("/questions/{id}")).await);
+    let expired = eventually(std::time::Duration::from_secs(10), || async {
+        (app.question(&id).await["state"] == "expired").then_some(())
+    })
+    .await;
+    assert!(expired.is_some(), "the question never expired");
+
+    let page = app.html(&browser, &format!("/questions/{id}")).await;
+    assert!(page.contains("This question expired"), "{page}");
+    assert!(!page.contains(&format!("action=\"/questions/{id}/answer\"")));
+    let (status, html) = post_form(
+        &browser,
+        format!("{}/questions/{id}/answer", app.base),
+        &[
+            ("csrf", csrf.as_str()),
+            ("field.name", "Typed too late"),
+            ("action", "accept"),
+        ],
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert!(
+        html.contains("This question expired") && html.contains("Typed too late"),
+        "{html}"
+    );
+}

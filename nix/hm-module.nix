@@ -2,7 +2,7 @@
 # service on Linux and as a launchd agent on macOS, from one set of options. The unit and the
 # agent carry the same content as `mcp-consent service print systemd|launchd`: their fixed part
 # (hardening, restart policy, keep-alive) is read from templates/units/service.toml, the file
-# the binary compiles in, and this module adds only the per-user lines (server/service/ adds
+# the binary compiles in, and this module adds only the per-user lines (server/cli/service/ adds
 # the same ones), the restart trigger and the passphrase environment.
 #
 # The option names and defaults under `settings`, `listen` and `retention` mirror the config
@@ -53,7 +53,7 @@ let
       configPath
     ];
 
-  # One word of a systemd setting, quoted like server/service/mod.rs does: `%` starts a specifier
+  # One word of a systemd setting, quoted like server/cli/service/mod.rs does: `%` starts a specifier
   # and `$` (in Exec lines) a variable, so both are doubled.
   systemdQuote =
     exec: word:

@@ -2,21 +2,24 @@
 //! server and background jobs. `main` and the tests both go through [`Application::build`].
 
 use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::middleware::{DefaultHeaders, from_fn};
 use actix_web::{App, HttpServer, web};
-use chrono::Utc;
 
-use crate::auth::{Auth, passphrase, rotate, throttle::LoginGuard};
-use crate::broker::{Broker, BrokerSettings};
+use crate::auth::passphrase::{self, PassphraseError};
+use crate::auth::rotate::{self, TokenError};
+use crate::auth::{Auth, throttle::LoginGuard};
+use crate::broker::{Broker, BrokerError, BrokerSettings};
+use crate::clock::{Clock, SystemClock};
 use crate::config::{Config, ConfigError, Retention};
 use crate::db::{Db, DbError};
 use crate::jobs::retention;
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, MetricsError};
 use crate::paths::{PathError, StateDir, write_private};
 use crate::review::{Reviewer, SamplingEngine};
-use crate::sampling::Providers;
+use crate::sampling::{ProviderError, Providers};
 use crate::web::auth::{body_deadline, check_host_and_origin, mark_socket_connections};
 use crate::web::{AppState, allowed_hosts};
 
@@ -40,7 +43,7 @@ pub enum StartupError {
     #[error(transparent)]
     Path(#[from] PathError),
     /// The store could not be opened or migrated.
-    #[error("cannot open the store: {0}")]
+    #[error("cannot open the store")]
     Db(#[from] DbError),
     /// The listen address could not be bound.
     #[error("cannot listen on {addr}")]
@@ -52,17 +55,29 @@ pub enum StartupError {
         source: std::io::Error,
     },
     /// The API token could not be created or read.
-    #[error("cannot set up the API token {0}")]
-    Token(String),
-    /// The model catalog or provider clients could not be set up.
-    #[error("cannot set up models: {0}")]
-    Models(String),
+    #[error("cannot set up the API token")]
+    Token(#[source] TokenError),
+    /// The file named by `metrics_token_file` could not be read.
+    #[error("cannot read the metrics token {}", .path.display())]
+    MetricsToken {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The provider clients could not be set up.
+    #[error("cannot set up models")]
+    Models(#[source] ProviderError),
+    /// Model runs interrupted by the last stop could not be sent back to review.
+    #[error("cannot recover interrupted model runs")]
+    Recover(#[source] BrokerError),
     /// The passphrase hash file is unusable.
-    #[error("{0}")]
-    Passphrase(String),
+    #[error(transparent)]
+    Passphrase(#[from] PassphraseError),
     /// The metrics registry could not be built.
-    #[error("cannot register metrics: {0}")]
-    Metrics(String),
+    #[error("cannot register metrics")]
+    Metrics(#[source] MetricsError),
     /// The web server failed.
     #[error("web server failed")]
     Server(#[source] std::io::Error),
@@ -90,13 +105,27 @@ impl Application {
         state_root: std::path::PathBuf,
         listen: &str,
     ) -> Result<Application, StartupError> {
+        Self::build_with_clock(config, state_root, listen, Arc::new(SystemClock)).await
+    }
+
+    /// [`Application::build`] with every part of the service reading the time from `clock`
+    /// (tests move a [`crate::clock::ManualClock`]).
+    ///
+    /// # Errors
+    /// [`StartupError`] naming what failed.
+    pub async fn build_with_clock(
+        config: &Config,
+        state_root: std::path::PathBuf,
+        listen: &str,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Application, StartupError> {
         config.check_listen(listen)?;
         let state = StateDir::prepare(state_root)?;
         let db = Db::open(&state.db_file())?;
         state.tighten_files()?;
-        let tokens = rotate::at_start(&state, &db)
+        let tokens = rotate::at_start(&state, &db, clock.as_ref())
             .await
-            .map_err(|e| StartupError::Token(e.to_string()))?;
+            .map_err(StartupError::Token)?;
 
         let listener = TcpListener::bind(listen).map_err(|source| StartupError::Bind {
             addr: listen.to_owned(),
@@ -110,14 +139,14 @@ impl Application {
         let socket = bind_socket(&state)?;
         write_private(&state.service_url_file(), &format!("{base_url}\n"))?;
 
-        let metrics = Metrics::new().map_err(|e| StartupError::Metrics(e.to_string()))?;
+        let metrics = Metrics::new().map_err(StartupError::Metrics)?;
         let engine = if config.models.is_empty() {
             None
         } else {
             Some(SamplingEngine {
                 catalog: config.catalog()?,
                 routing: config.routing.clone(),
-                providers: Providers::new().map_err(|e| StartupError::Models(e.to_string()))?,
+                providers: Providers::new().map_err(StartupError::Models)?,
                 budgets: config.budgets.clone(),
             })
         };
@@ -128,12 +157,10 @@ impl Application {
                 max_pending_per_server: config.max_pending_per_server,
             },
             metrics,
-        );
+        )
+        .with_clock(clock.clone());
         let review = Reviewer::new(broker.clone(), db.clone(), engine).attach();
-        let interrupted = review
-            .recover_runs()
-            .await
-            .map_err(|e| StartupError::Models(e.to_string()))?;
+        let interrupted = review.recover_runs().await.map_err(StartupError::Recover)?;
         if interrupted > 0 {
             tracing::warn!(
                 runs = interrupted,
@@ -143,7 +170,10 @@ impl Application {
         let metrics_token = match &config.metrics_token_file {
             Some(path) => Some(
                 std::fs::read_to_string(path)
-                    .map_err(|e| StartupError::Token(format!("{}: {e}", path.display())))?
+                    .map_err(|source| StartupError::MetricsToken {
+                        path: path.clone(),
+                        source,
+                    })?
                     .trim()
                     .to_owned(),
             ),
@@ -155,16 +185,13 @@ impl Application {
             std::env::var_os("MCP_CONSENT_PASSPHRASE_HASH_FILE").map(std::path::PathBuf::from)
         });
         let passphrase_hash = match passphrase_file {
-            Some(path) => Some(
-                passphrase::load_hash(&path)
-                    .map_err(|e| StartupError::Passphrase(e.to_string()))?,
-            ),
+            Some(path) => Some(passphrase::load_hash(&path)?),
             None => None,
         };
         let data = web::Data::new(AppState {
             broker: broker.clone(),
             review: review.clone(),
-            auth: Auth::new(db.clone()),
+            auth: Auth::new(db.clone(), clock),
             tokens,
             allowed_hosts: allowed_hosts(addr),
             listen_addr: addr,
@@ -246,6 +273,7 @@ impl Application {
             self.db.clone(),
             self.retention.clone(),
             self.broker.metrics().clone(),
+            self.broker.clock(),
         ));
         let handle = self.server.handle();
         let broker = self.broker.clone();
@@ -342,5 +370,5 @@ pub async fn prune(
     let state = StateDir::prepare(state_root)?;
     let db = Db::open(&state.db_file())?;
     state.tighten_files()?;
-    Ok(retention::prune_once(&db, &config.retention, Utc::now().timestamp_millis()).await?)
+    Ok(retention::prune_once(&db, &config.retention, SystemClock.now_ms()).await?)
 }

@@ -20,14 +20,19 @@ pub enum ConfigError {
         #[source]
         source: std::io::Error,
     },
-    /// The file is not valid TOML or has unknown keys or wrong types.
-    #[error("invalid config file {path}: {message}")]
+    /// The file's content is refused by [`Config::parse`].
+    #[error("invalid config file {path}")]
     Parse {
         /// The file.
         path: PathBuf,
-        /// What is wrong, from the TOML parser.
-        message: String,
+        /// What is wrong: [`ConfigError::Toml`], [`ConfigError::Models`] or
+        /// [`ConfigError::Routing`].
+        #[source]
+        source: Box<ConfigError>,
     },
+    /// The text is not valid TOML or has unknown keys or wrong types.
+    #[error(transparent)]
+    Toml(#[from] toml::de::Error),
     /// `listen` names a non-loopback address without `allow_non_loopback = true`.
     #[error("listen address {0} is not loopback; set allow_non_loopback = true to allow it")]
     NotLoopback(String),
@@ -147,16 +152,19 @@ impl Config {
             path: path.clone(),
             source,
         })?;
-        Self::parse(&text).map_err(|message| ConfigError::Parse { path, message })
+        Self::parse(&text).map_err(|e| ConfigError::Parse {
+            path,
+            source: Box::new(e),
+        })
     }
 
     /// Parses TOML text and validates `[[models]]` and `[routing]`.
     ///
     /// # Errors
-    /// The parser's message, or the [`ConfigError::Models`] / [`ConfigError::Routing`] text.
-    pub fn parse(text: &str) -> Result<Config, String> {
-        let config: Config = toml::from_str(text).map_err(|e| e.to_string())?;
-        config.catalog().map_err(|e| e.to_string())?;
+    /// [`ConfigError::Toml`], [`ConfigError::Models`] or [`ConfigError::Routing`].
+    pub fn parse(text: &str) -> Result<Config, ConfigError> {
+        let config: Config = toml::from_str(text)?;
+        config.catalog()?;
         Ok(config)
     }
 

@@ -243,6 +243,43 @@ vocabulary! {
 }
 
 vocabulary! {
+    /// `CreateMessageRequest.includeContext`: which MCP context the server asks to have added
+    /// to the prompt (none is ever added; see docs/protocol.md, SA6/SA7).
+    IncludeContext ("includeContext") {
+        /// No context (the default when absent).
+        None = "none",
+        /// Context from the asking server.
+        ThisServer = "thisServer",
+        /// Context from every connected server.
+        AllServers = "allServers",
+    }
+}
+
+vocabulary! {
+    /// `CreateMessageResult.stopReason`: why the model (or the person in its place) stopped.
+    /// The spec leaves the field open; these are the values it names.
+    StopReason ("stopReason") {
+        /// The turn ended naturally.
+        EndTurn = "endTurn",
+        /// A stop sequence was produced.
+        StopSequence = "stopSequence",
+        /// `maxTokens` was reached.
+        MaxTokens = "maxTokens",
+        /// The model asked for tool calls (only with tools offered).
+        ToolUse = "toolUse",
+    }
+}
+
+impl StopReason {
+    /// The reasons the person's answer form offers (a tool call is not written by hand).
+    pub const FORM: &'static [StopReason] = &[
+        StopReason::EndTurn,
+        StopReason::StopSequence,
+        StopReason::MaxTokens,
+    ];
+}
+
+vocabulary! {
     /// What an audit-log entry records.
     AuditAction ("audit action") {
         /// A request was approved to run.
@@ -380,6 +417,21 @@ impl fmt::Display for QuestionId {
     }
 }
 
+/// Read-only text view, for the store's queries, URLs and the CLI (an id is compared as text).
+impl std::ops::Deref for QuestionId {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<QuestionId> for String {
+    fn from(id: QuestionId) -> String {
+        id.0
+    }
+}
+
 /// The id of one decision: `<question>:request:<revision>` or `<question>:response:<run>`.
 /// Replaying a decision under the same id changes nothing; an id for a revision or run that is
 /// no longer current is outdated.
@@ -480,83 +532,4 @@ impl<'de> Deserialize<'de> for ApprovalId {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_word_round_trips_through_its_spelling() {
-        for k in Kind::ALL {
-            assert_eq!(k.as_str().parse::<Kind>(), Ok(*k));
-        }
-        for s in State::ALL {
-            assert_eq!(s.to_string().parse::<State>(), Ok(*s));
-        }
-        for p in Phase::ALL {
-            assert_eq!(serde_json::to_value(p).ok(), Some(p.as_str().into()));
-        }
-        assert!("Pending".parse::<State>().is_err());
-    }
-
-    #[test]
-    fn actors_and_approval_ids_parse_what_they_print() {
-        for a in [
-            Actor::Server,
-            Actor::Human,
-            Actor::Agent,
-            Actor::Rule("r1".into()),
-        ] {
-            assert_eq!(a.to_string().parse::<Actor>(), Ok(a));
-        }
-        assert!("rule:".parse::<Actor>().is_err());
-        assert!("robot".parse::<Actor>().is_err());
-        let id: ApprovalId = "q1:request:2".parse().unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(
-            id,
-            ApprovalId::Request {
-                question: "q1".into(),
-                revision: 2
-            }
-        );
-        assert_eq!(id.to_string(), "q1:request:2");
-        let id: ApprovalId = "q1:response:r-9".parse().unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!((id.step(), id.run()), (Step::Response, Some("r-9")));
-        for bad in [
-            "q1",
-            "q1:request",
-            "q1:request:x",
-            "q1:other:1",
-            ":request:1",
-        ] {
-            assert!(bad.parse::<ApprovalId>().is_err(), "{bad}");
-        }
-    }
-
-    /// The migration's CHECK constraints list exactly the words of each type.
-    #[test]
-    fn the_migration_checks_the_same_words() {
-        let sql = include_str!("../migrations/2026-12-01-000000_vocabulary_checks/up.sql");
-        let check = |column: &str, words: Vec<&str>| {
-            let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
-            let expected = format!("{column} IN ({})", quoted.join(", "));
-            assert!(sql.contains(&expected), "missing: CHECK ({expected})");
-        };
-        check("kind", Kind::ALL.iter().map(|k| k.as_str()).collect());
-        check("state", State::ALL.iter().map(|k| k.as_str()).collect());
-        check("phase", Phase::ALL.iter().map(|k| k.as_str()).collect());
-        check("state", RunState::ALL.iter().map(|k| k.as_str()).collect());
-        check("phase", Step::ALL.iter().map(|k| k.as_str()).collect());
-        check(
-            "audience",
-            Audience::ALL.iter().map(|k| k.as_str()).collect(),
-        );
-        check("scope", RuleScope::ALL.iter().map(|k| k.as_str()).collect());
-        check(
-            "decision",
-            DecisionKind::ALL.iter().map(|k| k.as_str()).collect(),
-        );
-        check(
-            "action",
-            AuditAction::ALL.iter().map(|k| k.as_str()).collect(),
-        );
-    }
-}
+mod tests;

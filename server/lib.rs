@@ -6,9 +6,11 @@
 //! (or a script over the JSON API), validates both directions against the MCP specification,
 //! and hands the server one honest response.
 //!
-//! The dependency arrow points one way: `web`, `proxy`, the CLI (`questions`, `client`) →
-//! `broker`, `review`, `auth`, `jobs` → `protocol`, `domain`, `wire`, `db`. `protocol`
-//! imports nothing of ours; `broker` owns the [`broker::SamplingHooks`] trait that `review`
+//! The dependency arrow points one way: `cli` → `app`, `web`, `proxy`, `client` →
+//! `broker`, `review`, `auth`, `jobs` → `protocol`, `domain`, `clock`, `wire`, `db`. `protocol`
+//! imports nothing of ours; `wire` names one type above it, the route receipt of `sampling`
+//! (pure data), so the review in a question's detail is typed end to end. `broker` owns the
+//! [`broker::SamplingHooks`] trait that `review`
 //! implements, and imports neither `review` nor the config file's types.
 //!
 //! # Errors
@@ -24,8 +26,9 @@
 pub mod app;
 pub mod auth;
 pub mod broker;
-pub mod cli_token;
+pub mod cli;
 pub mod client;
+pub mod clock;
 pub mod config;
 pub mod db;
 pub mod domain;
@@ -34,9 +37,7 @@ pub mod metrics;
 pub mod paths;
 pub mod protocol;
 pub mod proxy;
-pub mod questions;
 pub mod review;
 pub mod sampling;
-pub mod service;
 pub mod web;
 pub mod wire;

@@ -6,8 +6,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::domain::{
-    Action, Actor, Audience, AuditAction, DecisionKind, Kind, Phase, RuleScope, State,
+    Action, Actor, ApprovalId, Audience, AuditAction, DecisionKind, Kind, Phase, QuestionId,
+    RuleScope, RunState, State,
 };
+use crate::sampling::Receipt;
 
 /// `POST /api/v1/requests` body: a request as the server sent it, with what it is judged by.
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -38,7 +40,7 @@ pub enum Opened {
     /// A question is pending: its id and deadline (RFC 3339).
     Question {
         /// Question id.
-        id: String,
+        id: QuestionId,
         /// Deadline, if the service reported one.
         expires_at: Option<String>,
     },
@@ -54,7 +56,7 @@ enum OpenedBody {
         response: Value,
     },
     Question {
-        id: String,
+        id: QuestionId,
         #[serde(default)]
         state: Option<State>,
         #[serde(rename = "expiresAt", default)]
@@ -134,7 +136,7 @@ pub struct Preview {
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
     /// Question id.
-    pub id: String,
+    pub id: QuestionId,
     /// Kind.
     pub kind: Kind,
     /// Asking server.
@@ -180,7 +182,49 @@ pub struct QuestionDetail {
     pub revision: Option<i32>,
     /// The model review (params, route, runs, approval ids), when models are configured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub review: Option<Value>,
+    pub review: Option<ReviewDetail>,
+}
+
+/// The model review of a sampling question, in its detail (`review`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewDetail {
+    /// The params of the current revision.
+    pub params: Value,
+    /// The route receipt of the current revision (why this model, or why none).
+    pub route: Receipt,
+    /// Runs, newest first.
+    pub runs: Vec<RunDetail>,
+    /// The id a decision on the current request review takes.
+    pub request_approval_id: ApprovalId,
+    /// The id a decision on the newest run's response takes, once that run is done.
+    pub response_approval_id: Option<ApprovalId>,
+}
+
+/// One model run of a review.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunDetail {
+    /// Run id.
+    pub id: String,
+    /// The revision it ran.
+    pub revision: i32,
+    /// The model id from the catalog.
+    pub model: String,
+    /// Where the run is.
+    pub state: RunState,
+    /// The `CreateMessageResult` it produced, once done (null if the stored text is no JSON).
+    pub result: Option<Value>,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// Tokens in, as the provider reported.
+    pub input_tokens: Option<i64>,
+    /// Tokens out, as the provider reported.
+    pub output_tokens: Option<i64>,
+    /// Cost in USD by the catalog's prices.
+    pub cost_usd: Option<f64>,
+    /// The receipt stored with the run, as stored (null if it is no JSON).
+    pub receipt: Option<Value>,
 }
 
 /// A decision posted for an approval id (`POST /api/v1/questions/{id}/approvals`).
@@ -308,7 +352,7 @@ pub struct AuditEntry {
     /// What.
     pub action: AuditAction,
     /// The question.
-    pub question_id: String,
+    pub question_id: QuestionId,
     /// Its server.
     pub server: String,
     /// The model, when one ran.

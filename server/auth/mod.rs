@@ -8,8 +8,9 @@ pub mod rotate;
 pub mod throttle;
 pub mod tokens;
 
-use chrono::Utc;
+use std::sync::Arc;
 
+use crate::clock::Clock;
 use crate::db::models::{self, WebSessionRow};
 use crate::db::{Db, DbError};
 pub use tokens::{ApiTokens, random_token, sha256_hex};
@@ -50,12 +51,14 @@ impl Session {
 #[derive(Clone)]
 pub struct Auth {
     db: Db,
+    /// Where "now" comes from for session and link lifetimes.
+    clock: Arc<dyn Clock>,
 }
 
 impl Auth {
-    /// Over the store `db`.
-    pub fn new(db: Db) -> Auth {
-        Auth { db }
+    /// Over the store `db`, reading the time from `clock`.
+    pub fn new(db: Db, clock: Arc<dyn Clock>) -> Auth {
+        Auth { db, clock }
     }
 
     /// Creates a session; returns the cookie secret and the session.
@@ -65,7 +68,7 @@ impl Auth {
     pub async fn create_session(&self) -> Result<(String, Session), AuthError> {
         let secret = random_token()?;
         let csrf = random_token()?;
-        let now = Utc::now().timestamp_millis();
+        let now = self.clock.now_ms();
         let row = WebSessionRow {
             id_sha256: sha256_hex(&secret),
             csrf_token: csrf.clone(),
@@ -88,7 +91,7 @@ impl Auth {
     /// [`AuthError::Store`].
     pub async fn session(&self, secret: &str) -> Result<Option<Session>, AuthError> {
         let digest = sha256_hex(secret);
-        let now = Utc::now().timestamp_millis();
+        let now = self.clock.now_ms();
         let row = self
             .db
             .run(move |conn| Ok(WebSessionRow::find_valid(conn, &digest, now)?))
@@ -117,7 +120,7 @@ impl Auth {
     /// [`AuthError::Store`].
     pub async fn take_login_link(&self, token: &str) -> Result<bool, AuthError> {
         let digest = sha256_hex(token);
-        let now = Utc::now().timestamp_millis();
+        let now = self.clock.now_ms();
         Ok(self
             .db
             .run(move |conn| Ok(models::take_login_link(conn, &digest, now)?))
@@ -133,7 +136,7 @@ impl Auth {
         state: &crate::paths::StateDir,
         tokens: &ApiTokens,
     ) -> Result<(), rotate::TokenError> {
-        rotate::rotate(state, &self.db, tokens).await
+        rotate::rotate(state, &self.db, tokens, self.clock.as_ref()).await
     }
 
     /// Creates a one-time login token valid for [`LOGIN_LINK_MINUTES`].
@@ -143,7 +146,7 @@ impl Auth {
     pub async fn create_login_link(&self) -> Result<String, AuthError> {
         let token = random_token()?;
         let digest = sha256_hex(&token);
-        let expires = Utc::now().timestamp_millis() + LOGIN_LINK_MINUTES * 60_000;
+        let expires = self.clock.now_ms() + LOGIN_LINK_MINUTES * 60_000;
         self.db
             .run(move |conn| Ok(models::insert_login_link(conn, &digest, expires)?))
             .await?;

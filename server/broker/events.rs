@@ -4,14 +4,14 @@
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-use crate::domain::{Audience, Kind, Phase, State};
+use crate::domain::{Audience, Kind, Phase, QuestionId, State};
 
 /// One state change of one question (wire JSON is camelCase).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Event {
     /// Question id.
-    pub id: String,
+    pub id: QuestionId,
     /// What the question asks for.
     pub kind: Kind,
     /// The asking server's name.

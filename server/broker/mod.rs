@@ -8,12 +8,11 @@
 
 //!
 //! The files: [`question`] (the question and the reads), [`open`], [`answer`], [`expiry`],
-//! [`events`], [`audience`], [`clock`] (where "now" comes from), and [`hooks`], the trait through which the sampling review
+//! [`events`], [`audience`], [`Clock`] (where "now" comes from), and [`hooks`], the trait through which the sampling review
 //! (`crate::review`) takes part in a sampling question's life without the broker knowing it.
 
 pub mod answer;
 pub mod audience;
-pub mod clock;
 pub mod error;
 pub mod events;
 pub mod expiry;
@@ -26,11 +25,11 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+pub use crate::clock::{Clock, ManualClock, SystemClock};
 use crate::db::Db;
 use crate::db::models::QuestionRow;
 pub use crate::domain::{Audience, Kind, Phase, State};
 use crate::metrics::Metrics;
-pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::BrokerError;
 pub use events::{Event, EventBus};
 pub use expiry::human_duration;
@@ -89,6 +88,11 @@ impl Broker {
     /// The current time by this broker's clock.
     pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
         self.clock.now()
+    }
+
+    /// This broker's clock, for the parts of the service that share its time.
+    pub fn clock(&self) -> Arc<dyn Clock> {
+        self.clock.clone()
     }
 
     /// Lets `hooks` take part in every sampling question's life (budgets before opening,
@@ -160,7 +164,7 @@ impl Broker {
     /// Publishes the question's new state (event bus and long-polls). Whoever changes a
     /// question in the store calls this once the change is committed.
     pub fn changed(&self, question: &Question) {
-        self.events.publish(question.event());
+        self.events.publish(question.event(self.now()));
         self.changes.send_modify(|n| *n = n.wrapping_add(1));
     }
 }

@@ -9,7 +9,7 @@ use super::hooks::Round;
 use super::{Broker, BrokerError, Question, audience};
 use crate::db::DbError;
 use crate::db::models::QuestionRow;
-use crate::domain::{Audience, Kind, Phase, State};
+use crate::domain::{Audience, Kind, Phase, QuestionId, State};
 use crate::metrics::RejectReason;
 use crate::protocol::elicitation;
 use crate::protocol::era::Era;
@@ -120,12 +120,12 @@ impl Broker {
             other => return refuse(RpcError::method_not_found(other)),
         };
 
-        let new_id = uuid::Uuid::now_v7().to_string();
+        let new_id = QuestionId::new();
         let hooks = self.sampling_hooks().filter(|_| kind == Kind::Sampling);
         let conversation = if let Some(hooks) = &hooks {
             match hooks.admit(&req.server, &params).await? {
                 Round::Continue(c) => Some(c),
-                Round::New => Some(new_id.clone()),
+                Round::New => Some(new_id.to_string()),
                 Round::Refuse(e) => {
                     self.metrics.reject(counted_kind, RejectReason::Budget);
                     return Ok(OpenOutcome::Refused(error_response(Some(&rpc_id), &e)));
@@ -141,7 +141,7 @@ impl Broker {
             .checked_add_signed(timeout)
             .unwrap_or(DateTime::<Utc>::MAX_UTC);
         let row = QuestionRow {
-            id: new_id,
+            id: new_id.to_string(),
             kind,
             server: req.server,
             session: req.session,

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::events::Event;
 use super::{Broker, BrokerError};
 use crate::db::models::QuestionRow;
-use crate::domain::{Audience, Kind, Phase, State};
+use crate::domain::{Audience, Kind, Phase, QuestionId, State};
 use crate::protocol::elicitation::FormSchema;
 use crate::protocol::era::Era;
 use crate::wire::{QuestionDetail, Summary};
@@ -35,7 +35,7 @@ pub enum Waited {
 #[derive(Debug, Clone)]
 pub struct Question {
     /// UUIDv7.
-    pub id: String,
+    pub id: QuestionId,
     /// What it asks for.
     pub kind: Kind,
     /// The asking server.
@@ -81,15 +81,15 @@ pub fn rfc3339(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
-fn from_millis(ms: i64) -> DateTime<Utc> {
-    DateTime::from_timestamp_millis(ms).unwrap_or_default()
-}
-
 impl Question {
     pub(super) fn from_row(row: QuestionRow) -> Result<Question, BrokerError> {
         let corrupt = |what: &str| BrokerError::Corrupt(row.id.clone(), what.to_owned());
+        let id: QuestionId = row.id.parse().map_err(|_| corrupt("id"))?;
         let json =
             |text: &str, what: &str| serde_json::from_str::<Value>(text).map_err(|_| corrupt(what));
+        // A stored time outside chrono's range is a damaged row, not the epoch.
+        let time =
+            |ms: i64, what: &str| DateTime::from_timestamp_millis(ms).ok_or_else(|| corrupt(what));
         Ok(Question {
             kind: row.kind,
             audience: row.audience,
@@ -103,12 +103,15 @@ impl Question {
                 .as_deref()
                 .map(|r| json(r, "response"))
                 .transpose()?,
-            created_at: from_millis(row.created_at),
-            expires_at: from_millis(row.expires_at),
-            decided_at: row.decided_at.map(from_millis),
-            opened_at: row.opened_at.map(from_millis),
+            created_at: time(row.created_at, "created_at")?,
+            expires_at: time(row.expires_at, "expires_at")?,
+            decided_at: row
+                .decided_at
+                .map(|ms| time(ms, "decided_at"))
+                .transpose()?,
+            opened_at: row.opened_at.map(|ms| time(ms, "opened_at")).transpose()?,
             revision: row.revision,
-            id: row.id,
+            id,
             server: row.server,
             session: row.session,
             tool: row.tool,
@@ -146,8 +149,8 @@ impl Question {
         }
     }
 
-    /// The summary-only event for this question's current state.
-    pub fn event(&self) -> Event {
+    /// The summary-only event for this question's current state, stamped `at`.
+    pub fn event(&self, at: DateTime<Utc>) -> Event {
         Event {
             id: self.id.clone(),
             kind: self.kind,
@@ -157,7 +160,7 @@ impl Question {
             state: self.state,
             phase: self.phase,
             expires_at: rfc3339(self.expires_at),
-            at: rfc3339(Utc::now()),
+            at: rfc3339(at),
         }
     }
 
@@ -167,7 +170,8 @@ impl Question {
     /// [`BrokerError::Corrupt`] when the stored schema no longer parses.
     pub fn form_schema(&self) -> Result<FormSchema, BrokerError> {
         let schema = self.request.get("requestedSchema").unwrap_or(&Value::Null);
-        FormSchema::parse(self.era, schema).map_err(|e| BrokerError::Corrupt(self.id.clone(), e))
+        FormSchema::parse(self.era, schema)
+            .map_err(|e| BrokerError::Corrupt(self.id.to_string(), e))
     }
 }
 

@@ -31,8 +31,8 @@ pub enum DbError {
     #[error("database query failed")]
     Query(#[from] diesel::result::Error),
     /// Running the embedded migrations failed.
-    #[error("database migration failed: {0}")]
-    Migration(String),
+    #[error("database migration failed")]
+    Migration(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// The blocking task running the query panicked or was cancelled.
     #[error("database task failed")]
     Join(#[from] tokio::task::JoinError),
@@ -77,7 +77,7 @@ impl Db {
              PRAGMA secure_delete = ON;",
         )?;
         conn.run_pending_migrations(MIGRATIONS)
-            .map_err(|e| DbError::Migration(e.to_string()))?;
+            .map_err(DbError::Migration)?;
         drop(conn);
         let pool = Pool::builder()
             .max_size(4)

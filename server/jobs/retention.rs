@@ -4,11 +4,12 @@
 //! briefly. Deleted content is overwritten (`secure_delete`, set on every connection) and the
 //! WAL truncated after each run, so nothing pruned stays readable in the database files.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::Utc;
 use diesel::connection::SimpleConnection;
 
+use crate::clock::Clock;
 use crate::config::Retention;
 use crate::db::{Db, DbError, approvals, models};
 use crate::metrics::Metrics;
@@ -85,12 +86,12 @@ pub async fn prune_once(db: &Db, policy: &Retention, now_ms: i64) -> Result<Prun
 
 /// Prunes now and then every `policy.interval_secs`, forever; a failed run is logged and the
 /// next one tried (one bad run does not stop the job).
-pub async fn run(db: Db, policy: Retention, metrics: Metrics) {
+pub async fn run(db: Db, policy: Retention, metrics: Metrics, clock: Arc<dyn Clock>) {
     let mut tick = tokio::time::interval(Duration::from_secs(policy.interval_secs.max(1)));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     loop {
         tick.tick().await;
-        let result = prune_once(&db, &policy, Utc::now().timestamp_millis()).await;
+        let result = prune_once(&db, &policy, clock.now_ms()).await;
         metrics.retention_runs.inc();
         if let Ok(r) = &result {
             metrics.retention_pruned.inc_by(r.questions() as u64);

@@ -106,7 +106,7 @@ pub(super) async fn ask(
     let (opened, expires_at) = match opened {
         Ok(Opened::Response(response)) => return Some(response),
         Ok(Opened::Question { id, expires_at }) => {
-            let _ = handle.question.set(id.clone());
+            let _ = handle.question.set(id.to_string());
             (id, expires_at)
         }
         Err(ClientError::TooLarge) => {

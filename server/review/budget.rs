@@ -2,7 +2,6 @@
 //! conversation; rounds, tokens and cost per conversation and per server per UTC day are
 //! limited (`[budgets]`), refusing the next round with `-32603` naming the limit.
 
-use chrono::Utc;
 use serde_json::{Value, json};
 
 use serde::Deserialize;
@@ -131,7 +130,7 @@ impl Reviewer {
         let budgets = engine.budgets.clone();
         let answered = answered_tool_uses(params);
         let server = server.to_owned();
-        let now = Utc::now();
+        let now = self.broker.now();
         let day_start = now
             .date_naive()
             .and_hms_opt(0, 0, 0)

@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use chrono::Utc;
 use serde_json::Value;
 
 use super::*;
@@ -44,7 +43,7 @@ impl Reviewer {
         }
         let approval_id = approval_id_of(&q, &decision.approval_id)?;
         let review = self.review(&q).await?;
-        let now = Utc::now().timestamp_millis();
+        let now = self.broker.now().timestamp_millis();
         match (approval_id, decision.decision) {
             (
                 ApprovalId::Request { revision, .. },
@@ -124,7 +123,7 @@ impl Reviewer {
         }
         let run = RunRow {
             id: uuid::Uuid::now_v7().to_string(),
-            question_id: q.id.clone(),
+            question_id: q.id.to_string(),
             revision: q.revision,
             model_id: model_id.clone(),
             receipt: serde_json::to_string(&receipt).unwrap_or_default(),
@@ -140,7 +139,7 @@ impl Reviewer {
         let approval_id = approval_id_of(q, &decision.approval_id)?;
         let approval = ApprovalRow {
             approval_id: decision.approval_id.clone(),
-            question_id: q.id.clone(),
+            question_id: q.id.to_string(),
             phase: approval_id.step(),
             revision: q.revision,
             run_id: approval_id.run().map(str::to_owned),
@@ -197,7 +196,7 @@ impl Reviewer {
     ) {
         let outcome =
             tokio::time::timeout(MODEL_TIMEOUT, engine.providers.complete(&model, &params)).await;
-        let now = Utc::now().timestamp_millis();
+        let now = self.broker.now().timestamp_millis();
         run.finished_at = Some(now);
         let phase = match outcome {
             Ok(Ok(done)) => match sampling::validate_result(q.era, &params, &done.result) {
@@ -276,12 +275,12 @@ impl Reviewer {
             .result
             .as_deref()
             .and_then(|r| serde_json::from_str(r).ok())
-            .ok_or_else(|| BrokerError::Corrupt(q.id.clone(), "run result".into()))?;
+            .ok_or_else(|| BrokerError::Corrupt(q.id.to_string(), "run result".into()))?;
         let response = result_response(&q.rpc_id, result.clone());
         let response_text = response.to_string();
         let approval = ApprovalRow {
             approval_id: decision.approval_id.clone(),
-            question_id: q.id.clone(),
+            question_id: q.id.to_string(),
             phase: Step::Response,
             revision: q.revision,
             run_id: Some(run.id.clone()),
@@ -357,7 +356,7 @@ impl Reviewer {
         };
         let approval = ApprovalRow {
             approval_id: decision.approval_id.clone(),
-            question_id: q.id.clone(),
+            question_id: q.id.to_string(),
             phase,
             revision: q.revision,
             run_id,
@@ -438,7 +437,7 @@ impl Reviewer {
         response_digest: Option<String>,
     ) -> Result<(), DbError> {
         let mut entry = NewAudit::new(
-            Utc::now().timestamp_millis(),
+            self.broker.now().timestamp_millis(),
             actor.clone(),
             action,
             &q.id,
@@ -459,7 +458,7 @@ impl Reviewer {
     /// # Errors
     /// [`BrokerError::Store`].
     pub async fn recover_runs(&self) -> Result<usize, BrokerError> {
-        let now = Utc::now().timestamp_millis();
+        let now = self.broker.now().timestamp_millis();
         Ok(self
             .db
             .run(move |c| Ok(approvals::fail_interrupted_runs(c, now)?))

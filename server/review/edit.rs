@@ -1,7 +1,6 @@
 //! Edits of a request under review: the system prompt and text blocks of the current revision
 //! become a new revision, which must still be a valid request; older approvals no longer apply.
 
-use chrono::Utc;
 use serde_json::{Value, json};
 
 use super::*;
@@ -57,10 +56,10 @@ impl Reviewer {
         }
         sampling::validate_request(q.era, &q.client_capabilities, &params)
             .map_err(|e| invalid(format!("the edited request is not valid: {}", e.message)))?;
-        let now = Utc::now().timestamp_millis();
+        let now = self.broker.now().timestamp_millis();
         let new_revision = q.revision + 1;
         let row = RevisionRow {
-            question_id: q.id.clone(),
+            question_id: q.id.to_string(),
             revision: new_revision,
             params: params.to_string(),
             author: actor.clone(),

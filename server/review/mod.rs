@@ -18,7 +18,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::Utc;
 use serde_json::Value;
 
 use crate::broker::{Broker, BrokerError, HookFuture, Kind, Question, Round, SamplingHooks, State};
@@ -156,10 +155,10 @@ fn invalid(message: impl Into<String>) -> BrokerError {
 /// not a number is outdated, one naming an unknown step does not fit.
 fn approval_id_of(q: &Question, text: &str) -> Result<ApprovalId, BrokerError> {
     match text.parse::<ApprovalId>() {
-        Ok(id) if id.question() == q.id => Ok(id),
+        Ok(id) if id.question() == q.id.as_str() => Ok(id),
         Ok(_) => Err(invalid("the approval id does not belong to this question")),
         Err(_) => match text.splitn(3, ':').collect::<Vec<_>>().as_slice() {
-            [qid, step, _] if *qid == q.id => Err(if *step == Step::Request.as_str() {
+            [qid, step, _] if *qid == q.id.as_str() => Err(if *step == Step::Request.as_str() {
                 outdated("this request approval")
             } else {
                 invalid("this decision does not fit the approval id")
@@ -196,11 +195,11 @@ impl Reviewer {
     /// active one covers its server.
     async fn after_open_sampling(&self, q: &Question) -> Result<(), BrokerError> {
         let row = RevisionRow {
-            question_id: q.id.clone(),
+            question_id: q.id.to_string(),
             revision: 1,
             params: q.request.to_string(),
             author: Actor::Server,
-            created_at: Utc::now().timestamp_millis(),
+            created_at: self.broker.now().timestamp_millis(),
         };
         self.db
             .run(move |c| Ok(approvals::insert_revision(c, &row)?))
@@ -226,7 +225,7 @@ impl Reviewer {
             .await?;
         let params = match revision {
             Some(r) => serde_json::from_str(&r.params)
-                .map_err(|_| BrokerError::Corrupt(q.id.clone(), "revision".into()))?,
+                .map_err(|_| BrokerError::Corrupt(q.id.to_string(), "revision".into()))?,
             None => q.request.clone(),
         };
         let route = route(&params, &q.server, &engine.catalog, &engine.routing);

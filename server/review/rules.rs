@@ -1,7 +1,6 @@
 //! Opt-in, expiring auto-approve rules (applied when a question opens and when a run
 //! finishes), and the audit log they and every decision write to.
 
-use chrono::Utc;
 use serde_json::json;
 
 use super::*;
@@ -17,7 +16,7 @@ impl Reviewer {
     {
         Box::pin(async move {
             let server = q.server.clone();
-            let now = Utc::now().timestamp_millis();
+            let now = self.broker.now().timestamp_millis();
             let Some(rule) = self
                 .db
                 .run(move |c| Ok(approvals::active_rule(c, &server, now)?))
@@ -33,7 +32,7 @@ impl Reviewer {
                 Step::Request => {
                     let decision = Decision {
                         approval_id: ApprovalId::Request {
-                            question: q.id.clone(),
+                            question: q.id.to_string(),
                             revision: q.revision,
                         }
                         .to_string(),
@@ -47,7 +46,7 @@ impl Reviewer {
                             decision: DecisionKind::Reject,
                             ..decision
                         };
-                        let now = Utc::now().timestamp_millis();
+                        let now = self.broker.now().timestamp_millis();
                         let mut error = RpcError::internal(
                             "No permitted route: no configured model may serve this request",
                         );
@@ -75,7 +74,7 @@ impl Reviewer {
                     };
                     let decision = Decision {
                         approval_id: ApprovalId::Response {
-                            question: q.id.clone(),
+                            question: q.id.to_string(),
                             run: run.id.clone(),
                         }
                         .to_string(),
@@ -120,7 +119,7 @@ impl Reviewer {
             return Err(invalid("a rule needs a server and a reason"));
         }
         let days = days.unwrap_or(RULE_DAYS).clamp(1, 365);
-        let now = Utc::now().timestamp_millis();
+        let now = self.broker.now().timestamp_millis();
         let rule = approvals::RuleRow {
             id: uuid::Uuid::now_v7().to_string(),
             server: server.to_owned(),
@@ -152,7 +151,7 @@ impl Reviewer {
     /// [`BrokerError::Store`].
     pub async fn revoke_rule(&self, id: &str) -> Result<bool, BrokerError> {
         let id = id.to_owned();
-        let now = Utc::now().timestamp_millis();
+        let now = self.broker.now().timestamp_millis();
         Ok(self
             .db
             .run(move |c| Ok(approvals::revoke_rule(c, &id, now)?))

@@ -8,7 +8,6 @@ use actix_web::web::{self, Bytes};
 use actix_web::{HttpResponse, http::StatusCode};
 use futures_util::stream;
 use serde::Deserialize;
-use serde_json::json;
 
 use super::auth::Caller;
 use super::error::ApiError;
@@ -20,7 +19,8 @@ use crate::metrics::RejectReason;
 use crate::review::{self as approval};
 use crate::wire::{
     Answer, Answered, AuditEntry, AuditList, Decided, Decision, DropReport, Edit, Empty, LoginLink,
-    NewRule, OpenRequest, Opened, Preview, QuestionList, ResponseBody, Revised, Rule, RuleList,
+    NewRule, OpenRequest, Opened, Preview, QuestionList, ResponseBody, ReviewDetail, Revised, Rule,
+    RuleList, RunDetail,
 };
 
 /// Longest long-poll, in seconds.
@@ -222,7 +222,7 @@ async fn show_question(
     let mut detail = q.detail();
     if let Ok(review) = state.review.review(&q).await {
         detail.revision = Some(review.revision);
-        detail.review = Some(review_json(&q, &review));
+        detail.review = Some(review_detail(&q, &review));
     }
     Ok(HttpResponse::Ok().json(detail))
 }
@@ -463,42 +463,59 @@ async fn audit_log(
     let rows = state.review.audit_log(q.server, action, 1000).await?;
     let entries = rows
         .into_iter()
-        .map(|r| AuditEntry {
-            seq: r.seq,
-            at: chrono::DateTime::from_timestamp_millis(r.at).map(rfc3339),
-            actor: r.actor,
-            action: r.action,
-            question_id: r.question_id,
-            server: r.server,
-            model: r.model_id,
-            input_tokens: r.input_tokens,
-            output_tokens: r.output_tokens,
-            cost_usd: r.cost_usd,
-            request_digest: r.request_digest,
-            response_digest: r.response_digest,
+        .map(|r| {
+            let question_id = r.question_id.parse().map_err(|_| {
+                crate::broker::BrokerError::Corrupt(
+                    r.question_id.clone(),
+                    "audit question id".into(),
+                )
+            })?;
+            Ok(AuditEntry {
+                seq: r.seq,
+                at: chrono::DateTime::from_timestamp_millis(r.at).map(rfc3339),
+                actor: r.actor,
+                action: r.action,
+                question_id,
+                server: r.server,
+                model: r.model_id,
+                input_tokens: r.input_tokens,
+                output_tokens: r.output_tokens,
+                cost_usd: r.cost_usd,
+                request_digest: r.request_digest,
+                response_digest: r.response_digest,
+            })
         })
-        .collect();
+        .collect::<Result<Vec<_>, crate::broker::BrokerError>>()?;
     Ok(HttpResponse::Ok().json(AuditList { entries }))
 }
 
 /// The model-review part of a question's detail: the current revision's params and route
 /// receipt, the runs, and the approval ids the next decisions take.
-pub fn review_json(q: &crate::broker::Question, review: &approval::Review) -> serde_json::Value {
-    let runs: Vec<_> = review
+pub fn review_detail(q: &crate::broker::Question, review: &approval::Review) -> ReviewDetail {
+    // Stored JSON that does not parse is shown as null, as the pages do: the row is kept, and
+    // the rest of the review stays readable.
+    let stored = |t: &str| serde_json::from_str::<serde_json::Value>(t).ok();
+    let runs = review
         .runs
         .iter()
-        .map(|r| {
-            json!({"id": r.id, "revision": r.revision, "model": r.model_id, "state": r.state,
-                "result": r.result.as_deref().and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok()),
-                "error": r.error, "inputTokens": r.input_tokens, "outputTokens": r.output_tokens, "costUsd": r.cost_usd,
-                "receipt": serde_json::from_str::<serde_json::Value>(&r.receipt).ok()})
+        .map(|r| RunDetail {
+            id: r.id.clone(),
+            revision: r.revision,
+            model: r.model_id.clone(),
+            state: r.state,
+            result: r.result.as_deref().and_then(stored),
+            error: r.error.clone(),
+            input_tokens: r.input_tokens,
+            output_tokens: r.output_tokens,
+            cost_usd: r.cost_usd,
+            receipt: stored(&r.receipt),
         })
         .collect();
-    json!({
-        "params": review.params,
-        "route": review.route.receipt,
-        "runs": runs,
-        "requestApprovalId": review.request_approval_id(&q.id),
-        "responseApprovalId": review.response_approval_id(&q.id),
-    })
+    ReviewDetail {
+        params: review.params.clone(),
+        route: review.route.receipt.clone(),
+        runs,
+        request_approval_id: review.request_approval_id(&q.id),
+        response_approval_id: review.response_approval_id(&q.id),
+    }
 }

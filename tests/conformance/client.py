@@ -12,9 +12,16 @@ the way the README describes:
 * questions for agents over the API (``POST /api/v1/questions/{id}/answer``, token from
   ``<state>/api-token``): forms accepted with empty content (the service applies the
   schema's defaults), sampling with a fixed text;
-* questions for a person (URL questions, the sign-in question of MCP authorization) in the
-  pages: a one-time login link (``POST /api/v1/login-links``), then ``GET /questions/{id}/open``,
-  following the redirect to the URL as a browser would.
+* questions for a person (URL questions, the sign-in question of MCP authorization) as the
+  person: a browser session from a one-time login link (``POST /api/v1/login-links``) lists them
+  (``GET /api/v1/questions?audience=human``), then opens each one's link
+  (``GET /questions/{id}/open``) and follows the redirects as a browser would: the suite's
+  authorization server approves at once and redirects to the proxy's loopback callback. The
+  proxy itself never completes a sign-in: only this click gives the authorization URL out.
+
+Scenarios with a pre-registered client (``MCP_CONFORMANCE_CONTEXT`` holds ``client_id`` and
+``client_secret``) get ``--client-id`` and ``--client-secret-env``; every run passes the suite's
+client ID metadata document URL with ``--client-metadata-url``.
 
 Environment: ``MCP_CONSENT_BIN`` (the binary), ``MCP_CONSENT_STATE_DIR`` (the running service's
 state directory). Standard library only.
@@ -25,6 +32,7 @@ from __future__ import annotations
 import http.cookiejar
 import json
 import os
+import queue
 import re
 import subprocess
 import sys
@@ -37,6 +45,7 @@ from typing import Any
 
 RESPONSE_TIMEOUT = 60.0
 PROTOCOL_VERSION = "2025-11-25"
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 
 
 class Answerer(threading.Thread):
@@ -99,32 +108,41 @@ class Answerer(threading.Thread):
             print(f"answerer: answered {q['kind']} question {q['id']}", file=sys.stderr)
 
     def human_questions(self) -> None:
-        # The queue page lists every pending question, the ones only a person may answer too.
-        page = self.browser().open(self.base + "/", timeout=10).read().decode()
-        for qid in re.findall(r"/questions/([0-9a-f-]{36})", page):
-            if qid in self.done:
+        # Questions for a person only are hidden from the token; the logged-in browser session
+        # (a person) lists them through the same API.
+        listed = json.loads(
+            self.browser()
+            .open(self.base + "/api/v1/questions?state=pending&audience=human", timeout=10)
+            .read()
+        )["questions"]
+        for q in listed:
+            if q["server"] != self.name or q["id"] in self.done or q["kind"] != "url":
                 continue
-            detail = self.api("GET", f"/questions/{qid}")
-            if detail.get("server") != self.name or detail.get("state") != "pending":
-                continue
-            if detail.get("kind") != "url":
-                continue
-            self.done.add(qid)
-            # Consent: the person opens the URL; the browser follows it where it leads (the
-            # authorization server redirects back to the proxy's loopback listener).
+            self.done.add(q["id"])
+            # Consent: the person clicks Open; the browser follows the URL where it leads (for a
+            # sign-in, the authorization server redirects back to the proxy's loopback listener).
             try:
-                self.browser().open(f"{self.base}/questions/{qid}/open", timeout=20).read()
+                self.browser().open(f"{self.base}/questions/{q['id']}/open", timeout=20).read()
             except urllib.error.URLError as e:
-                print(f"answerer: opening {qid}: {e!r}", file=sys.stderr)
-            print(f"answerer: opened URL question {qid}", file=sys.stderr)
+                print(f"answerer: opening {q['id']}: {e!r}", file=sys.stderr)
+            print(f"answerer: opened URL question {q['id']}", file=sys.stderr)
 
 
 class Host:
     """The host side of `mcp-consent proxy` on stdio."""
 
-    def __init__(self, argv: list[str]) -> None:
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         self.next_id = 0
+        # Lines are read in a thread so a silent proxy is a timeout here, not a hang.
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        threading.Thread(target=self.read, daemon=True).start()
+
+    def read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put(b"")
 
     def send(self, message: dict[str, Any]) -> None:
         assert self.proc.stdin is not None
@@ -135,10 +153,12 @@ class Host:
         self.next_id += 1
         rid = self.next_id
         self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
-        assert self.proc.stdout is not None
         deadline = time.monotonic() + RESPONSE_TIMEOUT
         while time.monotonic() < deadline:
-            line = self.proc.stdout.readline()
+            try:
+                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                break
             if not line:
                 raise RuntimeError(f"the proxy closed its output before answering {method}")
             msg = json.loads(line)
@@ -184,7 +204,19 @@ def main() -> int:
     name = "conformance-" + re.sub(r"[^a-z0-9-]", "-", scenario.lower()) + f"-{os.getpid()}"
     answerer = Answerer(state_dir, name)
     answerer.start()
-    host = Host([os.environ["MCP_CONSENT_BIN"], "proxy", "--name", name, "--url", url])
+    argv = [os.environ["MCP_CONSENT_BIN"], "proxy", "--name", name, "--url", url]
+    # The client ID metadata document the suite expects (it never fetches it); the proxy uses it
+    # only where the authorization server advertises support.
+    argv += ["--client-metadata-url", CLIENT_METADATA_URL]
+    env = dict(os.environ)
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    if "client_id" in context:
+        # A pre-registered client: the id as an argument, the secret through the environment.
+        argv += ["--client-id", context["client_id"]]
+        if "client_secret" in context:
+            env["CONFORMANCE_CLIENT_SECRET"] = context["client_secret"]
+            argv += ["--client-secret-env", "CONFORMANCE_CLIENT_SECRET"]
+    host = Host(argv, env)
     failed = None
     try:
         host.request(

@@ -2,21 +2,21 @@
 
 * ``service``: ``mcp-consent serve --listen 127.0.0.1:0 --state-dir <tmp>``, read until
   ``listening on http://ADDR``; killed at teardown.
-* ``browser``: logged in the way a person is: ``mcp-consent login --state-dir <tmp>`` prints a
-  one-time URL (its last non-empty stdout line); GET it with a cookie-keeping client that does
-  not follow redirects, expect ``303`` to ``/`` and a session cookie.
 * ``mcp_client``: the MCP Python SDK (2.x ``mcp.client.Client``) over stdio to
   ``mcp-consent proxy --name everything --state-dir <tmp> -- node <server-everything> stdio``,
   with no sampling/elicitation callbacks (the proxy declares those capabilities).
 
-* ``chromium``, ``real_browser``, ``real_browser_nojs``: a real headless Chromium (Playwright over
-  CDP, the system binary), logged in through a one-time link; see the section at the end.
+* ``chromium`` (one per session), ``real_browser``, ``real_browser_nojs``: a real headless
+  Chromium (Playwright over CDP, the system binary), a fresh context per test logged in the way
+  a person is, through a one-time link; see the section at the end. ``person.py`` holds what the
+  person then does in the pages.
 
 ``MCP_CONSENT_BIN`` overrides the binary (default: ``<repo>/target/debug/mcp-consent``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import queue
 import re
@@ -36,7 +36,6 @@ import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from browser import Browser
 
 E2E_DIR = Path(__file__).resolve().parent
 REPO_ROOT = E2E_DIR.parent.parent
@@ -58,8 +57,10 @@ def _log_tail(path: Path, limit: int = 6000) -> str:
     return data[-limit:] if data else "(empty)"
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def anyio_backend() -> str:
+    # Session scope: the session-wide ``chromium`` fixture is async, and anyio runs it (and every
+    # test) in one event loop only when the backend fixture lives at least as long.
     return "asyncio"
 
 
@@ -177,40 +178,6 @@ def service(mcp_consent_bin: Path, state_dir: Path, tmp_path: Path) -> Iterator[
 
 
 @pytest.fixture
-async def browser(service: Service) -> AsyncIterator[Browser]:
-    """A browser session logged in through the one-time login URL."""
-    done = subprocess.run(
-        [str(service.bin), "login", "--state-dir", str(service.state_dir)],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        env=_child_env(),
-    )
-    assert done.returncode == 0, f"login failed ({done.returncode}): {done.stdout}\n{done.stderr}"
-    nonempty = [ln.strip() for ln in done.stdout.splitlines() if ln.strip()]
-    assert nonempty, f"login printed nothing on stdout; stderr: {done.stderr}"
-    login_url = nonempty[-1]
-    assert login_url.startswith(service.base_url + "/login?token="), (login_url, service.base_url)
-    assert len(urllib.parse.parse_qs(urllib.parse.urlsplit(login_url).query)["token"][0]) >= 16
-
-    async with httpx.AsyncClient(base_url=service.base_url, follow_redirects=False, timeout=10.0) as client:
-        assert not client.cookies
-        resp = await client.get(login_url)
-        assert resp.status_code == 303, (resp.status_code, resp.text[:500])
-        location = urllib.parse.urljoin(str(resp.url), resp.headers["location"])
-        assert location == service.base_url + "/", location
-        assert client.cookies, f"no session cookie set; headers: {resp.headers}"
-        set_cookie = " ".join(resp.headers.get_list("set-cookie")).lower()
-        assert "httponly" in set_cookie, set_cookie
-        # The one-time URL must not work twice.
-        async with httpx.AsyncClient(base_url=service.base_url, follow_redirects=False, timeout=10.0) as other:
-            again = await other.get(login_url)
-            assert again.status_code != 303 or not other.cookies, "login token was accepted twice"
-        yield Browser(client)
-
-
-@pytest.fixture
 def proxy_params(service: Service, node_bin: str, tmp_path: Path) -> StdioServerParameters:
     return StdioServerParameters(
         command=str(service.bin),
@@ -252,9 +219,13 @@ async def mcp_client(proxy_params: StdioServerParameters, tmp_path: Path) -> Asy
 # ``chromium``: the system Chromium (``CHROMIUM_BIN``, else ``chromium`` / ``chromium-browser`` on
 # PATH; tests/e2e/run.sh installs Debian's ``chromium`` when it is missing) driven by Playwright
 # over CDP (``executable_path``: Playwright's own browser downloads are never used).
+# One Chromium per test session; each test gets its own context (cookies, storage: nothing is
+# shared between tests).
 # ``real_browser`` / ``real_browser_nojs``: a fresh context logged in through a one-time login
 # link, with every request to another origin aborted (the tests never touch the network), and
-# every console message, page error and CSP violation recorded.
+# every console message, page error and CSP violation recorded. With JavaScript on, the fixture
+# hands over the queue page only once it listens to ``/api/v1/events``, so no question opened
+# by the test can be missed.
 
 CHROMIUM_ARGS = [
     "--no-sandbox",  # we may run as root (CI)
@@ -304,9 +275,9 @@ def chromium_bin() -> str:
     return found
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 async def chromium(chromium_bin: str) -> AsyncIterator[Any]:
-    """A headless Chromium (fresh temporary profile per launch), closed at teardown."""
+    """A headless Chromium for the whole session (fresh temporary profile), closed at the end."""
     from playwright.async_api import async_playwright
 
     async with async_playwright() as pw:
@@ -324,6 +295,7 @@ class RealBrowser:
     context: Any  # playwright BrowserContext
     page: Any  # playwright Page (the first tab)
     service: Service
+    javascript: bool
     console: list[str]  # "type: text @ url", every tab
     page_errors: list[str]  # uncaught exceptions
     blocked: list[str]  # requests to other origins, aborted
@@ -341,7 +313,7 @@ class RealBrowser:
 async def _real_browser(chromium: Any, service: Service, javascript: bool) -> AsyncIterator[RealBrowser]:
     context = await chromium.new_context(java_script_enabled=javascript, base_url=service.base_url)
     context.set_default_timeout(15_000)  # well under the 60 s a held sampling request may wait
-    rb = RealBrowser(context, None, service, [], [], [])
+    rb = RealBrowser(context, None, service, javascript, [], [], [])
     origin = service.base_url
 
     async def only_the_service(route: Any) -> None:
@@ -368,6 +340,8 @@ async def _real_browser(chromium: Any, service: Service, javascript: bool) -> As
         assert rb.page.url == service.base_url + "/", rb.page.url
         cookies = await context.cookies(service.base_url)
         assert cookies and all(c["httpOnly"] for c in cookies), cookies
+        if javascript:
+            await wait_for_live_queue(service)
         yield rb
     finally:
         print("--- chromium console ---\n" + "\n".join(rb.console + rb.page_errors) + f"\nblocked: {rb.blocked}")
@@ -386,6 +360,24 @@ async def real_browser_nojs(chromium: Any, service: Service) -> AsyncIterator[Re
     """Chromium with JavaScript off, logged in, on the queue page."""
     async for rb in _real_browser(chromium, service, javascript=False):
         yield rb
+
+
+async def event_subscribers(service: Service) -> int:
+    """``mcp_consent_event_subscribers`` from ``/metrics``: pages listening to ``/api/v1/events``."""
+    async with httpx.AsyncClient(timeout=5.0) as client:
+        resp = await client.get(service.url("/metrics"))
+    assert resp.status_code == 200, resp.text[:300]
+    m = re.search(r"^mcp_consent_event_subscribers(?:\{[^}]*\})? (\S+)$", resp.text, re.M)
+    assert m, "no mcp_consent_event_subscribers in /metrics"
+    return int(float(m.group(1)))
+
+
+async def wait_for_live_queue(service: Service) -> None:
+    """Until the open queue page's EventSource is subscribed (so no event can be missed)."""
+    deadline = time.monotonic() + 10
+    while await event_subscribers(service) < 1:
+        assert time.monotonic() < deadline, "the queue page never subscribed to /api/v1/events"
+        await asyncio.sleep(0.1)
 
 
 def api_token(service: Service) -> str:

@@ -3,7 +3,7 @@
 # @modelcontextprotocol/server-everything as the MCP server.
 #
 #   tests/e2e/run.sh                 # everything
-#   tests/e2e/run.sh tests/e2e/test_browser.py -k overrides   # any pytest arguments
+#   tests/e2e/run.sh tests/e2e/test_everything.py -k decline   # any pytest arguments
 #
 # Installs what it needs (idempotent; quick when nothing changed):
 #   <repo>/.venv from tests/e2e/requirements.txt, tests/e2e/node_modules via `npm ci`,
@@ -16,26 +16,12 @@ E2E="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$E2E/../.." && pwd)"
 VENV="$REPO/.venv"
 
-# Python: venv + pinned requirements (re-installed only when requirements.txt changes).
-if [ ! -x "$VENV/bin/python" ]; then
-  "${PYTHON:-python3}" -m venv "$VENV"
-fi
-want="$(sha256sum "$E2E/requirements.txt" | cut -d' ' -f1)"
-stamp="$VENV/.e2e-requirements.sha256"
-if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
-  "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$E2E/requirements.txt"
-  echo "$want" >"$stamp"
-fi
+# Python and Node peers (tests/e2e/install.sh, shared with benches/run.sh).
+# shellcheck source=tests/e2e/install.sh
+source "$E2E/install.sh"
+install_peers
 
-# Node: exact tree from package-lock.json (npm ci only when the lock changed or node_modules is gone).
-want="$(sha256sum "$E2E/package-lock.json" | cut -d' ' -f1)"
-stamp="$E2E/node_modules/.e2e-lock.sha256"
-if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
-  (cd "$E2E" && npm ci --no-audit --no-fund --loglevel=error)
-  echo "$want" >"$stamp"
-fi
-
-# Chromium for the real-browser tests (test_real_browser.py, test_url_elicitation.py).
+# Chromium: every test that uses the pages drives it (conftest.py, person.py).
 if [ -z "${CHROMIUM_BIN:-}" ] && ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null; then
   if ! command -v apt-get >/dev/null; then
     echo "run.sh: Chromium is missing and apt-get is not available: install Chromium and set CHROMIUM_BIN" >&2

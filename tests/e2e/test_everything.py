@@ -1,5 +1,5 @@
 """End to end: Python MCP host -> mcp-consent proxy -> @modelcontextprotocol/server-everything,
-with a person answering in the web page (played by the ``browser`` fixture).
+with a person answering in the web page, in real Chromium (``real_browser``; ``person.py``).
 
 What server-everything 2026.8.31 does (read from its dist/tools/*.js and observed on the wire):
 
@@ -22,20 +22,18 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import time
-import urllib.parse
 from typing import Any
 
+import httpx
 import pytest
 from mcp.client import Client
 from mcp_types import CallToolResult
 
-from browser import Browser, Form, Page, last_value, question_links
-from conftest import SERVER_NAME
+from conftest import SERVER_NAME, RealBrowser
+from person import confirm_and_send, decline, open_question, outcome, review
 
 pytestmark = pytest.mark.anyio
 
-QUESTION_WAIT = 20.0  # seconds for a held request to show up in the queue
 RESULT_WAIT = 20.0  # seconds for the tool result once the answer is sent
 ELICITATION_MESSAGE = "Please provide inputs for the following fields:"
 
@@ -61,41 +59,10 @@ def sampling_result(result: CallToolResult) -> dict[str, Any]:
     return json.loads(t[len(prefix) :])
 
 
-async def wait_for_question(browser: Browser, call: asyncio.Task[Any]) -> str:
-    """Poll the queue page until exactly one ``/questions/<id>`` link shows up; return its path."""
-    deadline = time.monotonic() + QUESTION_WAIT
-    last: Page | None = None
-    while time.monotonic() < deadline:
-        if call.done():  # the call ended without the person ever being asked
-            raise AssertionError(f"tool call finished before a question appeared: {call.result()!r}")
-        last = await browser.get("/")
-        assert last.status == 200, (last.status, last.html[:500])
-        links = question_links(last)
-        if links:
-            assert len(links) == 1, f"expected one pending question, queue links: {links}"
-            return links[0]
-        await asyncio.sleep(0.2)
-    raise AssertionError(
-        f"no /questions/<id> link on / within {QUESTION_WAIT}s; last page text: {last.text[:1000] if last else None}"
-    )
-
-
-def assert_csrf(form: Form) -> None:
-    token = form.hidden("csrf")
-    assert len(token) >= 16, f"csrf token looks too short: {token!r}"
-
-
-async def confirm_and_send(browser: Browser, question_path: str, confirm: Page) -> Any:
-    """Check the confirm page shows exactly the JSON its form will send, then click send."""
-    assert confirm.status == 200, (confirm.status, confirm.text[:1000])
-    shown = json.loads(confirm.element_text("payload"))
-    form = confirm.form(action_endswith=f"{question_path}/send", button=("action", "send"))
-    assert form.method == "post"
-    assert_csrf(form)
-    assert json.loads(form.hidden("payload")) == shown, "the confirm form would send something else than it shows"
-    sent = await browser.submit(form, click=("action", "send"))
-    assert sent.status in (200, 303), (sent.status, sent.text[:1000])
-    return shown
+def values(pairs: list[tuple[str, str]], name: str) -> list[str]:
+    """Every value posted for ``name``, in order (the service reads the last one of a single
+    field, all non-empty ones of a multi-select)."""
+    return [v for n, v in pairs if n == name]
 
 
 async def tool_result(call: asyncio.Task[CallToolResult]) -> CallToolResult:
@@ -114,43 +81,51 @@ async def assert_tools_declared(client: Client, *names: str) -> None:
 # ---------------------------------------------------------------- tests
 
 
-async def test_elicitation_accept_with_defaults(mcp_client: Client, browser: Browser) -> None:
+async def test_elicitation_accept_with_defaults(mcp_client: Client, real_browser: RealBrowser) -> None:
+    page = real_browser.page
     await assert_tools_declared(mcp_client, "trigger-elicitation-request")
     call = asyncio.create_task(mcp_client.call_tool("trigger-elicitation-request", {}))
     try:
-        qpath = await wait_for_question(browser, call)
-        page = await browser.get(qpath)
-        assert page.status == 200, (page.status, page.text[:1000])
-        assert SERVER_NAME in page.text, f"question page does not name the server: {page.text[:1000]}"
-        assert ELICITATION_MESSAGE in page.text, page.text[:2000]
+        qpath = await open_question(real_browser, call)
+        main = await page.locator("main").inner_text()
+        assert SERVER_NAME in main, f"question page does not name the server: {main[:1000]}"
+        assert ELICITATION_MESSAGE in main, main[:2000]
+        form = page.locator(f"form[action='{qpath}/answer']")
+        assert await form.get_attribute("method") == "post"
+        for button in ("Review and send…", "Decline", "Cancel"):
+            await form.get_by_role("button", name=button, exact=True).wait_for()
 
-        form = page.form(action_endswith=f"{qpath}/answer", button=("action", "accept"))
-        assert form.method == "post"
-        assert_csrf(form)
-        assert form.has_button("action", "decline"), form.buttons()
-
-        # What a person sees pre-filled before touching anything.
-        untouched = form.data_set(click=("action", "accept"))
-        assert last_value(untouched, "field.firstLine") == "It was a dark and stormy night."
-        assert last_value(untouched, "field.integer") == "42"
-        assert last_value(untouched, "field.number") == "3.14"
-        assert last_value(untouched, "field.untitledSingleSelectEnum") == "Monica"
-        assert last_value(untouched, "field.titledSingleSelectEnum") == "hero-1"
-        assert last_value(untouched, "field.legacyTitledEnum") == "pet-1"
-        assert [v for n, v in untouched if n == "field.untitledMultipleSelectEnum" and v] == ["Guitar"]
-        assert [v for n, v in untouched if n == "field.titledMultipleSelectEnum" and v] == ["fish-1"]
+        # What a person sees pre-filled before touching anything: the data set Chromium itself
+        # would post for "Review and send…" (FormData with that submitter).
+        untouched = await form.evaluate(
+            "f => [...new FormData(f, f.querySelector('button[value=accept]'))]"
+        )
+        untouched = [(n, v) for n, v in untouched]
+        assert values(untouched, "field.firstLine")[-1] == "It was a dark and stormy night."
+        assert values(untouched, "field.integer")[-1] == "42"
+        assert values(untouched, "field.number")[-1] == "3.14"
+        assert values(untouched, "field.untitledSingleSelectEnum")[-1] == "Monica"
+        assert values(untouched, "field.titledSingleSelectEnum")[-1] == "hero-1"
+        assert values(untouched, "field.legacyTitledEnum")[-1] == "pet-1"
+        assert [v for v in values(untouched, "field.untitledMultipleSelectEnum") if v] == ["Guitar"]
+        assert [v for v in values(untouched, "field.titledMultipleSelectEnum") if v] == ["fish-1"]
         # An optional boolean without a default starts as "not answered": left out, not false.
-        assert last_value(untouched, "field.check") == "", "an untouched optional boolean must be left out"
+        assert values(untouched, "field.check")[-1] == "", "an untouched optional boolean must be left out"
+        assert values(untouched, "action") == ["accept"]
 
-        # The person types a name, an email and a date, ticks the box; leaves every default alone.
+        # The person types a name, an email and a date, answers "yes"; leaves every default alone.
         name = "Grace Hopper e2e-7f3a"
-        form.set("field.name", name)
-        form.set("field.email", "grace.e2e@example.org")
-        form.set("field.birthdate", "1906-12-09")
-        form.check("field.check", "true")
+        await page.get_by_label("String * name", exact=True).fill(name)
+        await page.get_by_label("String with email format email", exact=True).fill("grace.e2e@example.org")
+        await page.get_by_label("String with date format birthdate", exact=True).fill("1906-12-09")
+        await page.get_by_label("yes", exact=True).check()
 
-        confirm = await browser.submit(form, click=("action", "accept"))
-        shown = await confirm_and_send(browser, qpath, confirm)
+        sent = await review(page, qpath)
+        assert values(sent, "field.name") == [name], sent
+        assert values(sent, "field.birthdate") == ["1906-12-09"], sent
+        assert values(sent, "field.check") == ["true"], sent  # the "yes" radio
+        assert values(sent, "action") == ["accept"], sent
+        shown = await confirm_and_send(page, qpath)
         # The confirm page may show the whole ElicitResult or only its content.
         if "action" in shown:
             assert shown["action"] == "accept", shown
@@ -184,33 +159,33 @@ async def test_elicitation_accept_with_defaults(mcp_client: Client, browser: Bro
     assert f"- Name: {name}" in all_text and "- Favorite Integer: 42" in all_text, all_text
     raw = raw_elicitation_result(result)
     assert raw == {"action": "accept", "content": expected}, raw
+    assert await outcome(page) == "Outcome: accepted"
+    real_browser.assert_clean()
 
 
-async def test_sampling_accept(mcp_client: Client, browser: Browser) -> None:
+async def test_sampling_accept(mcp_client: Client, real_browser: RealBrowser) -> None:
+    page = real_browser.page
     await assert_tools_declared(mcp_client, "trigger-sampling-request")
     prompt = "Name a colour for consent (e2e-prompt-51c2)"
     call = asyncio.create_task(
         mcp_client.call_tool("trigger-sampling-request", {"prompt": prompt, "maxTokens": 64})
     )
     try:
-        qpath = await wait_for_question(browser, call)
-        page = await browser.get(qpath)
-        assert page.status == 200, (page.status, page.text[:1000])
-        assert SERVER_NAME in page.text, page.text[:1000]
-        assert f"Resource trigger-sampling-request context: {prompt}" in page.text, page.text[:2000]
+        qpath = await open_question(real_browser, call)
+        main = await page.locator("main").inner_text()
+        assert SERVER_NAME in main, main[:1000]
+        assert f"Resource trigger-sampling-request context: {prompt}" in main, main[:2000]
 
-        form = page.form(action_endswith=f"{qpath}/answer", button=("action", "accept"), field="text")
-        assert form.method == "post"
-        assert_csrf(form)
-        assert any(c.tag == "textarea" for c in form.named("text")), "no <textarea name=text>"
-        assert any(c.tag == "input" for c in form.named("model")), "no <input name=model>"
-
+        # The person writes the response and names the model, in place of one.
         answer = "Teal, written by a person (e2e-answer-9d41)"
         model = "human-e2e-model-3b07"
-        form.set("text", answer)
-        form.set("model", model)
-        confirm = await browser.submit(form, click=("action", "accept"))
-        shown = await confirm_and_send(browser, qpath, confirm)
+        text_box = page.get_by_label("Response text", exact=True)
+        assert await text_box.evaluate("e => e.tagName") == "TEXTAREA"
+        await text_box.fill(answer)
+        await page.get_by_label("Model name reported to the server", exact=True).fill(model)
+        sent = await review(page, qpath)
+        assert values(sent, "text") == [answer] and values(sent, "model") == [model], sent
+        shown = await confirm_and_send(page, qpath)
         assert shown["role"] == "assistant", shown
         assert shown["content"] == {"type": "text", "text": answer}, shown
         assert shown["model"] == model, shown
@@ -224,23 +199,36 @@ async def test_sampling_accept(mcp_client: Client, browser: Browser) -> None:
     assert echoed["role"] == "assistant", echoed
     assert echoed["content"] == {"type": "text", "text": answer}, echoed
     assert echoed["model"] == model, echoed
+    assert await outcome(page) == "Outcome: accepted"
+    real_browser.assert_clean()
 
 
-async def test_sampling_decline(mcp_client: Client, browser: Browser) -> None:
+async def test_sampling_decline(mcp_client: Client, real_browser: RealBrowser) -> None:
+    page = real_browser.page
     await assert_tools_declared(mcp_client, "trigger-sampling-request")
     call = asyncio.create_task(
         mcp_client.call_tool("trigger-sampling-request", {"prompt": "Please decline me (e2e-4e8d)"})
     )
     try:
-        qpath = await wait_for_question(browser, call)
-        page = await browser.get(qpath)
-        assert page.status == 200, (page.status, page.text[:1000])
-        form = page.form(action_endswith=f"{qpath}/answer", button=("action", "decline"))
-        assert_csrf(form)
+        qpath = await open_question(real_browser, call)
+
+        # A post from outside the page, with the person's cookie but without the page's CSRF
+        # token, is refused and changes nothing (only an HTTP client can send this).
+        service = real_browser.service
+        cookies = {c["name"]: c["value"] for c in await real_browser.context.cookies(service.base_url)}
+        async with httpx.AsyncClient(cookies=cookies, follow_redirects=False, timeout=10.0) as forger:
+            forged = await forger.post(
+                service.url(f"{qpath}/answer"),
+                data={"csrf": "0" * 64, "action": "decline"},
+                headers={"origin": service.base_url},
+            )
+        assert forged.status_code == 403, (forged.status_code, forged.text[:500])
+        await page.reload()
+        assert await page.locator(".state").inner_text() == "pending"
+
         # Decline sends at once: no confirm step, no payload to review.
-        declined = await browser.submit(form, click=("action", "decline"))
-        assert declined.status in (200, 303), (declined.status, declined.text[:1000])
-        assert "payload" not in declined.ids, "decline must not go through the confirm page"
+        await decline(page, qpath)
+        assert await page.locator("#payload").count() == 0, "decline must not go through the confirm page"
 
         result = await tool_result(call)
     finally:
@@ -250,3 +238,5 @@ async def test_sampling_decline(mcp_client: Client, browser: Browser) -> None:
     assert result.is_error, texts(result)
     (text,) = texts(result)
     assert re.match(r"MCP error -1: \S", text), text
+    assert await outcome(page) == "Outcome: declined"
+    real_browser.assert_clean()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -24,10 +23,9 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
 from conftest import E2E_DIR, RealBrowser, Service, _child_env
+from person import confirm_and_send, decline, open_question, outcome, review
 
 pytestmark = pytest.mark.anyio
-
-QUESTION_WAIT = 30.0
 
 
 class Host:
@@ -64,45 +62,23 @@ async def host(service: Service, tmp_path: Path) -> AsyncIterator[Host]:
     assert calls == [], f"the host's own callbacks were called: {calls}"
 
 
-async def open_question(rb: RealBrowser, call: asyncio.Task[Any]) -> None:
-    """From the queue, open the one question that waits (reloading, as a person would)."""
-    page = rb.page
-    deadline = time.monotonic() + QUESTION_WAIT
-    while True:
-        await page.goto("/")
-        links = page.locator("#queue a[href^='/questions/']")
-        if await links.count():
-            break
-        assert not call.done(), f"the call ended before the person was asked: {call.result()!r}"
-        assert time.monotonic() < deadline, "no question in the queue"
-        await asyncio.sleep(0.3)
-    await links.first.click()
-    await page.wait_for_url("**/questions/*")
-
-
-async def review_and_send(rb: RealBrowser) -> None:
-    page = rb.page
-    await page.get_by_role("button", name="Review and send…").click()
-    await page.locator("#payload").wait_for(state="visible")
-    await page.get_by_role("button", name="Send", exact=True).click()
-    await page.wait_for_load_state()
-
-
 def text_of(result: types.CallToolResult) -> str:
     return "".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
 
 async def test_mrtr_elicitation_is_answered_by_the_person(real_browser: RealBrowser, host: Host) -> None:
+    page = real_browser.page
     call = asyncio.create_task(host.client.call_tool("greet", {}))
     try:
-        await open_question(real_browser, call)
-        main = await real_browser.page.locator("main").inner_text()
+        qpath = await open_question(real_browser, call)
+        main = await page.locator("main").inner_text()
         assert "Who is visiting? (mrtr-e2e-7f3a)" in main, main[:1500]
         assert "mrtr" in main
         # The schema default is pre-filled.
-        assert await real_browser.page.locator("input[name='field.age']").input_value() == "30"
-        await real_browser.page.locator("input[name='field.name']").fill("Grace (person)")
-        await review_and_send(real_browser)
+        assert await page.locator("input[name='field.age']").input_value() == "30"
+        await page.locator("input[name='field.name']").fill("Grace (person)")
+        await review(page, qpath)
+        await confirm_and_send(page, qpath)
         result = await asyncio.wait_for(call, 30)
     finally:
         call.cancel()
@@ -112,29 +88,32 @@ async def test_mrtr_elicitation_is_answered_by_the_person(real_browser: RealBrow
 
 
 async def test_mrtr_sampling_is_answered_by_the_person(real_browser: RealBrowser, host: Host) -> None:
+    page = real_browser.page
     call = asyncio.create_task(host.client.call_tool("think", {}))
     try:
-        await open_question(real_browser, call)
-        page = real_browser.page
+        qpath = await open_question(real_browser, call)
         assert "What is 2+2? (mrtr-e2e-c41d)" in await page.locator("main").inner_text()
         await page.locator("textarea[name='text']").fill("4, says the person")
         await page.locator("input[name='model']").fill("person-e2e")
-        await review_and_send(real_browser)
+        await review(page, qpath)
+        await confirm_and_send(page, qpath)
         result = await asyncio.wait_for(call, 30)
     finally:
         call.cancel()
     assert not result.is_error, result
     assert text_of(result) == "model person-e2e said 4, says the person"
+    real_browser.assert_clean()
 
 
 async def test_mrtr_sampling_declined_ends_the_call_with_minus_1(real_browser: RealBrowser, host: Host) -> None:
     call = asyncio.create_task(host.client.call_tool("think", {}))
     try:
-        await open_question(real_browser, call)
-        await real_browser.page.get_by_role("button", name="Decline").first.click()
-        await real_browser.page.wait_for_load_state()
+        qpath = await open_question(real_browser, call)
+        await decline(real_browser.page, qpath)
         with pytest.raises(MCPError) as raised:
             await asyncio.wait_for(call, 30)
     finally:
         call.cancel()
     assert raised.value.error.code == -1, raised.value.error
+    assert await outcome(real_browser.page) == "Outcome: declined"
+    real_browser.assert_clean()

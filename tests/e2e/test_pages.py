@@ -16,15 +16,13 @@ Questions are opened through the JSON API, as the proxy does.
 
 from __future__ import annotations
 
-import asyncio
-import time
 from typing import Any
 
 import httpx
 import pytest
 
-from conftest import RealBrowser, Service, api_token
-from test_real_browser import event_subscribers
+# wait_for_live_queue waits for any page's EventSource; here the question page's.
+from conftest import RealBrowser, Service, api_token, wait_for_live_queue
 
 pytestmark = pytest.mark.anyio
 
@@ -74,13 +72,6 @@ async def api(service: Service, method: str, path: str) -> Any:
     return resp.json()
 
 
-async def wait_subscribed(service: Service) -> None:
-    deadline = time.monotonic() + 10
-    while await event_subscribers(service) < 1:
-        assert time.monotonic() < deadline, "the page never subscribed to /api/v1/events"
-        await asyncio.sleep(0.1)
-
-
 async def enter_twice_then_back(rb: RealBrowser, service: Service) -> None:
     page = rb.page
     qid = await open_form(service, "Pick a nickname", 1)
@@ -124,7 +115,7 @@ async def test_an_open_page_follows_its_withdrawal_without_reload(real_browser: 
     page = real_browser.page
     qid = await open_form(service, "Withdrawn while open", 2)
     await page.goto(f"/questions/{qid}")
-    await wait_subscribed(service)
+    await wait_for_live_queue(service)
     loads: list[str] = []
     page.on("load", lambda: loads.append(page.url))
     await api(service, "POST", f"/api/v1/requests/{qid}/cancel")
@@ -139,7 +130,7 @@ async def test_typed_input_survives_a_withdrawal(real_browser: RealBrowser, serv
     page = real_browser.page
     qid = await open_form(service, "Withdrawn while typing", 3)
     await page.goto(f"/questions/{qid}")
-    await wait_subscribed(service)
+    await wait_for_live_queue(service)
     await page.locator("input[name='field.nick']").fill("Grace typed this")
     await api(service, "POST", f"/api/v1/requests/{qid}/cancel")
 

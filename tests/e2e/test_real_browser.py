@@ -1,5 +1,6 @@
 """The pages in a real browser: headless Chromium (Playwright over CDP, the system binary).
 
+* a one-time login link logs in once: opened again, in another browser, it is refused;
 * the queue updates itself (``/static/app.js`` listens to ``/api/v1/events`` and reloads) while it
   is open, and the pages log no console error, no JS exception and no CSP violation;
 * a person answers server-everything's ``trigger-elicitation-request`` form by typing into it
@@ -13,15 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
-import time
+import urllib.parse
 from typing import Any
 
 import httpx
 import pytest
 from mcp.client import Client
 
-from conftest import SERVER_NAME, RealBrowser, Service, api_token
+from conftest import SERVER_NAME, RealBrowser, Service, api_token, login_link
+from person import confirm_and_send, open_question, outcome, queue_links, review
 from test_everything import (
     ELICITATION_MESSAGE,
     assert_tools_declared,
@@ -31,9 +32,6 @@ from test_everything import (
 )
 
 pytestmark = pytest.mark.anyio
-
-QUESTION_WAIT = 20.0
-QUESTION_LINK = re.compile(r"^/questions/[0-9a-f-]+$")
 
 # What server-everything's form pre-fills (its schema defaults), as the server must receive them.
 FORM_DEFAULTS = {
@@ -46,30 +44,6 @@ FORM_DEFAULTS = {
     "titledMultipleSelectEnum": ["fish-1"],
     "legacyTitledEnum": "pet-1",
 }
-
-
-async def event_subscribers(service: Service) -> int:
-    async with httpx.AsyncClient(timeout=5.0) as client:
-        resp = await client.get(service.url("/metrics"))
-    assert resp.status_code == 200, resp.text[:300]
-    m = re.search(r"^mcp_consent_event_subscribers(?:\{[^}]*\})? (\S+)$", resp.text, re.M)
-    assert m, "no mcp_consent_event_subscribers in /metrics"
-    return int(float(m.group(1)))
-
-
-async def wait_for_live_queue(service: Service) -> None:
-    """Until the open queue page's EventSource is subscribed (so no event can be missed)."""
-    deadline = time.monotonic() + 10
-    while await event_subscribers(service) < 1:
-        assert time.monotonic() < deadline, "the queue page never subscribed to /api/v1/events"
-        await asyncio.sleep(0.1)
-
-
-async def queue_links(page: Any) -> list[str]:
-    hrefs = await page.locator("#queue a[href^='/questions/']").evaluate_all(
-        "els => els.map(e => e.getAttribute('href'))"
-    )
-    return [h for h in hrefs if QUESTION_LINK.match(h)]
 
 
 async def open_api_question(service: Service, message: str) -> str:
@@ -100,13 +74,39 @@ async def open_api_question(service: Service, message: str) -> str:
     return resp.json()["id"]
 
 
+# ---------------------------------------------------------------- 0. the login link
+
+
+async def test_a_login_link_logs_in_once(chromium: Any, service: Service) -> None:
+    link = login_link(service)
+    token = urllib.parse.parse_qs(urllib.parse.urlsplit(link).query)["token"][0]
+    assert len(token) >= 16, token
+    first = await chromium.new_context()
+    second = await chromium.new_context()
+    try:
+        page = await first.new_page()
+        await page.goto(link)
+        assert page.url == service.base_url + "/", page.url
+        cookies = await first.cookies(service.base_url)
+        assert cookies and all(c["httpOnly"] for c in cookies), cookies
+
+        # Someone else opening the same link later gets no session.
+        other = await second.new_page()
+        resp = await other.goto(link)
+        assert resp is not None and resp.status == 401, resp and resp.status
+        assert "already used" in await other.locator("main").inner_text()
+        assert await second.cookies(service.base_url) == []
+    finally:
+        await first.close()
+        await second.close()
+
+
 # ---------------------------------------------------------------- 1. the live queue
 
 
 async def test_queue_shows_a_new_question_without_reload(real_browser: RealBrowser, service: Service) -> None:
     page = real_browser.page
     assert page.url == service.base_url + "/"
-    await wait_for_live_queue(service)
     assert await queue_links(page) == [], "queue not empty at start"
     assert "Nothing is waiting" in await page.locator("#queue").inner_text()
 
@@ -135,75 +135,30 @@ async def test_queue_shows_a_new_question_without_reload(real_browser: RealBrows
 # ---------------------------------------------------------------- 2./3. a form, JS on and off
 
 
-class OriginNullRefused(AssertionError):
-    """The service refused the browser's own form POST because of its ``Origin`` header."""
-
-
-# Pages are served with ``Referrer-Policy: same-origin``: under ``no-referrer`` a browser sends
-# ``Origin: null`` on its own form posts and the Origin check refuses them (a bug these tests
-# found). A 403 naming the Origin check is reported as OriginNullRefused.
-
-
-async def _answer_form(rb: RealBrowser, mcp_client: Client, service: Service, javascript: bool) -> None:
+async def _answer_form(rb: RealBrowser, mcp_client: Client) -> None:
     page = rb.page
     await assert_tools_declared(mcp_client, "trigger-elicitation-request")
-    if javascript:
-        await wait_for_live_queue(service)
     call = asyncio.create_task(mcp_client.call_tool("trigger-elicitation-request", {}))
     try:
-        if javascript:
-            # The page is already open: the question appears by itself.
-            link = page.locator("#queue a[href^='/questions/']")
-            await link.first.wait_for(state="visible", timeout=QUESTION_WAIT * 1000)
-        else:
-            # Without JavaScript the person reloads.
-            deadline = time.monotonic() + QUESTION_WAIT
-            while not await queue_links(page):
-                assert not call.done(), f"tool call ended before a question appeared: {call.result()!r}"
-                assert time.monotonic() < deadline, "no question in the queue"
-                await asyncio.sleep(0.3)
-                await page.reload()
-        (qpath,) = await queue_links(page)
-        await page.locator(f"#queue a[href='{qpath}']").click()
-        await page.wait_for_url(f"**{qpath}")
-
-        main = page.locator("main")
-        text = await main.inner_text()
+        qpath = await open_question(rb, call)
+        text = await page.locator("main").inner_text()
         assert SERVER_NAME in text and ELICITATION_MESSAGE in text, text[:1500]
 
-        name = "Ada Lovelace (chromium e2e 9b2e)" if javascript else "Ada Lovelace (no-js e2e 4c71)"
+        name = "Ada Lovelace (chromium e2e 9b2e)" if rb.javascript else "Ada Lovelace (no-js e2e 4c71)"
         email = "ada.e2e@example.org"
         await page.locator("input[name='field.name']").press_sequentially(name)
         await page.locator("input[name='field.email']").fill(email)
         # Defaults are pre-filled, untouched.
         assert await page.locator("input[name='field.integer']").input_value() == "42"
 
-        async with page.expect_response(
-            lambda r: r.request.method == "POST" and r.url.endswith(f"{qpath}/answer")
-        ) as posted:
-            await page.get_by_role("button", name="Review and send…").click()
-        answer = await posted.value
-        if answer.status == 403 and "Origin not allowed" in await answer.text():
-            raise OriginNullRefused(
-                f"POST {qpath}/answer refused: {answer.status} {await answer.text()!r}; "
-                f"request Origin: {await answer.request.header_value('origin')!r}"
-            )
-        assert answer.status == 200, (answer.status, (await answer.text())[:500])
-        await page.wait_for_url(f"**{qpath}/answer")
-        payload = page.locator("#payload")
-        await payload.wait_for(state="visible")
-        shown = json.loads(await payload.inner_text())
+        await review(page, qpath)
+        shown = await confirm_and_send(page, qpath)
         content = shown["content"] if "action" in shown else shown
         if "action" in shown:
             assert shown["action"] == "accept", shown
         # The untouched optional boolean "check" (no default) is left out, not sent as false.
         expected = {"name": name, "email": email, **FORM_DEFAULTS}
         assert content == expected, json.dumps(shown, indent=1, ensure_ascii=False)
-        hidden = await page.locator("form[action$='/send'] input[name='payload']").get_attribute("value")
-        assert json.loads(hidden) == shown, "the confirm form would send something else than it shows"
-
-        await page.get_by_role("button", name="Send", exact=True).click()
-        await page.wait_for_load_state()
         result = await tool_result(call)
     finally:
         call.cancel()
@@ -215,17 +170,16 @@ async def _answer_form(rb: RealBrowser, mcp_client: Client, service: Service, ja
     assert raw_elicitation_result(result) == {"action": "accept", "content": expected}
 
     # After Send the person sees the question decided.
-    await page.goto(qpath)
-    assert "Outcome: accepted" in await page.locator("main").inner_text()
+    assert await outcome(page) == "Outcome: accepted"
     rb.assert_clean()
     assert rb.blocked == [], rb.blocked
 
 
-async def test_form_answered_in_chromium(real_browser: RealBrowser, mcp_client: Client, service: Service) -> None:
-    await _answer_form(real_browser, mcp_client, service, javascript=True)
+async def test_form_answered_in_chromium(real_browser: RealBrowser, mcp_client: Client) -> None:
+    await _answer_form(real_browser, mcp_client)
 
 
 async def test_form_answered_in_chromium_without_javascript(
-    real_browser_nojs: RealBrowser, mcp_client: Client, service: Service
+    real_browser_nojs: RealBrowser, mcp_client: Client
 ) -> None:
-    await _answer_form(real_browser_nojs, mcp_client, service, javascript=False)
+    await _answer_form(real_browser_nojs, mcp_client)

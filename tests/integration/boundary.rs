@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::helpers::*;
-use crate::proxy::{INIT, Proxy, init_result, pending_question, state_becomes};
+use crate::host::{Proxy, init_result, pending_question, state_becomes};
 
 /// A 2026-07-28 host's `tools/call`: capabilities only in `_meta`, and none declared.
 const CALL: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"think","arguments":{"n":1.50},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
@@ -32,23 +32,7 @@ fn done(text: &str) -> Value {
 
 /// The id of the first pending question, as the logged-in `browser` lists them, once one is open.
 async fn pending_id(app: &TestApp, browser: &reqwest::Client) -> String {
-    eventually(Duration::from_secs(10), || async {
-        let res: Value = browser
-            .get(format!("{}/api/v1/questions?state=pending", app.base))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        Some(
-            res["questions"].as_array()?.first()?["id"]
-                .as_str()?
-                .to_owned(),
-        )
-    })
-    .await
-    .expect("a question was opened")
+    first_pending_id(|| browser.get(format!("{}/api/v1/questions?state=pending", app.base))).await
 }
 
 /// The next line the host gets that is not a progress notification.
@@ -273,8 +257,7 @@ async fn a_url_elicitation_required_error_becomes_a_question() {
         {"until": "tools/call"}, {"reply_error": error},
     ]);
     let mut proxy = Proxy::start(&app.state, None, script);
-    proxy.send(INIT).await;
-    proxy.recv().await;
+    proxy.initialize().await;
     proxy
         .send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"connect","arguments":{}}}"#)
         .await;
@@ -320,8 +303,7 @@ async fn what_cannot_be_judged_is_dropped_and_the_waiting_side_told() {
         {"raw": deep},
     ]);
     let mut proxy = Proxy::start(&app.state, None, script);
-    proxy.send(INIT).await;
-    proxy.recv().await;
+    proxy.initialize().await;
     proxy
         .send(r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"t","arguments":{}}}"#)
         .await;
@@ -374,11 +356,7 @@ async fn a_host_response_to_an_intercepted_id_is_dropped() {
         {"send": form_request(8)},
     ]);
     let mut proxy = Proxy::start(&app.state, None, script);
-    proxy.send(INIT).await;
-    proxy.recv().await;
-    proxy
-        .send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
-        .await;
+    proxy.initialized().await;
     let question = pending_question(&app).await;
     proxy
         .send(
@@ -404,11 +382,9 @@ async fn a_host_response_to_an_intercepted_id_is_dropped() {
     proxy.server_received("Ada").await;
 }
 
-/// When the host goes away the proxy withdraws its questions at once and ends a server that
-/// ignores the end of its input (TERM, then KILL, to its process group).
-#[tokio::test]
-async fn the_host_leaving_withdraws_questions_and_ends_the_server() {
-    let app = spawn_app().await;
+/// A proxy whose server logs its pid, ignores the end of its input and has asked a form
+/// question; returns the proxy, the pending question and the server's pid.
+async fn stubborn_server_asking(app: &TestApp) -> (Proxy, Value, i32) {
     let script = json!([
         {"pid": true}, {"ignore_eof": true},
         {"until": "initialize"}, init_result("2025-11-25"),
@@ -416,17 +392,18 @@ async fn the_host_leaving_withdraws_questions_and_ends_the_server() {
         {"send": form_request(8)},
     ]);
     let mut proxy = Proxy::start(&app.state, None, script);
-    proxy.send(INIT).await;
-    proxy.recv().await;
-    proxy
-        .send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
-        .await;
-    let question = pending_question(&app).await;
-    let pid: i32 = proxy
-        .server_log()
-        .iter()
-        .find_map(|l| l.strip_prefix("pid ").map(|p| p.parse().unwrap()))
-        .unwrap();
+    proxy.initialized().await;
+    let question = pending_question(app).await;
+    let pid = proxy.server_pid();
+    (proxy, question, pid)
+}
+
+/// When the host goes away the proxy withdraws its questions at once and ends a server that
+/// ignores the end of its input (TERM, then KILL, to its process group).
+#[tokio::test]
+async fn the_host_leaving_withdraws_questions_and_ends_the_server() {
+    let app = spawn_app().await;
+    let (mut proxy, question, pid) = stubborn_server_asking(&app).await;
     drop(proxy.stdin);
     tokio::time::timeout(Duration::from_secs(20), proxy.child.wait())
         .await
@@ -453,8 +430,7 @@ async fn a_completed_url_elicitation_retries_the_host_request() {
         {"until": "tools/call"}, {"reply": {"content": [{"type": "text", "text": "connected"}]}},
     ]);
     let mut proxy = Proxy::start(&app.state, None, script);
-    proxy.send(INIT).await;
-    proxy.recv().await;
+    proxy.initialize().await;
     proxy
         .send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"connect","arguments":{}}}"#)
         .await;
@@ -510,24 +486,7 @@ async fn the_waiting_host_gets_progress() {
 #[tokio::test]
 async fn sigterm_withdraws_questions_and_ends_the_server() {
     let app = spawn_app().await;
-    let script = json!([
-        {"pid": true}, {"ignore_eof": true},
-        {"until": "initialize"}, init_result("2025-11-25"),
-        {"until": "notifications/initialized"},
-        {"send": form_request(8)},
-    ]);
-    let mut proxy = Proxy::start(&app.state, None, script);
-    proxy.send(INIT).await;
-    proxy.recv().await;
-    proxy
-        .send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
-        .await;
-    let question = pending_question(&app).await;
-    let pid: i32 = proxy
-        .server_log()
-        .iter()
-        .find_map(|l| l.strip_prefix("pid ").map(|p| p.parse().unwrap()))
-        .unwrap();
+    let (mut proxy, question, pid) = stubborn_server_asking(&app).await;
     let proxy_pid = i32::try_from(proxy.child.id().unwrap()).unwrap();
     // SAFETY: sends SIGTERM to the proxy process this test started.
     unsafe { libc::kill(proxy_pid, libc::SIGTERM) };
@@ -554,8 +513,7 @@ async fn a_url_required_error_in_any_spelling_loses_its_urls() {
         {"raw": r#"{"jsonrpc":"2.0","id":5,"error":{"code":1,"code":-32042.0,"message":"m","data":{"elicitations":[{"mode":"url","elicitationId":"e1","url":"javascript:alert(1)","message":"log in"}]}}}"#},
     ]);
     let mut proxy = Proxy::start(&app.state, None, script);
-    proxy.send(INIT).await;
-    proxy.recv().await;
+    proxy.initialize().await;
     proxy
         .send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"connect","arguments":{}}}"#)
         .await;

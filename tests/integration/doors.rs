@@ -15,7 +15,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
 use crate::helpers::*;
-use crate::proxy::{INIT, Proxy, init_result};
+use crate::host::{Proxy, init_result};
 
 /// A listener on a TCP port that records every byte it receives. It answers the service-proof
 /// request by relaying it to `relay_to` (the real service on another port, the best a squatter
@@ -175,8 +175,7 @@ async fn a_port_squatter_receives_nothing_secret_from_login_questions_or_the_pro
         {"until_response": 0},
     ]);
     let mut proxy = Proxy::start(&app.state, Some(&broker), script);
-    proxy.send(INIT).await;
-    proxy.recv().await;
+    proxy.initialize().await;
     let line = proxy.server_received(r#""id":0"#).await;
     let response: Value = serde_json::from_str(&line).unwrap();
     assert_eq!(response["error"]["code"], -32603, "{response}");
@@ -374,13 +373,7 @@ async fn sixty_four_parallel_wrong_passphrases_keep_memory_bounded_and_the_owner
         .spawn()
         .unwrap();
     let pid = child.id().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
-    let base = line.strip_prefix("listening on ").unwrap().to_owned();
+    let base = listening_on(&mut child).await;
     let idle = peak_rss_kib(pid);
 
     let attackers: Vec<_> = (0..64)

@@ -8,7 +8,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::helpers::*;
-use crate::proxy::{INIT, Proxy, init_result};
+use crate::host::{INIT, Proxy, init_result};
 
 async fn refused_code(app: &TestApp, request: Value, caps: Value) -> i64 {
     let (status, body) = app.open(request, caps, "2025-11-25").await;

@@ -201,6 +201,36 @@ impl TestApp {
     }
 }
 
+/// The id of the first question that `list` (a request for
+/// `/api/v1/questions?state=pending`, with its credentials) returns, once there is one.
+pub async fn first_pending_id(list: impl Fn() -> reqwest::RequestBuilder) -> String {
+    eventually(Duration::from_secs(10), || async {
+        let res: Value = list().send().await.unwrap().json().await.unwrap();
+        Some(
+            res["questions"].as_array()?.first()?["id"]
+                .as_str()?
+                .to_owned(),
+        )
+    })
+    .await
+    .expect("a question was opened")
+}
+
+/// The base URL a `mcp-consent serve` child prints on its first stdout line
+/// (`listening on http://…`).
+pub async fn listening_on(child: &mut tokio::process::Child) -> String {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    line.strip_prefix("listening on ")
+        .expect("the first line names the address")
+        .to_owned()
+}
+
 /// Capabilities the proxy forwards for 2025-11-25.
 pub fn full_caps() -> Value {
     json!({"sampling": {"tools": {}}, "elicitation": {"form": {}, "url": {}}})

@@ -8,11 +8,10 @@ use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::helpers::{eventually, http_client};
-use crate::proxy::{INIT, Proxy, init_result};
+use crate::helpers::{first_pending_id, http_client, listening_on};
+use crate::host::{Proxy, init_result};
 
 /// `mcp-consent serve` on a free port; returns the child and its base URL.
 async fn serve(state: &Path) -> (Child, String) {
@@ -25,16 +24,7 @@ async fn serve(state: &Path) -> (Child, String) {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
-    let base = line
-        .strip_prefix("listening on ")
-        .expect("the first line names the address")
-        .to_owned();
+    let base = listening_on(&mut child).await;
     (child, base)
 }
 
@@ -147,8 +137,7 @@ async fn after_sigkill_and_loosened_modes_a_restart_tightens_them_and_the_answer
         {"until_response": 42},
     ]);
     let mut proxy = Proxy::start(&state, None, script);
-    proxy.send(INIT).await;
-    proxy.recv().await;
+    proxy.initialize().await;
     let client = http_client();
     let base_file = state.join("service-url");
     let base = std::fs::read_to_string(&base_file)
@@ -156,24 +145,12 @@ async fn after_sigkill_and_loosened_modes_a_restart_tightens_them_and_the_answer
         .trim()
         .to_owned();
     let token = token(&state);
-    let id = eventually(Duration::from_secs(10), || async {
-        let list: Value = client
+    let id = first_pending_id(|| {
+        client
             .get(format!("{base}/api/v1/questions?state=pending"))
             .bearer_auth(&token)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        Some(
-            list["questions"].as_array()?.first()?["id"]
-                .as_str()?
-                .to_owned(),
-        )
     })
-    .await
-    .expect("the proxy opened a question");
+    .await;
 
     signal(&first, libc::SIGKILL);
     let mut first = first;

@@ -139,7 +139,7 @@ fn module_passes_the_passphrase_file_by_environment() {
     assert!(text.contains("MCP_CONSENT_PASSPHRASE_HASH_FILE = toString cfg.passphraseHashFile;"));
     assert!(text.contains(&format!(
         "Label = \"{}\";",
-        mcp_consent::service::LAUNCHD_LABEL
+        mcp_consent::cli::service::LAUNCHD_LABEL
     )));
 }
 

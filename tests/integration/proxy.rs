@@ -1,136 +1,16 @@
 //! The stdio proxy as a host runs it: the real binary between a test "host" (this test) and a
 //! scripted server (`fake_server.py`), with the service running in-process.
 
-use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
 use mcp_consent::config::Config;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::io::AsyncWriteExt;
+use tokio::process::Command;
 
 use crate::helpers::*;
-
-pub(crate) const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"test-host","version":"0"}}}"#;
-
-pub(crate) fn init_result(version: &str) -> Value {
-    json!({"send": {"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": version, "capabilities": {}, "serverInfo": {"name": "fake", "version": "0"}}}})
-}
-
-pub(crate) struct Proxy {
-    pub(crate) child: Child,
-    pub(crate) stdin: ChildStdin,
-    stdout: Lines<BufReader<ChildStdout>>,
-    log: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Proxy {
-    pub(crate) fn start(state: &Path, broker: Option<&str>, script: Value) -> Proxy {
-        let dir = tempfile::tempdir().unwrap();
-        let script_file = dir.path().join("script.json");
-        std::fs::write(&script_file, script.to_string()).unwrap();
-        let log = dir.path().join("server.log");
-        std::fs::write(&log, "").unwrap();
-        let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/fake_server.py");
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-consent"));
-        cmd.env_remove("MCP_CONSENT_BROKER")
-            .arg("proxy")
-            .arg("--state-dir")
-            .arg(state)
-            .args(["--name", "fake"]);
-        if let Some(b) = broker {
-            cmd.args(["--broker", b]);
-        }
-        cmd.arg("--")
-            .arg("python3")
-            .arg(&fake)
-            .arg(&script_file)
-            .arg(&log)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .kill_on_drop(true);
-        let mut child = cmd.spawn().unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
-        Proxy {
-            child,
-            stdin,
-            stdout,
-            log,
-            _dir: dir,
-        }
-    }
-
-    /// Waits for the proxy to exit, with the host's stdin still open.
-    pub(crate) async fn wait(&mut self) -> std::process::ExitStatus {
-        self.child.wait().await.unwrap()
-    }
-
-    pub(crate) async fn send(&mut self, line: &str) {
-        self.stdin.write_all(line.as_bytes()).await.unwrap();
-        self.stdin.write_all(b"\n").await.unwrap();
-        self.stdin.flush().await.unwrap();
-    }
-
-    pub(crate) async fn recv(&mut self) -> String {
-        tokio::time::timeout(Duration::from_secs(20), self.stdout.next_line())
-            .await
-            .expect("a line from the proxy in time")
-            .unwrap()
-            .expect("the proxy is still running")
-    }
-
-    pub(crate) fn server_log(&self) -> Vec<String> {
-        std::fs::read_to_string(&self.log)
-            .unwrap()
-            .lines()
-            .map(str::to_owned)
-            .collect()
-    }
-
-    /// Waits until the server has received a line containing `needle`.
-    pub(crate) async fn server_received(&self, needle: &str) -> String {
-        eventually(Duration::from_secs(20), || async {
-            self.server_log().into_iter().find(|l| l.contains(needle))
-        })
-        .await
-        .unwrap_or_else(|| {
-            panic!(
-                "the server never received {needle:?}; log: {:?}",
-                self.server_log()
-            )
-        })
-    }
-}
-
-pub(crate) async fn pending_question(app: &TestApp) -> Value {
-    eventually(Duration::from_secs(20), || async {
-        let list: Value = app
-            .get("/api/v1/questions?state=pending")
-            .await
-            .json()
-            .await
-            .unwrap();
-        list["questions"].as_array()?.first().cloned()
-    })
-    .await
-    .expect("no question was opened")
-}
-
-pub(crate) async fn state_becomes(app: &TestApp, id: &str, state: &str) {
-    let reached = eventually(Duration::from_secs(20), || async {
-        (app.question(id).await["state"] == state).then_some(())
-    })
-    .await;
-    if reached.is_none() {
-        panic!(
-            "question {id} never became {state}: {}",
-            app.question(id).await
-        );
-    }
-}
+use crate::host::{Proxy, init_result, pending_question, state_becomes};
 
 #[tokio::test]
 async fn everything_else_passes_through_byte_for_byte() {
@@ -144,8 +24,7 @@ async fn everything_else_passes_through_byte_for_byte() {
         {"send": {"jsonrpc": "2.0", "id": 2, "error": {"code": -32601, "message": "Method not found"}}},
     ]);
     let mut proxy = Proxy::start(&app.state, None, script);
-    proxy.send(INIT).await;
-    let init = proxy.recv().await;
+    let init = proxy.initialize().await;
     assert_eq!(
         serde_json::from_str::<Value>(&init).unwrap()["result"]["protocolVersion"],
         "2025-11-25"
@@ -201,8 +80,7 @@ async fn a_sampling_request_is_answered_through_the_service_and_hidden_from_the_
         {"send": {"jsonrpc": "2.0", "id": 9, "result": {"content": [{"type": "text", "text": "tool done"}]}}},
     ]);
     let mut proxy = Proxy::start(&app.state, None, script);
-    proxy.send(INIT).await;
-    proxy.recv().await;
+    proxy.initialize().await;
     proxy
         .send(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"ask-model","arguments":{}}}"#)
         .await;
@@ -244,11 +122,7 @@ async fn a_cancelled_request_withdraws_its_question_and_is_not_forwarded() {
         {"send": {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "after-cancel"}}},
     ]);
     let mut proxy = Proxy::start(&app.state, None, script);
-    proxy.send(INIT).await;
-    proxy.recv().await;
-    proxy
-        .send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
-        .await;
+    proxy.initialized().await;
     let question = pending_question(&app).await;
     let next = proxy.recv().await;
     assert!(
@@ -280,8 +154,7 @@ async fn an_unreachable_service_gives_the_server_32603_and_the_proxy_keeps_runni
         {"raw": r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"still here"}}"#},
     ]);
     let mut proxy = Proxy::start(tmp.path(), Some("http://127.0.0.1:9"), script);
-    proxy.send(INIT).await;
-    proxy.recv().await;
+    proxy.initialize().await;
     let line = proxy.server_received(r#""id":0"#).await;
     let response: Value = serde_json::from_str(&line).unwrap();
     assert_eq!(response["error"]["code"], -32603);
@@ -306,8 +179,7 @@ async fn the_answer_reaches_the_server_across_a_service_restart() {
         {"until_response": "s-1"},
     ]);
     let mut proxy = Proxy::start(&state, None, script);
-    proxy.send(INIT).await;
-    proxy.recv().await;
+    proxy.initialize().await;
     let id = pending_question(&first).await["id"]
         .as_str()
         .unwrap()

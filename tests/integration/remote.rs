@@ -13,18 +13,20 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use crate::helpers::*;
-use crate::proxy::{INIT, pending_question};
+use crate::host::{INIT, pending_question};
 
 /// One request the scripted server received.
 #[derive(Debug, Clone)]
-struct Seen {
-    method: String,
-    headers: Vec<(String, String)>,
-    body: String,
+pub(crate) struct Seen {
+    pub method: String,
+    /// The request target (path and query).
+    pub target: String,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
 }
 
 impl Seen {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
@@ -33,15 +35,15 @@ impl Seen {
 }
 
 /// What the scripted server does with a request.
-enum Reply {
+pub(crate) enum Reply {
     Raw(String),
     EndlessEvent,
 }
 
-type Handler = dyn Fn(&Seen) -> Reply + Send + Sync;
+pub(crate) type Handler = dyn Fn(&Seen) -> Reply + Send + Sync;
 
 /// A one-request-per-connection HTTP/1.1 server on 127.0.0.1.
-async fn serve(handler: Arc<Handler>) -> (String, Arc<Mutex<Vec<Seen>>>) {
+pub(crate) async fn serve(handler: Arc<Handler>) -> (String, Arc<Mutex<Vec<Seen>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
@@ -66,7 +68,9 @@ async fn one(mut stream: TcpStream, handler: &Handler, log: &Mutex<Vec<Seen>>) {
     }
     let head = String::from_utf8_lossy(&head).to_string();
     let mut lines = head.split("\r\n");
-    let method = lines.next().unwrap().split(' ').next().unwrap().to_owned();
+    let mut request_line = lines.next().unwrap().split(' ');
+    let method = request_line.next().unwrap().to_owned();
+    let target = request_line.next().unwrap_or("/").to_owned();
     let headers: Vec<(String, String)> = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
@@ -79,6 +83,7 @@ async fn one(mut stream: TcpStream, handler: &Handler, log: &Mutex<Vec<Seen>>) {
     stream.read_exact(&mut body).await.unwrap();
     let seen = Seen {
         method,
+        target,
         headers,
         body: String::from_utf8_lossy(&body).to_string(),
     };
@@ -97,7 +102,7 @@ async fn one(mut stream: TcpStream, handler: &Handler, log: &Mutex<Vec<Seen>>) {
     }
 }
 
-fn json_reply(body: &Value, extra: &str) -> Reply {
+pub(crate) fn json_reply(body: &Value, extra: &str) -> Reply {
     let body = body.to_string();
     Reply::Raw(format!(
         "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n{extra}connection: close\r\n\r\n{body}",
@@ -105,31 +110,31 @@ fn json_reply(body: &Value, extra: &str) -> Reply {
     ))
 }
 
-fn status(code: &str) -> Reply {
+pub(crate) fn status(code: &str) -> Reply {
     Reply::Raw(format!(
         "HTTP/1.1 {code}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
     ))
 }
 
-fn rpc(seen: &Seen) -> Value {
+pub(crate) fn rpc(seen: &Seen) -> Value {
     serde_json::from_str(&seen.body).unwrap_or(Value::Null)
 }
 
-fn init_reply(seen: &Seen) -> Reply {
+pub(crate) fn init_reply(seen: &Seen) -> Reply {
     json_reply(
         &json!({"jsonrpc": "2.0", "id": rpc(seen)["id"], "result": {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "scripted", "version": "0"}}}),
         "mcp-session-id: s-123\r\n",
     )
 }
 
-struct Host {
-    child: Child,
-    stdin: ChildStdin,
+pub(crate) struct Host {
+    pub child: Child,
+    pub stdin: ChildStdin,
     stdout: Lines<BufReader<ChildStdout>>,
 }
 
 impl Host {
-    fn start(state: &std::path::Path, url: &str, extra: &[&str]) -> Host {
+    pub fn start(state: &std::path::Path, url: &str, extra: &[&str]) -> Host {
         let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-consent"))
             .env_remove("MCP_CONSENT_BROKER")
             .env("HTTP_PROXY", "http://127.0.0.1:9")
@@ -154,13 +159,13 @@ impl Host {
         }
     }
 
-    async fn send(&mut self, line: &str) {
+    pub async fn send(&mut self, line: &str) {
         self.stdin.write_all(line.as_bytes()).await.unwrap();
         self.stdin.write_all(b"\n").await.unwrap();
         self.stdin.flush().await.unwrap();
     }
 
-    async fn recv(&mut self) -> Value {
+    pub async fn recv(&mut self) -> Value {
         let line = tokio::time::timeout(Duration::from_secs(20), self.stdout.next_line())
             .await
             .expect("a line from the proxy in time")
@@ -170,7 +175,7 @@ impl Host {
     }
 }
 
-async fn wait_for(seen: &Mutex<Vec<Seen>>, what: impl Fn(&Seen) -> bool) -> Seen {
+pub(crate) async fn wait_for(seen: &Mutex<Vec<Seen>>, what: impl Fn(&Seen) -> bool) -> Seen {
     for _ in 0..400 {
         if let Some(s) = seen.lock().unwrap().iter().find(|s| what(s)) {
             return s.clone();

@@ -10,8 +10,10 @@
 //! - `post`: one message POSTed, its reply (JSON body or event stream) routed, resumed.
 //! - `listen`: the GET stream for server-initiated messages.
 //! - `legacy`: the old HTTP+SSE transport.
+//! - [`auth`]: MCP authorization (discovery, registration, sign-in through the queue, tokens).
 //! - `events`: bounded SSE parsing; `sink`: the one-line-per-message output.
 
+pub mod auth;
 mod events;
 pub mod headers;
 mod legacy;
@@ -56,6 +58,9 @@ pub enum HttpError {
     /// The HTTP client could not be built.
     #[error("cannot set up the HTTP client")]
     Client(#[source] reqwest::Error),
+    /// `--client-id` / `--client-secret-env` / `--client-metadata-url` are unusable.
+    #[error(transparent)]
+    ClientArgs(#[from] auth::register::ClientArgsError),
 }
 
 /// Settings of a remote server.
@@ -69,6 +74,22 @@ pub struct HttpOptions {
     pub env_headers: Vec<String>,
     /// The longest message accepted from the server, in bytes.
     pub max_line_bytes: usize,
+    /// Where a sign-in (MCP authorization) is asked and its tokens kept; `None`: a 401 is an
+    /// error for the host.
+    pub sign_in: Option<SignIn>,
+}
+
+/// What MCP authorization needs of the proxy.
+#[derive(Debug, Clone)]
+pub struct SignIn {
+    /// `--name`: the question names it, the tokens are stored under it.
+    pub name: String,
+    /// The service that asks the person.
+    pub service: crate::client::ServiceClient,
+    /// The state directory (tokens at `<state>/oauth/<name>.json`).
+    pub state_root: std::path::PathBuf,
+    /// How the proxy identifies itself to the authorization server.
+    pub client: auth::register::ClientArgs,
 }
 
 /// Connects the transport (lazily: the first POST is the host's first message).
@@ -82,7 +103,23 @@ pub fn connect(options: &HttpOptions) -> Result<Upstream, HttpError> {
     }
     let env = |name: &str| std::env::var(name).ok();
     let headers = headers::build(&options.headers, &options.env_headers, &env)?;
-    let remote = Arc::new(Remote::new(url, headers, options.max_line_bytes)?);
+    let auth = match &options.sign_in {
+        Some(s) => {
+            let client = auth::register::ClientConfig::from_args(&s.client, &env)?;
+            Some(Arc::new(
+                auth::Auth::new(
+                    &s.name,
+                    s.service.clone(),
+                    s.state_root.clone(),
+                    &url,
+                    client,
+                )
+                .map_err(HttpError::Client)?,
+            ))
+        }
+        None => None,
+    };
+    let remote = Arc::new(Remote::new(url, headers, options.max_line_bytes, auth)?);
     let (proxy_in, our_in) = tokio::io::duplex(64 * 1024);
     let (our_out, proxy_out) = tokio::io::duplex(64 * 1024);
     let sink = Sink::new(our_out);
@@ -165,6 +202,9 @@ async fn pump(
     };
     for handle in inflight.iter().chain(background.iter()) {
         handle.abort();
+    }
+    if let Some(auth) = &remote.auth {
+        auth.withdraw().await;
     }
     remote.delete_session().await;
     code

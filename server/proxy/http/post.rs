@@ -18,6 +18,8 @@ use super::sink::Sink;
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// How often a POST stream that ends before its answer is resumed.
 const RESUME_ATTEMPTS: u32 = 5;
+/// How often one message may trigger an authorization (sign-in or refresh).
+const MAX_AUTHORIZATIONS: u32 = 2;
 /// Reconnection time when the server sent no `retry`.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 
@@ -87,11 +89,40 @@ pub(super) enum Posted {
 
 /// POSTs `msg` and routes the reply into `sink`.
 pub(super) async fn send(remote: &Arc<Remote>, sink: &Sink, msg: &Outgoing) -> Posted {
-    let rb = remote.post(&remote.url, msg.body.clone(), msg.meta_version.as_deref());
-    let response = match Remote::send(rb).await {
-        Ok(r) => r,
-        Err(why) => {
-            fail(sink, msg, &why).await;
+    let mut authorizations = 0;
+    let response = loop {
+        let sent = remote.auth.as_ref().and_then(|a| a.bearer());
+        let rb = remote.post(&remote.url, msg.body.clone(), msg.meta_version.as_deref());
+        let response = match Remote::send(rb).await {
+            Ok(r) => r,
+            Err(why) => {
+                fail(sink, msg, &why).await;
+                return Posted::Done;
+            }
+        };
+        let Some(auth) = remote
+            .auth
+            .as_ref()
+            .filter(|_| needs_authorization(&response))
+        else {
+            break response;
+        };
+        // At most two authorizations per message: a server that keeps refusing fresh tokens
+        // (or asks for ever more scope) gets its refusal passed on, not an endless loop.
+        if authorizations >= MAX_AUTHORIZATIONS {
+            break response;
+        }
+        authorizations += 1;
+        let challenge = response
+            .headers()
+            .get(reqwest::header::WWW_AUTHENTICATE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        if let Err(e) = auth
+            .authorize(&remote.url, challenge.as_deref(), sent.as_deref())
+            .await
+        {
+            fail(sink, msg, &e.to_string()).await;
             return Posted::Done;
         }
     };
@@ -106,6 +137,19 @@ pub(super) async fn send(remote: &Arc<Remote>, sink: &Sink, msg: &Outgoing) -> P
     }
     reply(remote, sink, msg, response).await;
     Posted::Done
+}
+
+/// Whether the server asks for (new) authorization: 401, or 403 `insufficient_scope`
+/// (authorization spec §Scope challenge handling).
+fn needs_authorization(response: &Response) -> bool {
+    let status = response.status();
+    status == StatusCode::UNAUTHORIZED
+        || (status == StatusCode::FORBIDDEN
+            && response
+                .headers()
+                .get(reqwest::header::WWW_AUTHENTICATE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.contains("insufficient_scope")))
 }
 
 /// Routes the server's reply to one POST.

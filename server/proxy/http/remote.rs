@@ -48,6 +48,8 @@ pub(super) struct Remote {
     mode: Mutex<Mode>,
     /// Signalled when the server can no longer be talked to (the old transport's stream ended).
     pub gone: tokio::sync::Notify,
+    /// MCP authorization, when the proxy can ask the person to sign in.
+    pub auth: Option<std::sync::Arc<super::auth::Auth>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -97,7 +99,12 @@ impl Remote {
     ///
     /// # Errors
     /// [`HttpError::Client`].
-    pub fn new(url: Url, headers: HeaderMap, limit: usize) -> Result<Remote, HttpError> {
+    pub fn new(
+        url: Url,
+        headers: HeaderMap,
+        limit: usize,
+        auth: Option<std::sync::Arc<super::auth::Auth>>,
+    ) -> Result<Remote, HttpError> {
         Ok(Remote {
             direct: client(&url, false)?,
             proxied: client(&url, true)?,
@@ -108,6 +115,7 @@ impl Remote {
             version: Mutex::new(None),
             mode: Mutex::new(Mode::Streamable),
             gone: tokio::sync::Notify::new(),
+            auth,
         })
     }
 
@@ -129,6 +137,9 @@ impl Remote {
             .headers(self.headers.clone());
         if let Some(id) = lock(&self.session).clone() {
             rb = rb.header(SESSION_ID, id);
+        }
+        if let Some(token) = self.auth.as_ref().and_then(|a| a.bearer()) {
+            rb = rb.bearer_auth(token);
         }
         let version = version
             .map(str::to_owned)

@@ -3,6 +3,7 @@
 //! reasons and usage.
 
 use super::*;
+use crate::domain::StopReason as Stop;
 
 pub(super) fn unsupported(model: &ModelConfig, message: impl Into<String>) -> ProviderError {
     ProviderError::Unsupported {
@@ -318,13 +319,13 @@ pub(super) fn from_chat_response(
     }
     let has_tool_use = blocks.iter().any(|b| b["type"] == "tool_use");
     let stop_reason = match &response.stop_reason {
-        Some(StopReason::Completed(_)) | None => "endTurn".to_owned(),
-        Some(StopReason::MaxTokens(_)) => "maxTokens".to_owned(),
-        Some(StopReason::StopSequence(_)) => "stopSequence".to_owned(),
-        Some(StopReason::ToolCall(_)) => "toolUse".to_owned(),
+        Some(StopReason::Completed(_)) | None => Stop::EndTurn.as_str().to_owned(),
+        Some(StopReason::MaxTokens(_)) => Stop::MaxTokens.as_str().to_owned(),
+        Some(StopReason::StopSequence(_)) => Stop::StopSequence.as_str().to_owned(),
+        Some(StopReason::ToolCall(_)) => Stop::ToolUse.as_str().to_owned(),
         Some(other) => other.raw().to_owned(),
     };
-    if stop_reason == "toolUse" && !has_tool_use {
+    if stop_reason == Stop::ToolUse.as_str() && !has_tool_use {
         return Err(unparseable(
             "the provider stopped for a tool call but sent none".to_owned(),
         ));

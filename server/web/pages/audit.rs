@@ -40,7 +40,7 @@ pub async fn audit(
     query: web::Query<AuditFilter>,
 ) -> Result<HttpResponse, PageError> {
     let f = query.into_inner();
-    let now = chrono::Utc::now();
+    let now = state.broker.now();
     let server = f.server.filter(|s| !s.is_empty());
     let filter = f.action.filter(|s| !s.is_empty());
     let action = filter.as_deref().map(str::parse::<AuditAction>);

@@ -15,7 +15,7 @@ use super::error::PageError;
 use super::{AppState, MAX_BODY_BYTES, read_body};
 use crate::auth::throttle::Attempt;
 use crate::broker::{Answerer, BrokerError, Kind, Question, State};
-use crate::domain::{Action, Actor, Audience, AuditAction, Phase, RuleScope, RunState};
+use crate::domain::{Action, Actor, Audience, AuditAction, Phase, RuleScope, RunState, StopReason};
 use crate::protocol::FieldError;
 use crate::review::{Decision, DecisionKind, Edit, TextEdit};
 use crate::wire::Answer;

@@ -33,7 +33,10 @@ pub struct QuestionPage {
     pub sampling: Option<SamplingView>,
     pub answer_text: String,
     pub answer_model: String,
-    pub answer_stop: String,
+    /// The stop reason the form shows selected (none for a value the form does not offer).
+    pub answer_stop: Option<StopReason>,
+    /// The stop reasons the form offers.
+    pub stop_reasons: &'static [StopReason],
     /// The JSON answer textarea (a skeleton until the person edits it).
     pub answer_json: String,
     /// Two-step model review, when models are configured.
@@ -90,7 +93,9 @@ pub fn result_skeleton(request: &Value) -> String {
     pretty(&skeleton)
 }
 
+/// The page of `q`; `now` (the broker's clock) dates its times.
 pub fn question_page(
+    now: chrono::DateTime<chrono::Utc>,
     session: &WebSession,
     q: &Question,
     input: Option<&[(String, String)]>,
@@ -109,13 +114,12 @@ pub fn question_page(
             .unwrap_or_default()
             .to_owned()
     };
-    let now = chrono::Utc::now();
     Ok(QuestionPage {
         csrf: session.csrf.clone(),
         title: format!("{} from \u{2068}{}\u{2069}", q.kind, q.server),
         bidi: bidi_places(&q.server, q.tool.as_deref(), &q.request),
         lost: Vec::new(),
-        id: q.id.clone(),
+        id: q.id.to_string(),
         kind: q.kind,
         server: q.server.clone(),
         tool: q.tool.clone().unwrap_or_default(),
@@ -143,8 +147,8 @@ pub fn question_page(
             .unwrap_or_else(|| result_skeleton(&q.request)),
         model: None,
         answer_stop: sampling_input
-            .map(|i| i.stop_reason)
-            .unwrap_or_else(|| "endTurn".into()),
+            .map_or(Some(StopReason::EndTurn), |i| i.stop_reason.parse().ok()),
+        stop_reasons: StopReason::FORM,
         errors: errors
             .iter()
             .filter(|e| !field_names.contains(&e.field.as_str()))
@@ -169,7 +173,7 @@ pub async fn question(
     id: web::Path<String>,
 ) -> Result<HttpResponse, PageError> {
     let q = state.broker.get(&id).await?;
-    let mut page = question_page(&session, &q, None, &[])?;
+    let mut page = question_page(state.broker.now(), &session, &q, None, &[])?;
     page.model = model_review(&state, &q).await?;
     ok(&page)
 }
@@ -232,7 +236,7 @@ pub async fn rerender(
     pairs: Option<&[(String, String)]>,
     errors: &[FieldError],
 ) -> Result<HttpResponse, PageError> {
-    let mut page = question_page(session, q, pairs, errors)?;
+    let mut page = question_page(state.broker.now(), session, q, pairs, errors)?;
     page.model = model_review(state, q).await?;
     let status = if errors.is_empty() {
         StatusCode::OK
@@ -251,7 +255,7 @@ pub async fn gone(
     lost: impl FnOnce(&Question) -> Vec<SummaryRow>,
 ) -> Result<HttpResponse, PageError> {
     let q = state.broker.get(id).await?;
-    let mut page = question_page(session, &q, None, &[])?;
+    let mut page = question_page(state.broker.now(), session, &q, None, &[])?;
     page.lost = lost(&q);
     page.model = model_review(state, &q).await?;
     Ok(html(StatusCode::CONFLICT, page.render()?))
@@ -319,7 +323,7 @@ pub async fn answer(
                     .cloned()
                     .collect(),
                 csrf: session.csrf.clone(),
-                id: q.id.clone(),
+                id: q.id.to_string(),
                 kind: q.kind.as_str(),
                 server: q.server.clone(),
                 rpc_id: q.rpc_id.to_string(),

@@ -19,7 +19,7 @@ pub struct Row {
 impl Row {
     fn of(q: &Question, now: chrono::DateTime<chrono::Utc>) -> Row {
         Row {
-            id: q.id.clone(),
+            id: q.id.to_string(),
             kind: q.kind,
             server: q.server.clone(),
             tool: q.tool.clone().unwrap_or_default(),
@@ -49,7 +49,7 @@ pub async fn queue(
 ) -> Result<HttpResponse, PageError> {
     let pending = state.broker.list(Some(State::Pending), None, 1000).await?;
     let total = state.broker.count_pending().await?;
-    let now = chrono::Utc::now();
+    let now = state.broker.now();
     ok(&QueuePage {
         csrf: session.csrf.clone(),
         pending: pending.iter().map(|q| Row::of(q, now)).collect(),
@@ -70,7 +70,7 @@ pub async fn history(
     session: WebSession,
 ) -> Result<HttpResponse, PageError> {
     let decided = state.broker.history(200).await?;
-    let now = chrono::Utc::now();
+    let now = state.broker.now();
     ok(&HistoryPage {
         csrf: session.csrf.clone(),
         decided: decided.iter().map(|q| Row::of(q, now)).collect(),

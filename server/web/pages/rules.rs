@@ -26,7 +26,7 @@ pub async fn rules(
     state: web::Data<AppState>,
     session: WebSession,
 ) -> Result<HttpResponse, PageError> {
-    let clock = chrono::Utc::now();
+    let clock = state.broker.now();
     let now = clock.timestamp_millis();
     let rules = state
         .review

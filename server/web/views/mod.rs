@@ -11,7 +11,7 @@ pub mod url;
 use super::AppState;
 use super::error::PageError;
 use crate::broker::{BrokerError, Kind, Question};
-use crate::domain::{ApprovalId, Phase, RunState};
+use crate::domain::{ApprovalId, IncludeContext, Phase, RunState, StopReason};
 use crate::protocol::FieldError;
 use crate::protocol::elicitation::{Choice, FieldKind, FormSchema, TextFormat};
 use crate::protocol::url_safety::{self, Finding};

@@ -140,7 +140,7 @@ pub async fn model_review(
             },
         }
     });
-    let waiting = (chrono::Utc::now() - q.created_at).num_seconds().max(0);
+    let waiting = (state.broker.now() - q.created_at).num_seconds().max(0);
     Ok(Some(ModelReview {
         phase: q.phase,
         revision: review.revision,

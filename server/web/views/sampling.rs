@@ -62,7 +62,7 @@ pub struct SamplingView {
     pub cost_priority: String,
     pub speed_priority: String,
     pub intelligence_priority: String,
-    pub include_context: String,
+    pub include_context: IncludeContext,
     pub tools: Vec<(String, String, String)>,
     pub tool_choice: String,
     pub metadata: String,
@@ -145,11 +145,12 @@ pub fn sampling_view(q: &Question) -> SamplingView {
                 .collect()
         })
         .unwrap_or_default();
+    // Checked when the question was opened (one of the three words, or absent).
     let include_context = p
         .get("includeContext")
         .and_then(Value::as_str)
-        .unwrap_or("none")
-        .to_owned();
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(IncludeContext::None);
     SamplingView {
         system_prompt: p
             .get("systemPrompt")
@@ -207,6 +208,13 @@ pub fn sampling_view(q: &Question) -> SamplingView {
     }
 }
 
+impl SamplingView {
+    /// The server asked for context to be added (which is never done; the page says so).
+    pub fn context_requested(&self) -> bool {
+        self.include_context != IncludeContext::None
+    }
+}
+
 /// The model name the answer form starts with: the person wrote the response, so the form says
 /// so; it is an editable field, not something added behind their back.
 pub const PERSON_MODEL: &str = "human-written";
@@ -225,7 +233,9 @@ impl SamplingInput {
         SamplingInput {
             text: last(pairs, "text").unwrap_or_default().to_owned(),
             model: last(pairs, "model").unwrap_or_default().trim().to_owned(),
-            stop_reason: last(pairs, "stopReason").unwrap_or("endTurn").to_owned(),
+            stop_reason: last(pairs, "stopReason")
+                .unwrap_or(StopReason::EndTurn.as_str())
+                .to_owned(),
             json: (last(pairs, "mode") == Some("json"))
                 .then(|| last(pairs, "resultJson").unwrap_or_default().to_owned()),
         }

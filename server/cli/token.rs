@@ -6,8 +6,8 @@ use clap::Subcommand;
 
 use crate::auth::rotate;
 use crate::client::{ClientError, ServiceClient, TransportError};
-use crate::db::Db;
-use crate::paths::StateDir;
+use crate::db::{Db, DbError};
+use crate::paths::{PathError, StateDir};
 
 /// `mcp-consent token …`.
 #[derive(Debug, Subcommand)]
@@ -26,9 +26,12 @@ pub enum TokenCliError {
     /// The offline rotation failed.
     #[error(transparent)]
     Offline(#[from] rotate::TokenError),
-    /// The state directory or store could not be opened.
-    #[error("{0}")]
-    Open(String),
+    /// The state directory could not be prepared.
+    #[error(transparent)]
+    State(#[from] PathError),
+    /// The store could not be opened.
+    #[error(transparent)]
+    Db(#[from] DbError),
 }
 
 /// Runs `command` for the state directory at `root`; returns the line to print.
@@ -55,9 +58,10 @@ pub async fn run(
         ) =>
         {
             // Nobody listens on the socket: rotate in the store itself.
-            let state = StateDir::prepare(root).map_err(|e| TokenCliError::Open(e.to_string()))?;
-            let db = Db::open(&state.db_file()).map_err(|e| TokenCliError::Open(e.to_string()))?;
-            rotate::rotate(&state, &db, &crate::auth::ApiTokens::default()).await?;
+            let state = StateDir::prepare(root)?;
+            let db = Db::open(&state.db_file())?;
+            let tokens = crate::auth::ApiTokens::default();
+            rotate::rotate(&state, &db, &tokens, &crate::clock::SystemClock).await?;
             Ok(format!(
                 "rotated (the service is not running): the old token is no longer valid; the new one is in {}",
                 state.api_token_file().display()

@@ -64,9 +64,27 @@ pub enum QuestionsError {
     /// The service refused or could not be reached.
     #[error(transparent)]
     Client(#[from] ClientError),
-    /// The given JSON could not be read.
-    #[error("{0}")]
-    Input(String),
+    /// The given content or result is not JSON.
+    #[error("{what} is not valid JSON")]
+    InvalidJson {
+        /// Where it came from (`--content`, `--result`, `the file`).
+        what: &'static str,
+        /// The parser's error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The `--file` could not be read.
+    #[error("cannot read {}", .path.display())]
+    ReadFile {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A sampling question was to be accepted without a result.
+    #[error("give --result JSON (or --file)")]
+    NoResult,
     /// Writing to the terminal failed.
     #[error("cannot write output")]
     Io(#[from] std::io::Error),
@@ -82,9 +100,8 @@ fn pretty(v: &impl serde::Serialize) -> Result<String, QuestionsError> {
     Ok(serde_json::to_string_pretty(v)?)
 }
 
-fn read_json(text: &str, what: &str) -> Result<Value, QuestionsError> {
-    serde_json::from_str(text)
-        .map_err(|e| QuestionsError::Input(format!("{what} is not valid JSON: {e}")))
+fn read_json(text: &str, what: &'static str) -> Result<Value, QuestionsError> {
+    serde_json::from_str(text).map_err(|source| QuestionsError::InvalidJson { what, source })
 }
 
 /// Runs one `questions` subcommand, writing to `out`; prompts on the terminal when needed.
@@ -140,8 +157,11 @@ pub async fn run(
                     std::io::stdin().lock().read_line(&mut text)?;
                     Some(text)
                 }
-                Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
-                    QuestionsError::Input(format!("cannot read {}: {e}", path.display()))
+                Some(path) => Some(std::fs::read_to_string(path).map_err(|source| {
+                    QuestionsError::ReadFile {
+                        path: path.clone(),
+                        source,
+                    }
                 })?),
                 None => None,
             };
@@ -160,9 +180,7 @@ pub async fn run(
                 }
                 (_, _, Some(text)) => accept(Some(read_json(&text, "the file")?), None),
                 (None, None, None) if is_sampling => {
-                    return Err(QuestionsError::Input(
-                        "give --result JSON (or --file)".into(),
-                    ));
+                    return Err(QuestionsError::NoResult);
                 }
                 (None, None, None) => accept(Some(json!({})), None),
             };

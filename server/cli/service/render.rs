@@ -12,7 +12,7 @@ use serde::Deserialize;
 use super::{LAUNCHD_LABEL, ServiceError};
 
 /// The shared fixed part, compiled in.
-const FIXED: &str = include_str!("../../templates/units/service.toml");
+const FIXED: &str = include_str!("../../../templates/units/service.toml");
 
 /// `templates/units/service.toml`.
 #[derive(Debug, Deserialize)]

@@ -1,7 +1,9 @@
-//! The broker's clock: where "now" comes from for deadlines and decision times.
+//! The service's clock: where "now" comes from for deadlines, decision times, sessions, login
+//! links, rules and pruning.
 //!
 //! The service uses [`SystemClock`]; a test holds a [`ManualClock`] and moves it, so an expiry is
-//! decided without waiting out a real timeout.
+//! decided without waiting out a real timeout. One clock is made in `app` and handed to the
+//! broker (and through it to the review and the pages), to `auth` and to the retention job.
 
 use std::fmt::Debug;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -12,6 +14,11 @@ use chrono::{DateTime, Duration, Utc};
 pub trait Clock: Send + Sync + Debug {
     /// The current time.
     fn now(&self) -> DateTime<Utc>;
+
+    /// The current time in milliseconds since the Unix epoch, as the store keeps times.
+    fn now_ms(&self) -> i64 {
+        self.now().timestamp_millis()
+    }
 }
 
 /// The system's wall clock.

@@ -1,0 +1,14 @@
+//! `mcp-consent login`: prints a one-time link that logs a browser in.
+
+use crate::client::{ClientError, ServiceClient};
+
+/// Asks the service for a login link and prints it.
+///
+/// # Errors
+/// [`ClientError`]: the service could not be reached or refused.
+pub async fn run(client: &ServiceClient) -> Result<(), ClientError> {
+    let url = client.login_link().await?;
+    println!("Open this link in your browser (it works once, for 10 minutes):");
+    println!("{url}");
+    Ok(())
+}

@@ -1,0 +1,187 @@
+//! The person's part of signing in: a loopback listener for the redirect (RFC 8252 §7.3,
+//! `http://127.0.0.1:PORT/callback`) and the sign-in question in the service's queue, a URL
+//! question (`elicitation/create`, url mode) the person opens in the pages.
+
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+use url::Url;
+
+use super::AuthError;
+use crate::client::{Opened, ServiceClient, Waited};
+
+/// How long the proxy waits for the person to sign in.
+const SIGN_IN_TIME: Duration = Duration::from_secs(600);
+/// The largest callback request read, in bytes.
+const CALLBACK_LIMIT: usize = 16 * 1024;
+/// The page the browser shows after the redirect.
+const DONE_PAGE: &str =
+    "<!doctype html><title>Signed in</title><p>Signed in. You may close this page.</p>";
+
+/// The loopback listener waiting for one redirect.
+pub struct Callback {
+    listener: TcpListener,
+    /// The redirect URI to register and send.
+    pub redirect_uri: Url,
+}
+
+impl Callback {
+    /// Opens `127.0.0.1:0`.
+    ///
+    /// # Errors
+    /// [`AuthError::Callback`] when no port can be opened.
+    pub async fn open() -> Result<Callback, AuthError> {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(|e| AuthError::Callback(e.to_string()))?;
+        let port = listener
+            .local_addr()
+            .map_err(|e| AuthError::Callback(e.to_string()))?
+            .port();
+        let redirect_uri = Url::parse(&format!("http://127.0.0.1:{port}/callback"))
+            .map_err(|e| AuthError::Callback(e.to_string()))?;
+        Ok(Callback {
+            listener,
+            redirect_uri,
+        })
+    }
+
+    /// Waits for the redirect carrying `state`, and returns its `code`. Requests without the
+    /// right `state` get a 400 and are ignored (a page elsewhere cannot inject a code).
+    ///
+    /// # Errors
+    /// [`AuthError::Denied`] when the server redirects with an `error`.
+    pub async fn code(&self, state: &str) -> Result<String, AuthError> {
+        loop {
+            let Ok((mut stream, _)) = self.listener.accept().await else {
+                continue;
+            };
+            let mut buf = vec![0u8; CALLBACK_LIMIT];
+            let mut len = 0;
+            while len < buf.len() {
+                match stream.read(&mut buf[len..]).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => len += n,
+                }
+                if buf[..len].windows(4).any(|w| w == b"\r\n\r\n") {
+                    break;
+                }
+            }
+            let head = String::from_utf8_lossy(&buf[..len]);
+            let target = head
+                .lines()
+                .next()
+                .and_then(|l| l.split(' ').nth(1))
+                .unwrap_or("");
+            let Ok(url) = self.redirect_uri.join(target) else {
+                continue;
+            };
+            let query: std::collections::HashMap<_, _> = url.query_pairs().into_owned().collect();
+            let matches =
+                url.path() == "/callback" && query.get("state").map(String::as_str) == Some(state);
+            let (status, body) = if matches {
+                ("200 OK", DONE_PAGE)
+            } else {
+                ("400 Bad Request", "not expected")
+            };
+            let reply = format!(
+                "HTTP/1.1 {status}\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\ncache-control: no-store\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(reply.as_bytes()).await;
+            let _ = stream.shutdown().await;
+            if !matches {
+                continue;
+            }
+            if let Some(error) = query.get("error") {
+                return Err(AuthError::Denied(error.clone()));
+            }
+            if let Some(code) = query.get("code") {
+                return Ok(code.clone());
+            }
+        }
+    }
+}
+
+/// Asks the person to sign in at `authorize` through the service's queue and waits for the
+/// redirect on `callback`; `opened` is told the question's id as soon as it exists (so it can
+/// be withdrawn when the host leaves mid-way).
+///
+/// # Errors
+/// [`AuthError::Question`] when the question cannot be opened or is answered without signing
+/// in; [`AuthError::TimedOut`] after ten minutes.
+pub async fn ask(
+    service: &ServiceClient,
+    name: &str,
+    authorize: &Url,
+    callback: &Callback,
+    state: &str,
+    opened: impl FnOnce(&str),
+) -> Result<String, AuthError> {
+    let host = authorize.host_str().unwrap_or("the authorization server");
+    let elicitation_id = uuid::Uuid::now_v7().to_string();
+    let body = json!({
+        "server": name,
+        "session": format!("sign-in-{elicitation_id}"),
+        "tool": null,
+        "protocolVersion": "2025-11-25",
+        "clientCapabilities": {"elicitation": {"url": {}}},
+        "request": {
+            "jsonrpc": "2.0",
+            "id": format!("sign-in-{elicitation_id}"),
+            "method": "elicitation/create",
+            "params": {
+                "mode": "url",
+                "message": format!("{name} asks you to sign in at {host}"),
+                "url": authorize.as_str(),
+                "elicitationId": elicitation_id,
+            },
+        },
+    });
+    let question = match service.open(&body).await {
+        Ok(Opened::Question { id, .. }) => {
+            opened(&id);
+            id
+        }
+        Ok(Opened::Response(_)) => {
+            return Err(AuthError::Question("the sign-in was declined".into()));
+        }
+        Err(e) => return Err(AuthError::Question(e.to_string())),
+    };
+    let code = tokio::time::timeout(SIGN_IN_TIME, async {
+        tokio::select! {
+            code = callback.code(state) => code,
+            refused = refused(service, &question) => Err(refused),
+        }
+    })
+    .await;
+    // The question has done its work (or expired); completion lets the page say so.
+    let _ = service.complete(&elicitation_id).await;
+    if code.is_err() {
+        let _ = service.cancel(&question).await;
+    }
+    code.map_err(|_| AuthError::TimedOut)?
+}
+
+/// Resolves when the person declines or cancels the sign-in question, or it is withdrawn;
+/// stays pending once they opened the link (the redirect then brings the code).
+async fn refused(service: &ServiceClient, question: &str) -> AuthError {
+    loop {
+        match service.wait(question, 30).await {
+            Ok(Waited::Pending) => {}
+            Ok(Waited::Response(response)) => {
+                if response["result"]["action"] == "accept" {
+                    return std::future::pending().await;
+                }
+                return AuthError::Question("the person declined the sign-in".into());
+            }
+            Ok(Waited::Closed) => {
+                return AuthError::Question("the sign-in question was withdrawn".into());
+            }
+            // The service restarting: keep waiting for the redirect, ask again shortly.
+            Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
+        }
+    }
+}

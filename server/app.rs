@@ -146,7 +146,9 @@ impl Application {
             Some(SamplingEngine {
                 catalog: config.catalog()?,
                 routing: config.routing.clone(),
-                providers: Providers::new().map_err(StartupError::Models)?,
+                providers: Providers::new()
+                    .and_then(|p| p.with_key_files(&config.models))
+                    .map_err(StartupError::Models)?,
                 budgets: config.budgets.clone(),
             })
         };
@@ -155,6 +157,7 @@ impl Application {
             BrokerSettings {
                 question_timeout: Duration::from_secs(config.question_timeout_secs),
                 max_pending_per_server: config.max_pending_per_server,
+                forms_person_only: config.forms_person_only,
             },
             metrics,
         )

@@ -61,6 +61,10 @@ pub struct Config {
     /// Most questions one server may have pending at once; more are refused with `-32603`
     /// naming the limit, so one server cannot flood the queue. Default `100`.
     pub max_pending_per_server: u64,
+    /// Make every form question person-only (audience `human`: hidden from the API's lists
+    /// and refused over the API), not only forms that look like they ask for a secret. Default
+    /// `false`: that look is a heuristic, so set this when no script should ever answer a form.
+    pub forms_person_only: bool,
     /// Largest body accepted when opening a question, in bytes (images and audio travel
     /// base64). Default `16777216` (16 MiB). Other API bodies are limited to 1 MiB.
     pub max_request_bytes: usize,
@@ -106,6 +110,7 @@ impl Default for Config {
             allow_non_loopback: false,
             question_timeout_secs: 900,
             max_pending_per_server: 100,
+            forms_person_only: false,
             max_request_bytes: 16 * 1024 * 1024,
             metrics_token_file: None,
             passphrase_hash_file: None,
@@ -205,6 +210,12 @@ mod tests {
         assert_eq!(c.listen, "127.0.0.1:7777");
         assert_eq!(c.question_timeout_secs, 900);
         assert_eq!(c.max_request_bytes, 16_777_216);
+        assert!(!c.forms_person_only);
+        assert!(
+            Config::parse("forms_person_only = true")
+                .unwrap()
+                .forms_person_only
+        );
         assert_eq!(
             c.retention,
             Retention {

@@ -27,6 +27,14 @@ pub enum PathError {
         /// Its owner's uid.
         owner: u32,
     },
+    /// A secret file others may read or write (any group or other permission bit).
+    #[error("{path} has mode {mode:04o}; a secret file must be owner-only (chmod 600 {path})")]
+    NotOwnerOnly {
+        /// The path concerned.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
     /// No `--state-dir`, no `MCP_CONSENT_STATE_DIR`, and no home directory to derive one from.
     #[error("cannot find a state directory: set --state-dir or MCP_CONSENT_STATE_DIR")]
     NoStateDir,
@@ -226,6 +234,34 @@ pub fn read_private(path: &Path) -> Result<String, PathError> {
     Ok(text)
 }
 
+/// Reads a secret file the person keeps outside the state directory (a model's API key): like
+/// [`read_private`], and only if nobody else may read or write it (mode 0600 or 0400), since a
+/// key others can read is already leaked.
+///
+/// # Errors
+/// [`PathError::Symlink`], [`PathError::ForeignOwner`], [`PathError::NotOwnerOnly`], or
+/// [`PathError::Io`] naming the file.
+pub fn read_owner_only(path: &Path) -> Result<String, PathError> {
+    use std::io::Read;
+    let mut file = open_own(path, false)?;
+    let mode = file
+        .metadata()
+        .map_err(io("cannot read the mode of", path))?
+        .permissions()
+        .mode()
+        & 0o777;
+    if mode & 0o077 != 0 {
+        return Err(PathError::NotOwnerOnly {
+            path: path.to_path_buf(),
+            mode,
+        });
+    }
+    let mut text = String::new();
+    file.read_to_string(&mut text)
+        .map_err(io("cannot read", path))?;
+    Ok(text)
+}
+
 /// Writes `contents` to `path` as 0600, replacing it atomically (temp file + rename), so a
 /// reader never sees a half-written token or URL.
 ///
@@ -280,6 +316,33 @@ mod tests {
         write_private(&f, "secret").unwrap();
         assert_eq!(mode(&f), 0o600);
         assert_eq!(fs::read_to_string(&f).unwrap(), "secret");
+    }
+
+    #[test]
+    fn secret_files_must_be_owner_only_and_not_links() {
+        let tmp = tempfile::tempdir().unwrap();
+        let key = tmp.path().join("key");
+        fs::write(&key, "sk-1\n").unwrap();
+        fs::set_permissions(&key, Permissions::from_mode(0o644)).unwrap();
+        let err = read_owner_only(&key).unwrap_err();
+        assert!(
+            matches!(err, PathError::NotOwnerOnly { mode: 0o644, .. }),
+            "{err}"
+        );
+        assert!(
+            err.to_string().contains(&key.display().to_string()),
+            "{err}"
+        );
+        for ok in [0o600, 0o400] {
+            fs::set_permissions(&key, Permissions::from_mode(ok)).unwrap();
+            assert_eq!(read_owner_only(&key).unwrap(), "sk-1\n");
+        }
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&key, &link).unwrap();
+        assert!(matches!(
+            read_owner_only(&link),
+            Err(PathError::Symlink { .. })
+        ));
     }
 
     #[test]

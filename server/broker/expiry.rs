@@ -107,6 +107,7 @@ mod tests {
         let settings = BrokerSettings {
             question_timeout: Duration::from_secs(15 * 60),
             max_pending_per_server: 10,
+            forms_person_only: false,
         };
         let start = Utc.with_ymd_and_hms(2030, 1, 2, 3, 4, 5).unwrap();
         let clock = ManualClock::at(start);

@@ -44,6 +44,8 @@ pub struct BrokerSettings {
     pub question_timeout: Duration,
     /// Most questions one server may have pending at once.
     pub max_pending_per_server: u64,
+    /// Every form is person-only (`forms_person_only`), not only those asking for a secret.
+    pub forms_person_only: bool,
 }
 
 /// The broker: the store, the change signal long-polls wait on, and the event bus.

@@ -104,12 +104,9 @@ impl Broker {
                 Err(e) => return refuse(e),
             },
             "elicitation/create" => match elicitation::validate_request(era, caps, &params) {
-                Ok(elicitation::Request::Form { schema, .. }) => {
-                    let audience = if audience::form_asks_for_secret(&schema) {
-                        Audience::Human
-                    } else {
-                        Audience::Agent
-                    };
+                Ok(elicitation::Request::Form { message, schema }) => {
+                    let audience =
+                        audience::of_form(&message, &schema, self.settings.forms_person_only);
                     (Kind::Form, audience, None, None)
                 }
                 Ok(elicitation::Request::Url { elicitation_id, .. }) => {

@@ -15,28 +15,11 @@
 
 use std::borrow::Cow;
 
-use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-/// The top-level members of one JSON-RPC message. Unknown members are ignored; a duplicated
-/// known member makes the line unjudgeable (hosts disagree on which copy wins).
-#[derive(Debug, Deserialize)]
-struct RawEnvelope<'a> {
-    // Read so that a duplicated `jsonrpc` is refused like any other duplicated member.
-    #[serde(borrow, default, rename = "jsonrpc")]
-    _jsonrpc: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    method: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    params: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    result: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    error: Option<&'a RawValue>,
-}
+use super::members::Members;
+pub use super::members::has_folded_member;
 
 /// One message, as far as routing needs it. Raw members borrow the line.
 #[derive(Debug, Clone)]
@@ -65,22 +48,20 @@ pub enum Judged<'a> {
 }
 
 impl<'a> Envelope<'a> {
-    /// Judges one line (without its trailing newline, though surrounding whitespace is fine).
+    /// Judges one line (without its trailing newline, though surrounding whitespace is fine),
+    /// in one pass over it.
     pub fn parse(line: &'a [u8]) -> Judged<'a> {
-        match line.iter().find(|b| !b.is_ascii_whitespace()) {
-            Some(b'{') => match serde_json::from_slice::<RawEnvelope<'a>>(line) {
-                Ok(raw) => {
-                    // Valid UTF-8: the envelope parse above checked it.
-                    let text = std::str::from_utf8(line).unwrap_or_default();
-                    if has_folded_member(text, &ENVELOPE_MEMBERS) {
-                        Judged::Unjudgeable
-                    } else {
-                        Judged::Message(Envelope::from_raw(raw, line))
-                    }
+        let Ok(text) = std::str::from_utf8(line) else {
+            return Judged::Unjudgeable;
+        };
+        match text.trim_start().as_bytes().first() {
+            Some(b'{') => match Members::read(text, &ENVELOPE_MEMBERS) {
+                Ok(members) => {
+                    Envelope::from_members(&members).map_or(Judged::Unjudgeable, Judged::Message)
                 }
                 Err(_) => Judged::Unjudgeable,
             },
-            Some(b'[') => match serde_json::from_slice::<Vec<&'a RawValue>>(line) {
+            Some(b'[') => match serde_json::from_str::<Vec<&'a RawValue>>(text) {
                 Ok(items) => Judged::Batch(items),
                 Err(_) => Judged::Unjudgeable,
             },
@@ -88,23 +69,28 @@ impl<'a> Envelope<'a> {
         }
     }
 
-    fn from_raw(raw: RawEnvelope<'a>, line: &'a [u8]) -> Self {
-        // serde maps a JSON `null` to `None`; an explicit `"id": null` must stay visible (a
-        // request with a null id is invalid, not a notification), so look for it in the text.
-        let id = raw.id.or_else(|| {
-            if raw.method.is_some() && scan_id(line).as_deref() == Some("null") {
-                Some(NULL_ID)
-            } else {
-                None
-            }
-        });
-        Envelope {
+    /// The envelope from its members; `None` when `method` is not a string.
+    fn from_members(m: &Members<'a, 6>) -> Option<Self> {
+        let method = match m.get(METHOD) {
+            None => None,
+            Some(raw) => Some(match serde_json::from_str::<&'a str>(raw.get()) {
+                Ok(plain) => Cow::Borrowed(plain),
+                // Escapes in the name: decoded into an owned string.
+                Err(_) => Cow::Owned(serde_json::from_str::<String>(raw.get()).ok()?),
+            }),
+        };
+        // A JSON `null` reads as absent; an explicit `"id": null` on a request must stay
+        // visible (a request with a null id is invalid, not a notification).
+        let id = m
+            .get(ID)
+            .or_else(|| (method.is_some() && m.is_null(ID)).then_some(NULL_ID));
+        Some(Envelope {
             id,
-            method: raw.method,
-            params: raw.params,
-            result: raw.result,
-            error: raw.error,
-        }
+            method,
+            params: m.get(PARAMS),
+            result: m.get(RESULT),
+            error: m.get(ERROR),
+        })
     }
 
     /// The id in canonical JSON text (so `1`, `1.0`-free and escaped strings compare equal),
@@ -129,50 +115,41 @@ impl<'a> Envelope<'a> {
 /// The id `null`, for a request that spelled it out.
 const NULL_ID: &RawValue = RawValue::NULL;
 
-/// The member names of the envelope.
+/// The member names of the envelope, and the index of each.
 pub const ENVELOPE_MEMBERS: [&str; 6] = ["jsonrpc", "id", "method", "params", "result", "error"];
-
-/// Whether a JSON object (raw text) has a member whose name is not exactly one of `known` but
-/// folds to one of them the way Go's `encoding/json` matches names (ASCII case, and `ſ`/`K`
-/// folded to `s`/`k`). A host on such a decoder would read `"METHOD"` as `method`, so such a
-/// message cannot be judged by its exact names. `false` for text that is not an object.
-pub fn has_folded_member(object: &str, known: &[&str]) -> bool {
-    use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
-    struct Keys<'k>(&'k [&'k str]);
-    impl<'de> Visitor<'de> for Keys<'_> {
-        type Value = bool;
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("an object")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
-            let mut clash = false;
-            while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-                map.next_value::<IgnoredAny>()?;
-                if !self.0.contains(&key.as_ref()) {
-                    let folded: String = key
-                        .chars()
-                        .map(|c| match c {
-                            '\u{17f}' => 's',
-                            '\u{212a}' => 'k',
-                            c => c.to_ascii_lowercase(),
-                        })
-                        .collect();
-                    clash |= self.0.iter().any(|k| k.to_ascii_lowercase() == folded);
-                }
-            }
-            Ok(clash)
-        }
-    }
-    let mut de = serde_json::Deserializer::from_str(object);
-    de.deserialize_map(Keys(known)).unwrap_or(false)
-}
+const ID: usize = 1;
+const METHOD: usize = 2;
+const PARAMS: usize = 3;
+const RESULT: usize = 4;
+const ERROR: usize = 5;
 
 /// The canonical text of a JSON-RPC id given as raw JSON text: parsed and re-serialised, so
 /// different spellings of one id compare equal. Unparseable text is kept as it is.
 pub fn id_key(raw: &str) -> String {
+    if is_canonical_id(raw) {
+        return raw.to_owned();
+    }
     serde_json::from_str::<Value>(raw)
         .map(|v| v.to_string())
         .unwrap_or_else(|_| raw.to_owned())
+}
+
+/// Whether an id's raw text (already valid JSON) is already canonical, so the common ids need
+/// no parse: an integer without sign tricks (JSON allows no leading zeros or `+`), or a string
+/// without escapes (valid JSON strings hold no raw quote or control character, so serde_json
+/// writes them back byte for byte).
+fn is_canonical_id(raw: &str) -> bool {
+    let bytes = raw.as_bytes();
+    match bytes {
+        [b'"', inner @ .., b'"'] => !inner.contains(&b'\\') && !inner.contains(&b'"'),
+        [b'-', digits @ ..] | digits => {
+            !digits.is_empty()
+                && digits.len() < 16
+                && digits.iter().all(u8::is_ascii_digit)
+                && (digits[0] != b'0' || digits.len() == 1)
+                && raw != "-0"
+        }
+    }
 }
 
 /// Finds the raw text of the top-level `"id"` member of a line that may not be valid JSON
@@ -380,6 +357,28 @@ mod tests {
             r#"{"method":"x","extra":1}"#,
             &ENVELOPE_MEMBERS
         ));
+    }
+
+    #[test]
+    fn ids_are_canonical_however_they_are_written() {
+        for (raw, key) in [
+            ("7", "7"),
+            ("-12", "-12"),
+            ("1.0", "1.0"),
+            ("1e2", "100.0"),
+            ("-0", "-0.0"),
+            (r#""a""#, r#""a""#),
+            (r#""\u0061""#, r#""a""#),
+            ("12345678901234567890", "12345678901234567890"),
+            ("null", "null"),
+        ] {
+            assert_eq!(
+                id_key(raw),
+                serde_json::from_str::<Value>(raw).unwrap().to_string(),
+                "{raw}"
+            );
+            assert_eq!(id_key(raw), key, "{raw}");
+        }
     }
 
     #[test]

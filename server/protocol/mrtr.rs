@@ -13,6 +13,8 @@
 //! reads; only the whitespace between top-level members may change.
 
 use indexmap::IndexMap;
+
+use super::members::{self, MembersError};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
@@ -81,31 +83,23 @@ fn raw(value: &impl serde::Serialize) -> Box<RawValue> {
 
 /// Whether a `result` (raw text) asks for input: `resultType` is `input_required`, or it carries
 /// `inputRequests` or `requestState` at all, or a member whose name folds to one of those (see
-/// [`crate::protocol::envelope::has_folded_member`]). Deliberately broader than the schema: a
+/// [`crate::protocol::members::has_folded_member`]). Deliberately broader than the schema: a
 /// host could act on any of them whatever the `resultType` says (the Python SDK 2.3 retries on
 /// a bare `requestState`).
 pub fn is_input_required(result: &RawValue) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Head<'a> {
-        #[serde(borrow, rename = "resultType", default)]
-        result_type: Option<std::borrow::Cow<'a, str>>,
-        #[serde(borrow, rename = "inputRequests", default)]
-        input_requests: Option<&'a RawValue>,
-        #[serde(borrow, rename = "requestState", default)]
-        request_state: Option<&'a RawValue>,
-    }
-    if crate::protocol::envelope::has_folded_member(result.get(), &RESULT_MEMBERS) {
-        return true;
-    }
-    match serde_json::from_str::<Head<'_>>(result.get()) {
+    match members::Members::read(result.get(), &RESULT_MEMBERS) {
         Ok(head) => {
-            head.result_type.as_deref() == Some(INPUT_REQUIRED)
-                || head.input_requests.is_some()
-                || head.request_state.is_some()
+            // A `resultType` that is not a string cannot be read unambiguously: asking.
+            head.get(0).is_some_and(|t| {
+                serde_json::from_str::<String>(t.get()).map_or(true, |t| t == INPUT_REQUIRED)
+            }) || head.get(1).is_some()
+                || head.get(2).is_some()
         }
-        // A result whose head cannot be read (not an object, duplicated members) is treated as
-        // asking: the caller then refuses to hand it over as it is.
-        Err(_) => result.get().trim_start().starts_with('{'),
+        // A result that is not an object says nothing; one whose head cannot be read by exact
+        // names (a duplicated or folded member) is treated as asking: the caller then refuses
+        // to hand it over as it is.
+        Err(MembersError::NotAnObject) => false,
+        Err(MembersError::Duplicated | MembersError::FoldedTwin) => true,
     }
 }
 
@@ -262,18 +256,12 @@ pub fn error_object(code: i64, message: &str) -> Value {
 /// or the code cannot be read unambiguously (duplicated, or a member whose name folds to
 /// `code`). Fails closed: such an error is never handed to a host with its URLs.
 pub fn is_url_elicitation_required(error: &RawValue) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Head<'a> {
-        #[serde(borrow, default)]
-        code: Option<&'a RawValue>,
-    }
-    if crate::protocol::envelope::has_folded_member(error.get(), &["code", "message", "data"]) {
-        return true;
-    }
-    let Ok(head) = serde_json::from_str::<Head<'_>>(error.get()) else {
-        return error.get().trim_start().starts_with('{');
+    let code = match members::Members::read(error.get(), &["code", "message", "data"]) {
+        Ok(head) => head.get(0),
+        Err(MembersError::NotAnObject) => return false,
+        Err(MembersError::Duplicated | MembersError::FoldedTwin) => return true,
     };
-    let Some(code) = head.code else { return false };
+    let Some(code) = code else { return false };
     let number = match serde_json::from_str::<Value>(code.get()) {
         Ok(Value::Number(n)) => n.as_f64(),
         Ok(Value::String(s)) => s.trim().parse::<f64>().ok(),
@@ -322,8 +310,16 @@ pub fn without_elicitations(error: &RawValue) -> Value {
 /// `params._meta` protocol version and client capabilities of a 2026-07-28 request line, or
 /// `None` when the request carries no `_meta` protocol version.
 pub fn meta_of(params: &RawValue) -> Option<(String, Value)> {
-    let params: Members = serde_json::from_str(params.get()).ok()?;
-    let meta: Members = serde_json::from_str(params.get("_meta")?.get()).ok()?;
+    // One pass that copies nothing (tool arguments can be large); a params object that exact
+    // names cannot read (a duplicated or case-folded `_meta`) is read as serde would, last
+    // copy winning, which is what the rewrite of it sends on.
+    let meta_raw = match members::Members::read(params.get(), &["_meta"]) {
+        Ok(head) => head.get(0)?.to_owned(),
+        Err(_) => serde_json::from_str::<Members>(params.get())
+            .ok()?
+            .swap_remove("_meta")?,
+    };
+    let meta: Members = serde_json::from_str(meta_raw.get()).ok()?;
     let version: String = serde_json::from_str(meta.get(META_PROTOCOL_VERSION)?.get()).ok()?;
     let caps = meta
         .get(META_CLIENT_CAPABILITIES)

@@ -109,6 +109,18 @@ pub struct UrlReview {
     pub findings: Vec<Finding>,
 }
 
+impl UrlReview {
+    /// Whether opening the URL takes a second, explicit confirmation: its host is this computer
+    /// or a private network ([`Finding::LocalNetwork`]), or a bare IP address
+    /// ([`Finding::IpHost`]). Cookies are not port-scoped, so a local listener would receive
+    /// the service's session cookie; a bare IP hides who the host is.
+    pub fn needs_second_confirmation(&self) -> bool {
+        self.findings
+            .iter()
+            .any(|f| matches!(f, Finding::LocalNetwork | Finding::IpHost))
+    }
+}
+
 /// Reviews a URL for display.
 ///
 /// # Errors
@@ -344,14 +356,21 @@ mod tests {
             "https://[::ffff:127.0.0.1]/",
             "https://0.0.0.0/",
         ] {
-            assert!(
-                review(local)
-                    .unwrap()
-                    .findings
-                    .contains(&Finding::LocalNetwork),
-                "{local}"
-            );
+            let r = review(local).unwrap();
+            assert!(r.findings.contains(&Finding::LocalNetwork), "{local}");
+            assert!(r.needs_second_confirmation(), "{local}");
         }
+        assert!(
+            review("https://8.8.8.8/")
+                .unwrap()
+                .needs_second_confirmation(),
+            "a bare public IP too"
+        );
+        assert!(
+            !review("https://example.com/")
+                .unwrap()
+                .needs_second_confirmation()
+        );
         for public in [
             "https://example.com/",
             "https://8.8.8.8/",

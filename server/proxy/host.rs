@@ -12,25 +12,27 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::Context;
 use super::capabilities::{forward_capabilities, rewrite_initialize};
 use super::state::{HostRequest, lock};
 use crate::protocol::envelope::{Envelope, Judged};
+use crate::protocol::members::Members;
 use crate::protocol::mrtr::{self, INPUT_REQUIRED_METHODS};
 
 /// Handles one line from the host; returns the bytes to send to the server, or `None` to drop.
-pub(super) fn from_host(ctx: &Context, line: &[u8]) -> Option<Vec<u8>> {
-    let Judged::Message(msg) = Envelope::parse(line) else {
+pub(super) fn from_host(ctx: &Context, line: Vec<u8>) -> Option<Vec<u8>> {
+    let Judged::Message(msg) = Envelope::parse(&line) else {
         // Not a message the proxy reads (not JSON, a batch): the server judges it.
         lock(&ctx.shared).host_unrecorded = true;
-        return Some(line.to_vec());
+        return Some(line);
     };
     let Some(id_key) = msg.id_key() else {
         if msg.method() == Some("notifications/cancelled") {
             host_cancelled(ctx, &msg);
         }
-        return Some(line.to_vec());
+        return Some(line);
     };
     let Some(method) = msg.method().map(str::to_owned) else {
         // A host response may only answer a server request the host was given: never one the
@@ -39,24 +41,30 @@ pub(super) fn from_host(ctx: &Context, line: &[u8]) -> Option<Vec<u8>> {
             tracing::warn!("dropped a host response to a request it was not given");
             return None;
         }
-        return Some(line.to_vec());
+        return Some(line);
     };
 
-    let mut out = line.to_vec();
+    let (tool, progress_token) = request_head(&method, msg.params);
+    let meta = msg.params.and_then(mrtr::meta_of);
+    let id = msg
+        .id
+        .map(ToOwned::to_owned)
+        .unwrap_or_else(|| RawValue::NULL.to_owned());
+    let mut out = line;
     let mut meta_version = None;
     let mut capabilities = Value::Null;
     if method == "initialize" {
-        if let Some((rewritten, version, caps)) = rewrite_initialize(line) {
+        if let Some((rewritten, version, caps)) = rewrite_initialize(&out) {
             let mut s = lock(&ctx.shared);
             s.initialize_id = Some(id_key.clone());
             s.requested_version = Some(version);
             s.capabilities = caps;
             out = rewritten;
         }
-    } else if let Some((version, declared)) = msg.params.and_then(mrtr::meta_of) {
+    } else if let Some((version, declared)) = meta {
         // 2026-07-28: capabilities travel in every request (G16).
         let caps = forward_capabilities(&version, &declared);
-        if let Ok(rewritten) = mrtr::with_meta_capabilities(line, &caps) {
+        if let Ok(rewritten) = mrtr::with_meta_capabilities(&out, &caps) {
             out = rewritten;
             let mut s = lock(&ctx.shared);
             s.meta_version = Some(version.clone());
@@ -68,24 +76,15 @@ pub(super) fn from_host(ctx: &Context, line: &[u8]) -> Option<Vec<u8>> {
     if capabilities.is_null() {
         capabilities = lock(&ctx.shared).capabilities.clone();
     }
-    if INPUT_REQUIRED_METHODS.contains(&method.as_str()) {
+    // Answers are held only between rounds of a 2026-07-28 request: without any, a request
+    // passes as it is (no pass over it).
+    if INPUT_REQUIRED_METHODS.contains(&method.as_str()) && !lock(&ctx.shared).held.is_empty() {
         out = with_held_answers(ctx, &method, out);
     }
 
-    let params: Option<Value> = msg.params.and_then(|p| serde_json::from_str(p.get()).ok());
-    let tool = (method == "tools/call")
-        .then(|| params.as_ref()?.get("name")?.as_str().map(str::to_owned))
-        .flatten();
-    let progress_token = params
-        .as_ref()
-        .and_then(|p| p.pointer("/_meta/progressToken"))
-        .cloned();
     let keep_line = INPUT_REQUIRED_METHODS.contains(&method.as_str());
     let request = HostRequest {
-        id: msg
-            .id
-            .map(ToOwned::to_owned)
-            .unwrap_or_else(|| serde_json::value::RawValue::NULL.to_owned()),
+        id,
         method,
         tool,
         line: keep_line.then(|| Arc::new(out.clone())),
@@ -100,6 +99,25 @@ pub(super) fn from_host(ctx: &Context, line: &[u8]) -> Option<Vec<u8>> {
     };
     lock(&ctx.shared).host_requests.insert(id_key, request);
     Some(out)
+}
+
+/// `params.name` of a `tools/call` and `params._meta.progressToken`, read without building the
+/// params (tool arguments can be large). Either is `None` when absent or when the params
+/// cannot be read by exact member names.
+fn request_head(method: &str, params: Option<&RawValue>) -> (Option<String>, Option<Value>) {
+    let Some(head) = params.and_then(|p| Members::read(p.get(), &["name", "_meta"]).ok()) else {
+        return (None, None);
+    };
+    let tool = head
+        .get(0)
+        .filter(|_| method == "tools/call")
+        .and_then(|n| serde_json::from_str::<String>(n.get()).ok());
+    let progress_token = head
+        .get(1)
+        .and_then(|m| Members::read(m.get(), &["progressToken"]).ok())
+        .and_then(|m| m.get(0))
+        .and_then(|t| serde_json::from_str::<Value>(t.get()).ok());
+    (tool, progress_token)
 }
 
 /// A host retry (a request carrying `requestState`) of a round whose asked entries the person

@@ -159,6 +159,8 @@ fn message(ctx: &Context, msg: &Envelope<'_>, line: &[u8]) -> bool {
 
 /// A response: to a proxy retry, to a host request, or to nobody the proxy knows.
 fn response(ctx: &Context, msg: &Envelope<'_>, key: &str, line: &[u8]) -> bool {
+    // Read before taking the lock: on a large result this is the one pass over its head.
+    let asks_input = rounds::needs_resolution(msg);
     let mut s = lock(&ctx.shared);
     if let Some(waiter) = s.retries.remove(key) {
         drop(s);
@@ -190,7 +192,7 @@ fn response(ctx: &Context, msg: &Envelope<'_>, key: &str, line: &[u8]) -> bool {
         dropped(ctx, DroppedLine::Ambiguous, None);
         return false;
     }
-    if rounds::needs_resolution(line) {
+    if asks_input {
         if request.line.is_some() {
             request.resolving = true;
             drop(s);

@@ -28,7 +28,7 @@ pub(super) trait Buffered {
 
     /// Whether a whole line is already buffered (the next [`next_line`] will not wait).
     fn has_line(&self) -> bool {
-        self.buffered().contains(&b'\n')
+        memchr::memchr(b'\n', self.buffered()).is_some()
     }
 }
 
@@ -165,7 +165,8 @@ pub(super) async fn next_line<R: AsyncBufRead + Unpin>(
                 None => Some(Piece::Line(line)),
             });
         }
-        let (take, ends) = match available.iter().position(|&b| b == b'\n') {
+        // memchr: a 10 MB line is searched at memory speed, not a byte at a time.
+        let (take, ends) = match memchr::memchr(b'\n', available) {
             Some(i) => (i + 1, true),
             None => (available.len(), false),
         };

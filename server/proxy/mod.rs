@@ -45,6 +45,8 @@ const GRACE: Duration = Duration::from_secs(3);
 const BATCH_BYTES: usize = 64 * 1024;
 /// The buffer in front of the host's stdout, in bytes.
 const HOST_OUT_BYTES: usize = 256 * 1024;
+/// The size of one read of the server's output, in bytes (a large result arrives in few reads).
+const SERVER_READ_BYTES: usize = 256 * 1024;
 
 /// Errors that stop the proxy.
 #[derive(Debug, thiserror::Error)]
@@ -159,7 +161,7 @@ pub async fn run_with(
         let _ = host_closed_tx.send(());
     });
 
-    let mut reader = BufReader::with_capacity(64 * 1024, server_out);
+    let mut reader = BufReader::with_capacity(SERVER_READ_BYTES, server_out);
     let code = {
         // One reading of the server's output for the whole run, polled again for the drain
         // below rather than dropped and restarted: dropping it mid-line would lose the part of
@@ -227,7 +229,7 @@ async fn read_host(ctx: &Context, to_server: mpsc::Sender<Vec<u8>>, limit: usize
     loop {
         match next_line(&mut reader, limit).await {
             Ok(Some(Piece::Line(line))) => {
-                if let Some(out) = host::from_host(ctx, &line) {
+                if let Some(out) = host::from_host(ctx, line) {
                     batch.push(out);
                 }
             }

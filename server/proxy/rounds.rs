@@ -52,9 +52,13 @@ enum Reply {
 }
 
 fn classify(line: &[u8]) -> Reply {
-    let Judged::Message(msg) = Envelope::parse(line) else {
-        return Reply::Final;
-    };
+    match Envelope::parse(line) {
+        Judged::Message(msg) => classify_message(&msg),
+        _ => Reply::Final,
+    }
+}
+
+fn classify_message(msg: &Envelope<'_>) -> Reply {
     if let Some(result) = msg.result
         && mrtr::is_input_required(result)
     {
@@ -68,10 +72,12 @@ fn classify(line: &[u8]) -> Reply {
     Reply::Final
 }
 
-/// Whether a server response to a host request must go through [`resolve`] instead of
-/// straight to the host.
-pub(super) fn needs_resolution(line: &[u8]) -> bool {
-    !matches!(classify(line), Reply::Final)
+/// Whether a server response to a host request (its envelope, already judged) must go
+/// through [`resolve`] instead of straight to the host. Reads only the head of the result or
+/// error: nothing large is copied unless the answer is yes.
+pub(super) fn needs_resolution(msg: &Envelope<'_>) -> bool {
+    msg.result.is_some_and(mrtr::is_input_required)
+        || msg.error.is_some_and(mrtr::is_url_elicitation_required)
 }
 
 /// How one round ended.

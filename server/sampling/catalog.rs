@@ -5,6 +5,7 @@
 //! themselves, as before.
 
 use std::collections::BTreeSet;
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -58,6 +59,12 @@ pub struct ModelConfig {
     /// config). Default: none, for local servers that need no key.
     #[serde(default)]
     pub api_key_env: Option<String>,
+    /// File holding the API key (trailing newline trimmed), read once at start; it must be
+    /// owner-only (mode 0600 or 0400), belong to the user and not be a symlink, or the service
+    /// refuses to start naming the path. Default: none. At most one of `api_key_env` and
+    /// `api_key_file`.
+    #[serde(default)]
+    pub api_key_file: Option<PathBuf>,
     /// Price of one million input tokens in USD. Default `0.0`; must be ≥ 0.
     #[serde(default)]
     pub input_usd_per_mtok: f64,
@@ -152,6 +159,12 @@ pub enum CatalogError {
         /// The model.
         id: String,
     },
+    /// Both `api_key_env` and `api_key_file` are given, or `api_key_file` is empty.
+    #[error("model {id:?}: give api_key_env or a non-empty api_key_file, not both")]
+    KeySource {
+        /// The model.
+        id: String,
+    },
 }
 
 /// The validated models, in configuration order.
@@ -166,7 +179,8 @@ impl Catalog {
     ///
     /// # Errors
     /// The first [`CatalogError`] found: empty or duplicate id, a score outside [0, 1], a
-    /// negative or non-finite price, a base URL that is not `http(s)`, an empty `api_key_env`.
+    /// negative or non-finite price, a base URL that is not `http(s)`, an empty `api_key_env`,
+    /// both key sources or an empty `api_key_file`.
     pub fn new(models: Vec<ModelConfig>) -> Result<Catalog, CatalogError> {
         let mut ids = BTreeSet::new();
         for (index, m) in models.iter().enumerate() {
@@ -210,6 +224,13 @@ impl Catalog {
                 .is_some_and(|e| e.trim().is_empty())
             {
                 return Err(CatalogError::EmptyKeyEnv { id: m.id.clone() });
+            }
+            let empty_file = m
+                .api_key_file
+                .as_ref()
+                .is_some_and(|f| f.as_os_str().is_empty());
+            if empty_file || (m.api_key_env.is_some() && m.api_key_file.is_some()) {
+                return Err(CatalogError::KeySource { id: m.id.clone() });
             }
         }
         let version = digest_models(&models);
@@ -258,6 +279,7 @@ mod tests {
             provider: ProviderKind::Openai,
             base_url: "http://127.0.0.1:11434/v1".to_owned(),
             api_key_env: None,
+            api_key_file: None,
             input_usd_per_mtok: 1.0,
             output_usd_per_mtok: 2.0,
             speed: 0.5,
@@ -288,6 +310,13 @@ mod tests {
             Catalog::new(vec![model("a"), model("a")]),
             Err(CatalogError::DuplicateId("a".into()))
         );
+        let mut bad = model("a");
+        bad.api_key_env = Some("KEY".into());
+        bad.api_key_file = Some("/run/key".into());
+        assert!(matches!(
+            Catalog::new(vec![bad]),
+            Err(CatalogError::KeySource { .. })
+        ));
         let mut bad = model("a");
         bad.base_url = "ftp://x".into();
         assert!(matches!(

@@ -279,6 +279,13 @@ async fn forms_asking_for_secrets_are_for_humans_only() {
         "message": "Enter your OpenAI API key",
         "requestedSchema": {"type": "object", "properties": {"apiKey": {"type": "string"}}}}});
     let id = app.open_ok(secret).await;
+    assert_person_only(&app, &id).await;
+    let (status, _) = app.answer(&id, json!({"action": "decline"})).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+}
+
+/// The API hides the question `id` from scripts and refuses to answer it.
+async fn assert_person_only(app: &TestApp, id: &str) {
     let list: Value = app
         .get("/api/v1/questions?state=pending")
         .await
@@ -290,8 +297,41 @@ async fn forms_asking_for_secrets_are_for_humans_only() {
         app.get(&format!("/api/v1/questions/{id}")).await.status(),
         StatusCode::FORBIDDEN
     );
-    let (status, _) = app.answer(&id, json!({"action": "decline"})).await;
+    let (status, _) = app
+        .answer(id, json!({"action": "accept", "content": {"x": "y"}}))
+        .await;
     assert_eq!(status, StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn look_alike_letters_do_not_hide_a_password_field_from_the_person_only_rule() {
+    let app = spawn_app().await;
+    // "pаssword" with a Cyrillic "а", and a zero-width space in the message's "PIN".
+    let disguised = json!({"jsonrpc": "2.0", "id": 22, "method": "elicitation/create", "params": {
+        "message": "Sign in",
+        "requestedSchema": {"type": "object", "properties": {"x": {"type": "string", "title": "p\u{0430}ssword"}}}}});
+    let id = app.open_ok(disguised).await;
+    assert_person_only(&app, &id).await;
+    let in_message = json!({"jsonrpc": "2.0", "id": 23, "method": "elicitation/create", "params": {
+        "message": "Type your bank P\u{200b}IN below",
+        "requestedSchema": {"type": "object", "properties": {"x": {"type": "string"}}}}});
+    let id = app.open_ok(in_message).await;
+    assert_person_only(&app, &id).await;
+}
+
+#[tokio::test]
+async fn forms_person_only_makes_a_harmless_form_person_only() {
+    let app = spawn_app().await;
+    let id = app.open_ok(form_request(24)).await;
+    assert_eq!(app.question(&id).await["audience"], "agent");
+
+    let app = spawn_with(Config {
+        forms_person_only: true,
+        ..Config::default()
+    })
+    .await;
+    let id = app.open_ok(form_request(25)).await;
+    assert_person_only(&app, &id).await;
 }
 
 #[tokio::test]

@@ -71,6 +71,7 @@ fn model(id: &str, base: &str, tools: bool, input_price: f64) -> ModelConfig {
         provider: ProviderKind::Openai,
         base_url: base.to_owned(),
         api_key_env: None,
+        api_key_file: None,
         input_usd_per_mtok: input_price,
         output_usd_per_mtok: input_price * 4.0,
         speed: 0.5,

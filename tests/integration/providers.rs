@@ -91,6 +91,7 @@ fn model(id: &str, provider: ProviderKind, base: &str) -> ModelConfig {
         provider,
         base_url: base.to_owned(),
         api_key_env: Some("TEST_PROVIDER_KEY".to_owned()),
+        api_key_file: None,
         input_usd_per_mtok: 2.0,
         output_usd_per_mtok: 10.0,
         speed: 0.5,
@@ -441,4 +442,71 @@ async fn missing_key_unparseable_body_and_unreachable_server_are_distinguished()
         providers().complete(&m, &audio).await,
         Err(ProviderError::Unsupported { .. })
     ));
+}
+
+const GREY: &str = r#"{"id":"chatcmpl-3","object":"chat.completion","created":1,"model":"gpt-4o",
+    "choices":[{"index":0,"message":{"role":"assistant","content":"Grey."},"finish_reason":"stop"}]}"#;
+
+#[tokio::test]
+async fn an_owner_only_key_file_is_read_and_its_key_sent_without_the_newline() {
+    use std::os::unix::fs::PermissionsExt;
+    let fake = fake(200, GREY).await;
+    let tmp = tempfile::tempdir().unwrap();
+    let key = tmp.path().join("openai.key");
+    std::fs::write(&key, "sk-from-file\n").unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let mut m = model("gpt-4o", ProviderKind::Openai, &fake.base);
+    m.api_key_env = None;
+    m.api_key_file = Some(key.clone());
+
+    let providers = providers().with_key_files(&[m.clone()]).unwrap();
+    providers.complete(&m, &text_request()).await.unwrap();
+    assert_eq!(fake.last().auth, "Bearer sk-from-file");
+
+    // Providers that never read the file send nothing.
+    match self::providers().complete(&m, &text_request()).await {
+        Err(ProviderError::KeyFile { message, .. }) => {
+            assert!(message.contains(&key.display().to_string()), "{message}")
+        }
+        other => panic!("expected KeyFile, got {other:?}"),
+    }
+    assert_eq!(fake.seen.lock().unwrap().len(), 1);
+    fake.handle.stop(false).await;
+}
+
+#[tokio::test]
+async fn a_key_file_others_can_read_stops_the_service_from_starting_and_names_the_path() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let key = tmp.path().join("anthropic.key");
+    std::fs::write(&key, "sk-ant\n").unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let mut m = model(
+        "claude",
+        ProviderKind::Anthropic,
+        "https://api.anthropic.com/v1/",
+    );
+    m.api_key_env = None;
+    m.api_key_file = Some(key.clone());
+    let config = mcp_consent::config::Config {
+        models: vec![m],
+        ..Default::default()
+    };
+    let err = match mcp_consent::app::Application::build(
+        &config,
+        tmp.path().join("state"),
+        "127.0.0.1:0",
+    )
+    .await
+    {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("a 0644 key file must stop the start"),
+    };
+    assert!(err.contains(&key.display().to_string()), "{err}");
+    assert!(err.contains("0644") && err.contains("owner-only"), "{err}");
+
+    // The same file made owner-only is accepted.
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let app = crate::helpers::spawn_on(config, &tmp.path().join("state")).await;
+    app.stop().await;
 }

@@ -20,6 +20,7 @@ fn model(
         provider,
         base_url: "http://127.0.0.1:9/v1/".to_owned(),
         api_key_env: None,
+        api_key_file: None,
         input_usd_per_mtok: price.0,
         output_usd_per_mtok: price.1,
         speed,

@@ -48,6 +48,7 @@ fn config(model_base: &str) -> Config {
             provider: ProviderKind::Openai,
             base_url: model_base.to_owned(),
             api_key_env: None,
+            api_key_file: None,
             input_usd_per_mtok: 1.0,
             output_usd_per_mtok: 4.0,
             speed: 0.5,

@@ -113,11 +113,7 @@ async fn opening_the_link_is_the_consent_and_accepts_without_content() {
     );
     assert_eq!(app.question_as(&browser, &id).await["state"], "pending");
 
-    let res = browser
-        .get(format!("{}/questions/{id}/open", app.base))
-        .send()
-        .await
-        .unwrap();
+    let res = get_open(&app, &browser, &id).await;
     assert_eq!(res.status(), StatusCode::SEE_OTHER);
     assert_eq!(
         res.headers()["location"],
@@ -137,4 +133,87 @@ async fn opening_the_link_is_the_consent_and_accepts_without_content() {
         .post_json("/api/v1/elicitations/does-not-exist/complete", &json!({}))
         .await;
     assert_eq!(res.status(), StatusCode::OK);
+}
+
+/// Follows the question page's Open button (`GET /questions/{id}/open`).
+async fn get_open(app: &TestApp, browser: &reqwest::Client, id: &str) -> reqwest::Response {
+    browser
+        .get(format!("{}/questions/{id}/open", app.base))
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Posts the second confirmation's form (`confirm` omitted when `None`).
+async fn post_open(
+    app: &TestApp,
+    browser: &reqwest::Client,
+    id: &str,
+    csrf: &str,
+    confirm: Option<&str>,
+) -> reqwest::Response {
+    let mut form = vec![("csrf", csrf)];
+    form.extend(confirm.map(|c| ("confirm", c)));
+    browser
+        .post(format!("{}/questions/{id}/open", app.base))
+        .header("Origin", &app.base)
+        .form(&form)
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_local_network_url_opens_only_after_a_second_confirmation() {
+    let app = spawn_app().await;
+    let url = "http://127.0.0.1:8080/callback?code=1";
+    let id = app.open_ok(url_request(7, url)).await;
+    let browser = app.login().await;
+    let html = page(&app, &browser, &id).await;
+    assert!(
+        html.contains("class=\"warning danger\"") && html.contains("(asks again)"),
+        "a strong warning on the question page: {html}"
+    );
+
+    // The Open button's link shows the confirmation page instead of redirecting.
+    let res = get_open(&app, &browser, &id).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    assert!(res.headers().get("location").is_none());
+    let confirm = res.text().await.unwrap();
+    assert!(
+        confirm.contains("name=\"confirm\" value=\"local-network\""),
+        "{confirm}"
+    );
+    assert!(confirm.contains("cookies"), "{confirm}");
+    let csrf = csrf_of(&confirm);
+    assert_eq!(app.question_as(&browser, &id).await["state"], "pending");
+
+    // A post without the confirmation, or without the CSRF token, opens nothing.
+    let res = post_open(&app, &browser, &id, &csrf, None).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    assert!(res.headers().get("location").is_none());
+    let res = post_open(&app, &browser, &id, "forged", Some("local-network")).await;
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    assert_eq!(app.question_as(&browser, &id).await["state"], "pending");
+
+    // The confirmation page's own button opens it.
+    let res = post_open(&app, &browser, &id, &csrf, Some("local-network")).await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    assert_eq!(res.headers()["location"], url);
+    assert_eq!(res.headers()["referrer-policy"], "no-referrer");
+    let (_, body) = app.response(&id, 0).await;
+    assert_eq!(body["response"]["result"], json!({"action": "accept"}));
+
+    // A bare IP asks again too; a public name still opens in one step.
+    let id = app
+        .open_ok(url_request(8, "https://203.0.113.7/login"))
+        .await;
+    let res = get_open(&app, &browser, &id).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    let id = app
+        .open_ok(url_request(9, "https://mcp.example.com/connect"))
+        .await;
+    assert!(!page(&app, &browser, &id).await.contains("warning danger"));
+    let res = get_open(&app, &browser, &id).await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
 }

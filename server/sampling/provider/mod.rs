@@ -20,12 +20,13 @@
 //! | `maxTokens`, `temperature`, `stopSequences` | `max_tokens` (`max_completion_tokens` for gpt-5/o-series), `temperature`, `stop` | `max_tokens`, `temperature`, `stop_sequences` |
 //!
 //! `metadata` and `includeContext` are not sent (the spec lets the client ignore them, SA7,
-//! SA23). API keys come from the environment variable the model's `api_key_env` names; a model
-//! without one (a local server) is sent the placeholder key `no-key`. Nothing here logs
+//! SA23). API keys come from the environment variable the model's `api_key_env` names, or from
+//! its owner-only `api_key_file`, read once at start ([`Providers::with_key_files`]); a model
+//! without either (a local server) is sent the placeholder key `no-key`. Nothing here logs
 //! prompts, keys or responses, and errors carry no request or response text beyond the
 //! provider's own short error message.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use genai::adapter::AdapterKind;
@@ -78,6 +79,15 @@ pub enum ProviderError {
         /// The variable name.
         env: String,
     },
+    /// The model's `api_key_file` is unusable: not owner-only, a symlink, another user's,
+    /// unreadable, empty, or not read at start.
+    #[error("model {model:?}: API key file {message}")]
+    KeyFile {
+        /// Model id.
+        model: String,
+        /// What is wrong, naming the path.
+        message: String,
+    },
     /// The request could not be sent or the connection failed (DNS, refused, TLS, timeout).
     #[error("model {model:?}: cannot reach the provider: {message}")]
     Transport {
@@ -122,6 +132,8 @@ type KeyLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 pub struct Providers {
     client: genai::Client,
     key_lookup: KeyLookup,
+    /// Keys read from `api_key_file`s, by model id.
+    file_keys: Arc<HashMap<String, String>>,
 }
 
 impl std::fmt::Debug for Providers {
@@ -156,14 +168,45 @@ impl Providers {
         Ok(Providers {
             client,
             key_lookup: Arc::new(lookup),
+            file_keys: Arc::default(),
         })
+    }
+
+    /// Reads the `api_key_file` of every model that has one (through
+    /// [`crate::paths::read_owner_only`]: owner-only, the user's own, not a symlink), trimming
+    /// surrounding whitespace such as the trailing newline.
+    ///
+    /// # Errors
+    /// [`ProviderError::KeyFile`] naming the model and the path, for the first file that is
+    /// not owner-only, not the user's, a symlink, unreadable or empty.
+    pub fn with_key_files(mut self, models: &[ModelConfig]) -> Result<Providers, ProviderError> {
+        let mut keys = HashMap::new();
+        for model in models {
+            let Some(path) = &model.api_key_file else {
+                continue;
+            };
+            let key_file_error = |message: String| ProviderError::KeyFile {
+                model: model.id.clone(),
+                message,
+            };
+            let text =
+                crate::paths::read_owner_only(path).map_err(|e| key_file_error(e.to_string()))?;
+            let key = text.trim();
+            if key.is_empty() {
+                return Err(key_file_error(format!("{} is empty", path.display())));
+            }
+            keys.insert(model.id.clone(), key.to_owned());
+        }
+        self.file_keys = Arc::new(keys);
+        Ok(self)
     }
 
     /// Runs validated `sampling/createMessage` `params` on `model` (see the module docs for
     /// the mapping) and returns the `CreateMessageResult` with usage and cost.
     ///
     /// # Errors
-    /// [`ProviderError::MissingKey`], [`ProviderError::Unsupported`] before anything is sent;
+    /// [`ProviderError::MissingKey`], [`ProviderError::KeyFile`], [`ProviderError::Unsupported`]
+    /// before anything is sent;
     /// [`ProviderError::Transport`], [`ProviderError::Status`],
     /// [`ProviderError::Unparseable`] from the call.
     pub async fn complete(
@@ -171,15 +214,22 @@ impl Providers {
         model: &ModelConfig,
         params: &Value,
     ) -> Result<Completion, ProviderError> {
-        let key = match &model.api_key_env {
-            Some(env) => (self.key_lookup)(env)
-                .filter(|k| !k.is_empty())
-                .ok_or_else(|| ProviderError::MissingKey {
-                    model: model.id.clone(),
-                    env: env.clone(),
+        let key =
+            match (&model.api_key_env, &model.api_key_file) {
+                (Some(env), _) => (self.key_lookup)(env)
+                    .filter(|k| !k.is_empty())
+                    .ok_or_else(|| ProviderError::MissingKey {
+                        model: model.id.clone(),
+                        env: env.clone(),
+                    })?,
+                (None, Some(path)) => self.file_keys.get(&model.id).cloned().ok_or_else(|| {
+                    ProviderError::KeyFile {
+                        model: model.id.clone(),
+                        message: format!("{} was not read at start", path.display()),
+                    }
                 })?,
-            None => NO_KEY.to_owned(),
-        };
+                (None, None) => NO_KEY.to_owned(),
+            };
         let (request, options) = to_chat_request(model, params)?;
         let adapter = match model.provider {
             ProviderKind::Openai => AdapterKind::OpenAI,

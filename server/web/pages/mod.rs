@@ -52,6 +52,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/questions/{id}/answer", web::post().to(answer))
         .route("/questions/{id}/send", web::post().to(send))
         .route("/questions/{id}/open", web::get().to(open_url))
+        .route("/questions/{id}/open", web::post().to(open_url_confirmed))
         .route("/questions/{id}/decide", web::post().to(decide))
         .route("/questions/{id}/revise", web::post().to(revise))
         .route("/audit", web::get().to(audit))

@@ -13,11 +13,15 @@ pub struct UrlView {
     pub warnings: Vec<&'static str>,
     /// The link may be opened (its scheme is https/http).
     pub openable: bool,
+    /// Opening takes a second confirmation: the host is this computer, a private network or a
+    /// bare IP ([`url_safety::UrlReview::needs_second_confirmation`]).
+    pub confirm_first: bool,
 }
 
 pub fn url_view(raw: &str) -> UrlView {
     match url_safety::review(raw) {
         Ok(r) => UrlView {
+            confirm_first: r.needs_second_confirmation(),
             idn: r.findings.contains(&Finding::InternationalizedHost),
             warnings: r.findings.iter().map(|f| f.message()).collect(),
             verbatim: r.verbatim,
@@ -41,6 +45,7 @@ pub fn url_view(raw: &str) -> UrlView {
                 "This is not a valid web address."
             }],
             openable: false,
+            confirm_first: false,
         },
     }
 }

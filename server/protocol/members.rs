@@ -1,0 +1,214 @@
+//! Reading the named members of one JSON object in a single pass.
+//!
+//! The proxy judges every line by a handful of top-level members (the JSON-RPC envelope; the
+//! head of a `result` or an `error`). Each value stays borrowed raw text, so nothing is copied
+//! and nesting of any depth is fine (serde_json skips raw values without recursion), and the
+//! same pass notices what would make exact names misleading: a known member given twice
+//! (hosts disagree on which copy wins) and a member whose name is not one of the known ones
+//! but folds to one the way Go's `encoding/json` matches names (docs/protocol.md G17, "fail
+//! closed" in docs/design.md §proxy). One pass matters: a server's `tools/list` result can be
+//! tens of megabytes, and every extra pass over it is time the host waits.
+
+use std::borrow::Cow;
+
+use serde::Deserializer;
+use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+use serde_json::value::RawValue;
+
+/// The known members of one object, by the index of their name in the list given to
+/// [`Members::read`]. A member whose value is JSON `null` is absent, as serde reads an
+/// `Option`.
+#[derive(Debug, Clone)]
+pub struct Members<'a, const N: usize> {
+    values: [Option<&'a RawValue>; N],
+    /// Known members that were present with the value `null`.
+    nulls: [bool; N],
+}
+
+/// Why an object's members cannot be read by their exact names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum MembersError {
+    /// Not JSON that serde_json accepts, or not an object.
+    #[error("not a JSON object")]
+    NotAnObject,
+    /// A known member appears twice.
+    #[error("a member appears twice")]
+    Duplicated,
+    /// A member's name folds to a known one without being it (e.g. `METHOD`, `re\u{17f}ult`).
+    #[error("a member's name folds to a known member's name")]
+    FoldedTwin,
+}
+
+impl<'a, const N: usize> Members<'a, N> {
+    /// Reads the members of the object `text` named in `known`, in one pass over it.
+    ///
+    /// # Errors
+    /// [`MembersError`] when `text` is not an object (or has trailing data), a known member
+    /// is duplicated, or another member's name folds to a known one.
+    pub fn read(text: &'a str, known: &[&str; N]) -> Result<Self, MembersError> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let members = (&mut de)
+            .deserialize_map(Reader { known })
+            .map_err(|_| MembersError::NotAnObject)??;
+        de.end().map_err(|_| MembersError::NotAnObject)?;
+        Ok(members)
+    }
+
+    /// The raw value of the `i`-th known member, `None` when absent or `null`.
+    pub fn get(&self, i: usize) -> Option<&'a RawValue> {
+        self.values.get(i).copied().flatten()
+    }
+
+    /// Whether the `i`-th known member was given as `null`.
+    pub fn is_null(&self, i: usize) -> bool {
+        self.nulls.get(i).copied().unwrap_or(false)
+    }
+}
+
+/// Whether a JSON object (raw text) has a member whose name folds to one of `known` without
+/// being it (see [`MembersError::FoldedTwin`]). `false` for text that is not an object.
+pub fn has_folded_member(object: &str, known: &[&str]) -> bool {
+    struct Keys<'k>(&'k [&'k str]);
+    impl<'de> Visitor<'de> for Keys<'_> {
+        type Value = bool;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+            let mut clash = false;
+            while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                map.next_value::<IgnoredAny>()?;
+                clash |= folds_to_known(&key, self.0);
+            }
+            Ok(clash)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(object);
+    de.deserialize_map(Keys(known)).unwrap_or(false)
+}
+
+/// Whether `key` is not in `known` but folds to a name in it the way Go's decoder compares
+/// names: ASCII case ignored, and `ſ` (U+017F) and the Kelvin sign (U+212A) taken as `s`, `k`.
+fn folds_to_known(key: &str, known: &[&str]) -> bool {
+    if known.contains(&key) {
+        return false;
+    }
+    known.iter().any(|k| {
+        let mut folded = key.chars().map(|c| match c {
+            '\u{17f}' => 's',
+            '\u{212a}' => 'k',
+            c => c.to_ascii_lowercase(),
+        });
+        k.chars()
+            .map(|c| c.to_ascii_lowercase())
+            .all(|c| folded.next() == Some(c))
+            && folded.next().is_none()
+    })
+}
+
+struct Reader<'k, const N: usize> {
+    known: &'k [&'k str; N],
+}
+
+impl<'de, const N: usize> Visitor<'de> for Reader<'_, N> {
+    type Value = Result<Members<'de, N>, MembersError>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut members = Members {
+            values: [None; N],
+            nulls: [false; N],
+        };
+        let mut seen = [false; N];
+        // serde_json checks the object's end after this returns, so a problem is noted and the
+        // rest of the object still read (only lines that are refused pay for that).
+        let mut problem = None;
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            match self.known.iter().position(|k| *k == key) {
+                Some(i) if problem.is_none() => {
+                    if seen[i] {
+                        problem = Some(MembersError::Duplicated);
+                        map.next_value::<IgnoredAny>()?;
+                        continue;
+                    }
+                    seen[i] = true;
+                    let raw = map.next_value_seed(Borrowed)?;
+                    if raw.get() == "null" {
+                        members.nulls[i] = true;
+                    } else {
+                        members.values[i] = Some(raw);
+                    }
+                }
+                _ => {
+                    if problem.is_none() && folds_to_known(&key, self.known) {
+                        problem = Some(MembersError::FoldedTwin);
+                    }
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        if let Some(problem) = problem {
+            return Ok(Err(problem));
+        }
+        Ok(Ok(members))
+    }
+}
+
+/// A member's value as borrowed raw text.
+struct Borrowed;
+
+impl<'de> DeserializeSeed<'de> for Borrowed {
+    type Value = &'de RawValue;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        serde::Deserialize::deserialize(d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KNOWN: [&str; 2] = ["id", "result"];
+
+    #[test]
+    fn reads_known_members_raw_and_skips_the_rest() {
+        let m = Members::read(r#"{"x":[1,{"y":2}],"id":7,"result":{"a":"b"}}"#, &KNOWN).unwrap();
+        assert_eq!(m.get(0).map(RawValue::get), Some("7"));
+        assert_eq!(m.get(1).map(RawValue::get), Some(r#"{"a":"b"}"#));
+    }
+
+    #[test]
+    fn null_members_are_absent_but_visible() {
+        let m = Members::read(r#"{"id":null}"#, &KNOWN).unwrap();
+        assert!(m.get(0).is_none());
+        assert!(m.is_null(0));
+        assert!(!m.is_null(1));
+    }
+
+    #[test]
+    fn refuses_what_exact_names_would_misread() {
+        for (text, why) in [
+            (r#"{"id":1,"id":2}"#, MembersError::Duplicated),
+            (r#"{"id":1,"ID":2}"#, MembersError::FoldedTwin),
+            ("{\"re\u{17f}ult\":{}}", MembersError::FoldedTwin),
+            (r#"{"id":1} x"#, MembersError::NotAnObject),
+            (r#"[1]"#, MembersError::NotAnObject),
+            (r#"{"id":1,"x":NaN}"#, MembersError::NotAnObject),
+        ] {
+            assert_eq!(Members::read(text, &KNOWN).unwrap_err(), why, "{text}");
+        }
+    }
+
+    #[test]
+    fn folding_is_exact_about_length_and_letters() {
+        assert!(folds_to_known("Result", &KNOWN));
+        assert!(!folds_to_known("results", &KNOWN));
+        assert!(!folds_to_known("resul", &KNOWN));
+        assert!(!folds_to_known("result", &KNOWN));
+        assert!(has_folded_member(r#"{"iD":1}"#, &KNOWN));
+        assert!(!has_folded_member(r#"{"other":1}"#, &KNOWN));
+    }
+}

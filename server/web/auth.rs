@@ -89,9 +89,12 @@ impl FromRequest for WebSession {
         Box::pin(async move {
             let state =
                 app_state(&req).ok_or_else(|| PageError::Internal("app state missing".into()))?;
-            session_from_request(&state, &req)
-                .await?
-                .ok_or(PageError::LoginRequired)
+            let ended = if req.cookie(SESSION_COOKIE).is_some() {
+                PageError::SessionEnded
+            } else {
+                PageError::LoginRequired
+            };
+            session_from_request(&state, &req).await?.ok_or(ended)
         })
     }
 }

@@ -94,15 +94,22 @@ impl ResponseError for ApiError {
 /// An error of the HTML pages.
 #[derive(Debug, thiserror::Error)]
 pub enum PageError {
-    /// No valid session: redirect to `/login`.
+    /// No session cookie: redirect to `/login`.
     #[error("log in first")]
     LoginRequired,
+    /// A session cookie that is no longer valid (expired, logged out): redirect to
+    /// `/login?ended=1`, which says so.
+    #[error("your session has ended; log in again")]
+    SessionEnded,
     /// 403 (bad CSRF token, wrong Host/Origin, human-only).
     #[error("{0}")]
     Forbidden(String),
     /// 404.
     #[error("There is no question with this id.")]
     NotFound,
+    /// 404 for an unknown route.
+    #[error("There is no page at this address.")]
+    NoPage,
     /// 409: already decided.
     #[error("This question is already {0}; nothing more was sent.")]
     Conflict(State),
@@ -169,9 +176,9 @@ struct ErrorPage<'a> {
 impl ResponseError for PageError {
     fn status_code(&self) -> StatusCode {
         match self {
-            PageError::LoginRequired => StatusCode::SEE_OTHER,
+            PageError::LoginRequired | PageError::SessionEnded => StatusCode::SEE_OTHER,
             PageError::Forbidden(_) => StatusCode::FORBIDDEN,
-            PageError::NotFound => StatusCode::NOT_FOUND,
+            PageError::NotFound | PageError::NoPage => StatusCode::NOT_FOUND,
             PageError::Conflict(_) => StatusCode::CONFLICT,
             PageError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             PageError::BadRequest(_) => StatusCode::BAD_REQUEST,
@@ -180,9 +187,14 @@ impl ResponseError for PageError {
     }
 
     fn error_response(&self) -> HttpResponse {
-        if let PageError::LoginRequired = self {
+        let login = match self {
+            PageError::LoginRequired => Some("/login"),
+            PageError::SessionEnded => Some("/login?ended=1"),
+            _ => None,
+        };
+        if let Some(to) = login {
             return HttpResponse::SeeOther()
-                .insert_header((LOCATION, "/login"))
+                .insert_header((LOCATION, to))
                 .finish();
         }
         if let PageError::Internal(cause) = self {

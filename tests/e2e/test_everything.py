@@ -109,10 +109,11 @@ async def test_elicitation_accept_with_defaults(mcp_client: Client, real_browser
         assert values(untouched, "field.legacyTitledEnum")[-1] == "pet-1"
         assert [v for v in values(untouched, "field.untitledMultipleSelectEnum") if v] == ["Guitar"]
         assert [v for v in values(untouched, "field.titledMultipleSelectEnum") if v] == ["fish-1"]
-        assert values(untouched, "field.check")[-1] == "false", "an unticked boolean must submit false"
+        # An optional boolean without a default starts as "not answered": left out, not false.
+        assert values(untouched, "field.check")[-1] == "", "an untouched optional boolean must be left out"
         assert values(untouched, "action") == ["accept"]
 
-        # The person types a name, an email and a date, ticks the box; leaves every default alone.
+        # The person types a name, an email and a date, answers "yes"; leaves every default alone.
         name = "Grace Hopper e2e-7f3a"
         await page.get_by_label("String * name", exact=True).fill(name)
         await page.get_by_label("String with email format email", exact=True).fill("grace.e2e@example.org")
@@ -122,7 +123,7 @@ async def test_elicitation_accept_with_defaults(mcp_client: Client, real_browser
         sent = await review(page, qpath)
         assert values(sent, "field.name") == [name], sent
         assert values(sent, "field.birthdate") == ["1906-12-09"], sent
-        assert values(sent, "field.check") == ["false", "true"], sent
+        assert values(sent, "field.check") == ["true"], sent  # the "yes" radio
         assert values(sent, "action") == ["accept"], sent
         shown = await confirm_and_send(page, qpath)
         # The confirm page may show the whole ElicitResult or only its content.

@@ -156,7 +156,8 @@ async def _answer_form(rb: RealBrowser, mcp_client: Client) -> None:
         content = shown["content"] if "action" in shown else shown
         if "action" in shown:
             assert shown["action"] == "accept", shown
-        expected = {"name": name, "email": email, "check": False, **FORM_DEFAULTS}
+        # The untouched optional boolean "check" (no default) is left out, not sent as false.
+        expected = {"name": name, "email": email, **FORM_DEFAULTS}
         assert content == expected, json.dumps(shown, indent=1, ensure_ascii=False)
         result = await tool_result(call)
     finally:

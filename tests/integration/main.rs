@@ -14,6 +14,8 @@ mod lifecycle;
 mod metrics;
 mod nix_module;
 mod pages;
+mod pages_forms;
+mod pages_text;
 mod providers;
 mod proxy;
 mod remote;

@@ -292,11 +292,21 @@ impl FormSchema {
                         }
                     }
                 }
-                FieldKind::Boolean { .. } => {
-                    if let Some(v) = last {
-                        content.insert(field.name.clone(), Value::Bool(v == "true"));
+                // "" is the "not answered" choice of an optional boolean without a default:
+                // left out, as the CLI leaves out what the person did not type.
+                FieldKind::Boolean { .. } => match last {
+                    Some("true") => {
+                        content.insert(field.name.clone(), Value::Bool(true));
                     }
-                }
+                    Some("false") => {
+                        content.insert(field.name.clone(), Value::Bool(false));
+                    }
+                    Some("") | None => {}
+                    Some(_) => errors.push(FieldError::new(
+                        field.name.clone(),
+                        "must be yes, no or not answered",
+                    )),
+                },
                 FieldKind::MultiSelect { .. } => {
                     if !values.is_empty() {
                         let chosen = values

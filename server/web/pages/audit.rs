@@ -3,7 +3,7 @@
 use super::*;
 
 pub struct AuditView {
-    pub at: String,
+    pub at: Moment,
     pub actor: Actor,
     pub action: AuditAction,
     pub question: String,
@@ -40,6 +40,7 @@ pub async fn audit(
     query: web::Query<AuditFilter>,
 ) -> Result<HttpResponse, PageError> {
     let f = query.into_inner();
+    let now = state.broker.now();
     let server = f.server.filter(|s| !s.is_empty());
     let filter = f.action.filter(|s| !s.is_empty());
     let action = filter.as_deref().map(str::parse::<AuditAction>);
@@ -62,9 +63,7 @@ pub async fn audit(
         entries: rows
             .iter()
             .map(|r| AuditView {
-                at: chrono::DateTime::from_timestamp_millis(r.at)
-                    .map(rfc3339)
-                    .unwrap_or_default(),
+                at: moment_ms(r.at, now),
                 actor: r.actor.clone(),
                 action: r.action,
                 question: r.question_id.clone(),

@@ -13,6 +13,8 @@ pub struct LoginPage {
 #[derive(Deserialize)]
 pub struct LoginQuery {
     pub token: Option<String>,
+    /// Set when a page sent the browser here because its session ended.
+    pub ended: Option<String>,
 }
 
 /// `GET /login[?token=…]`: with a valid one-time token, starts a session and redirects to the
@@ -23,7 +25,9 @@ pub async fn login(
 ) -> Result<HttpResponse, PageError> {
     let Some(token) = query.token.as_deref() else {
         return ok(&LoginPage {
-            message: None,
+            message: query.ended.is_some().then(|| {
+                "Your session has ended (it expired, or you logged out). Log in again to continue.".to_owned()
+            }),
             passphrase: state.passphrase_hash.is_some(),
         });
     };

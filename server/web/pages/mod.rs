@@ -3,6 +3,7 @@
 //! reaches a server from these pages except through the confirm page's "Send" (accept) or the
 //! Decline/Cancel buttons.
 
+use actix_web::http::StatusCode;
 use actix_web::http::header::{CONTENT_TYPE, LOCATION};
 use actix_web::{HttpResponse, web};
 use askama::Template;
@@ -13,7 +14,7 @@ use super::auth::{self, WebSession};
 use super::error::PageError;
 use super::{AppState, MAX_BODY_BYTES, read_body};
 use crate::auth::throttle::Attempt;
-use crate::broker::{Answerer, BrokerError, Kind, Question, State, rfc3339};
+use crate::broker::{Answerer, BrokerError, Kind, Question, State};
 use crate::domain::{Action, Actor, Audience, AuditAction, Phase, RuleScope, RunState, StopReason};
 use crate::protocol::FieldError;
 use crate::review::{Decision, DecisionKind, Edit, TextEdit};
@@ -30,6 +31,8 @@ use super::views::form::*;
 use super::views::last;
 use super::views::review::*;
 use super::views::sampling::*;
+use super::views::summary::*;
+use super::views::text::*;
 use super::views::url::*;
 use audit::*;
 use login::*;
@@ -55,7 +58,16 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/audit", web::get().to(audit))
         .route("/rules", web::get().to(rules))
         .route("/rules", web::post().to(create_rule))
-        .route("/rules/{rule}/revoke", web::post().to(revoke_rule));
+        .route("/rules/{rule}/revoke", web::post().to(revoke_rule))
+        .default_service(web::to(not_found));
+}
+
+/// Every unknown route: the styled 404 page, or the JSON API's 404 body under `/api/`.
+async fn not_found(req: actix_web::HttpRequest) -> Result<HttpResponse, PageError> {
+    if req.path().starts_with("/api/") {
+        return Ok(HttpResponse::NotFound().json(json!({"error": "no such API route"})));
+    }
+    Err(PageError::NoPage)
 }
 
 pub fn html(status: actix_web::http::StatusCode, body: String) -> HttpResponse {

@@ -7,6 +7,9 @@ use crate::domain::QuestionId;
 #[template(path = "question.html")]
 pub struct QuestionPage {
     pub csrf: String,
+    /// The `<title>`: kind and server, the server name isolated with U+2068/U+2069 (a title
+    /// cannot hold markup).
+    pub title: String,
     pub id: String,
     pub kind: Kind,
     pub server: String,
@@ -18,9 +21,14 @@ pub struct QuestionPage {
     pub audience: Audience,
     pub era: &'static str,
     pub protocol_version: String,
-    pub created_at: String,
-    pub expires_at: String,
+    pub created_at: Moment,
+    pub expires_at: Moment,
     pub message: String,
+    /// Where server text holds invisible bidi controls ([`bidi_places`]); a warning when any.
+    pub bidi: Vec<String>,
+    /// What the person had typed when the question went away under them (answered elsewhere,
+    /// withdrawn, expired): shown back so it is not lost. Empty otherwise.
+    pub lost: Vec<SummaryRow>,
     pub url: Option<UrlView>,
     pub fields: Vec<FieldView>,
     pub sampling: Option<SamplingView>,
@@ -140,7 +148,9 @@ pub fn result_skeleton(request: &Value) -> String {
     pretty(&skeleton)
 }
 
+/// The page of `q`; `now` (the broker's clock) dates its times.
 pub fn question_page(
+    now: chrono::DateTime<chrono::Utc>,
     session: &WebSession,
     q: &Question,
     input: Option<&[(String, String)]>,
@@ -161,6 +171,9 @@ pub fn question_page(
     };
     Ok(QuestionPage {
         csrf: session.csrf.clone(),
+        title: format!("{} from \u{2068}{}\u{2069}", q.kind, q.server),
+        bidi: bidi_places(&q.server, q.tool.as_deref(), &q.request),
+        lost: Vec::new(),
         id: q.id.to_string(),
         kind: q.kind,
         server: q.server.clone(),
@@ -171,8 +184,8 @@ pub fn question_page(
         audience: q.audience,
         era: q.era.as_str(),
         protocol_version: q.protocol_version.clone(),
-        created_at: rfc3339(q.created_at),
-        expires_at: rfc3339(q.expires_at),
+        created_at: moment(q.created_at, now),
+        expires_at: moment(q.expires_at, now),
         message: s("message"),
         url: (q.kind == Kind::Url).then(|| url_view(&s("url"))),
         sampling: (q.kind == Kind::Sampling).then(|| sampling_view(q)),
@@ -215,7 +228,7 @@ pub async fn question(
     id: web::Path<String>,
 ) -> Result<HttpResponse, PageError> {
     let q = state.broker.get(&id).await?;
-    let mut page = question_page(&session, &q, None, &[])?;
+    let mut page = question_page(state.broker.now(), &session, &q, None, &[])?;
     page.model = model_review(&state, &q).await?;
     ok(&page)
 }
@@ -233,6 +246,11 @@ pub struct ConfirmPage {
     pub result: String,
     /// The same `result`, compact, carried to `/send` (validated again there).
     pub payload: String,
+    /// A form answer field by field, in the form's words (empty for sampling).
+    pub summary: Vec<SummaryRow>,
+    /// What the person submitted (all but `csrf` and `action`), posted back by "Back" so the
+    /// form comes back exactly as they left it.
+    pub kept: Vec<(String, String)>,
 }
 
 /// The answer a submitted review form stands for.
@@ -265,6 +283,7 @@ pub fn answer_from_form(
     }
 }
 
+/// The question page again with the person's input: 422 with `errors`, or 200 for "Back".
 pub async fn rerender(
     state: &AppState,
     session: &WebSession,
@@ -272,12 +291,29 @@ pub async fn rerender(
     pairs: Option<&[(String, String)]>,
     errors: &[FieldError],
 ) -> Result<HttpResponse, PageError> {
-    let mut page = question_page(session, q, pairs, errors)?;
+    let mut page = question_page(state.broker.now(), session, q, pairs, errors)?;
     page.model = model_review(state, q).await?;
-    Ok(html(
-        actix_web::http::StatusCode::UNPROCESSABLE_ENTITY,
-        page.render()?,
-    ))
+    let status = if errors.is_empty() {
+        StatusCode::OK
+    } else {
+        StatusCode::UNPROCESSABLE_ENTITY
+    };
+    Ok(html(status, page.render()?))
+}
+
+/// The question went away while the person answered it (answered elsewhere, withdrawn,
+/// expired): 409 with the page saying what happened and showing back what they typed.
+pub async fn gone(
+    state: &AppState,
+    session: &WebSession,
+    id: &str,
+    lost: impl FnOnce(&Question) -> Vec<SummaryRow>,
+) -> Result<HttpResponse, PageError> {
+    let q = state.broker.get(id).await?;
+    let mut page = question_page(state.broker.now(), session, &q, None, &[])?;
+    page.lost = lost(&q);
+    page.model = model_review(state, &q).await?;
+    Ok(html(StatusCode::CONFLICT, page.render()?))
 }
 
 /// `POST /questions/{id}/answer`: Decline and Cancel are sent at once; Accept validates the
@@ -292,10 +328,15 @@ pub async fn answer(
     let pairs = form_pairs(payload).await?;
     session.check_csrf(last(&pairs, "csrf"))?;
     let q = state.broker.get(&id).await?;
+    if q.state != State::Pending {
+        return gone(&state, &session, &q.id, |q| typed_summary(q, &pairs)).await;
+    }
     let action = match last(&pairs, "action") {
         Some("accept") => Action::Accept,
         Some("decline") => Action::Decline,
         Some("cancel") => Action::Cancel,
+        // "Back" from the confirm page: the form again, exactly as submitted.
+        Some("edit") => return rerender(&state, &session, &q, Some(&pairs), &[]).await,
         _ => {
             return Err(PageError::BadRequest(
                 "Choose Accept, Decline or Cancel.".into(),
@@ -308,11 +349,13 @@ pub async fn answer(
             content: None,
             result: None,
         };
-        state
-            .broker
-            .answer(&q.id, &refusal, Answerer::Human)
-            .await?;
-        return Ok(see_other(&format!("/questions/{}", q.id)));
+        return match state.broker.answer(&q.id, &refusal, Answerer::Human).await {
+            Ok(_) => Ok(see_other(&format!("/questions/{}", q.id))),
+            Err(BrokerError::AlreadyDecided(_)) => {
+                gone(&state, &session, &q.id, |_| Vec::new()).await
+            }
+            Err(e) => Err(e.into()),
+        };
     }
     let answer = match answer_from_form(&q, &pairs) {
         Ok(a) => a,
@@ -321,7 +364,19 @@ pub async fn answer(
     match state.broker.preview(&q.id, &answer, Answerer::Human).await {
         Ok(response) => {
             let result = response.get("result").cloned().unwrap_or(Value::Null);
+            let summary = match (q.kind, &answer.content) {
+                (Kind::Form, Some(Value::Object(content))) => {
+                    content_summary(&q.form_schema()?, content)
+                }
+                _ => Vec::new(),
+            };
             ok(&ConfirmPage {
+                summary,
+                kept: pairs
+                    .iter()
+                    .filter(|(k, _)| k != "csrf" && k != "action")
+                    .cloned()
+                    .collect(),
                 csrf: session.csrf.clone(),
                 id: q.id.to_string(),
                 kind: q.kind.as_str(),
@@ -333,6 +388,9 @@ pub async fn answer(
         }
         Err(BrokerError::InvalidAnswer(errors)) => {
             rerender(&state, &session, &q, Some(&pairs), &errors).await
+        }
+        Err(BrokerError::AlreadyDecided(_)) => {
+            gone(&state, &session, &q.id, |q| typed_summary(q, &pairs)).await
         }
         Err(e) => Err(e.into()),
     }
@@ -356,11 +414,14 @@ pub async fn send(
             PageError::BadRequest("The confirmed answer could not be read; answer again.".into())
         })?;
     let q = state.broker.get(&id).await?;
+    if q.state != State::Pending {
+        return gone(&state, &session, &q.id, |q| result_summary(q, &result)).await;
+    }
     let answer = match q.kind {
         Kind::Sampling => Answer {
             action: Action::Accept,
             content: None,
-            result: Some(result),
+            result: Some(result.clone()),
         },
         Kind::Form | Kind::Url => {
             if result.get("action").and_then(Value::as_str) != Some("accept") {
@@ -377,6 +438,9 @@ pub async fn send(
     };
     match state.broker.answer(&id, &answer, Answerer::Human).await {
         Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
+        Err(BrokerError::AlreadyDecided(_)) => {
+            gone(&state, &session, &id, |q| result_summary(q, &result)).await
+        }
         Err(BrokerError::InvalidAnswer(errors)) => {
             rerender(&state, &session, &q, None, &errors).await
         }

@@ -10,12 +10,14 @@ pub struct Row {
     pub tool: String,
     pub audience: Audience,
     pub state: State,
-    pub created_at: String,
-    pub expires_at: String,
+    pub created_at: Moment,
+    pub expires_at: Moment,
+    /// One line of what it asks ([`preview`]).
+    pub preview: String,
 }
 
 impl Row {
-    fn of(q: &Question) -> Row {
+    fn of(q: &Question, now: chrono::DateTime<chrono::Utc>) -> Row {
         Row {
             id: q.id.to_string(),
             kind: q.kind,
@@ -23,8 +25,9 @@ impl Row {
             tool: q.tool.clone().unwrap_or_default(),
             audience: q.audience,
             state: q.state,
-            created_at: rfc3339(q.created_at),
-            expires_at: rfc3339(q.expires_at),
+            created_at: moment(q.created_at, now),
+            expires_at: moment(q.expires_at, now),
+            preview: preview(q),
         }
     }
 }
@@ -46,9 +49,10 @@ pub async fn queue(
 ) -> Result<HttpResponse, PageError> {
     let pending = state.broker.list(Some(State::Pending), None, 1000).await?;
     let total = state.broker.count_pending().await?;
+    let now = state.broker.now();
     ok(&QueuePage {
         csrf: session.csrf.clone(),
-        pending: pending.iter().map(Row::of).collect(),
+        pending: pending.iter().map(|q| Row::of(q, now)).collect(),
         total,
     })
 }
@@ -66,8 +70,9 @@ pub async fn history(
     session: WebSession,
 ) -> Result<HttpResponse, PageError> {
     let decided = state.broker.history(200).await?;
+    let now = state.broker.now();
     ok(&HistoryPage {
         csrf: session.csrf.clone(),
-        decided: decided.iter().map(Row::of).collect(),
+        decided: decided.iter().map(|q| Row::of(q, now)).collect(),
     })
 }

@@ -28,13 +28,7 @@ pub async fn decide(
         .await
     {
         Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
-        Err(e) => match e.field_errors() {
-            Some(errors) => {
-                let q = state.broker.get(&id).await?;
-                rerender(&state, &session, &q, None, &errors).await
-            }
-            None => Err(e.into()),
-        },
+        Err(e) => refused(&state, &session, &id, e, |_| Vec::new()).await,
     }
 }
 
@@ -67,12 +61,28 @@ pub async fn revise(
     };
     match state.review.edit_sampling(&id, &edit, &Actor::Human).await {
         Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
-        Err(e) => match e.field_errors() {
-            Some(errors) => {
-                let q = state.broker.get(&id).await?;
-                rerender(&state, &session, &q, None, &errors).await
-            }
-            None => Err(e.into()),
-        },
+        Err(e) => refused(&state, &session, &id, e, |_| typed_revision(&pairs)).await,
     }
+}
+
+/// A refused review step: the page again with the problems when the question stays open, the
+/// "gone" page (409, with `lost` shown back) when it went away meanwhile, else the error.
+async fn refused(
+    state: &AppState,
+    session: &WebSession,
+    id: &str,
+    e: BrokerError,
+    lost: impl FnOnce(&Question) -> Vec<SummaryRow>,
+) -> Result<HttpResponse, PageError> {
+    if let Some(errors) = e.field_errors() {
+        let q = state.broker.get(id).await?;
+        return rerender(state, session, &q, None, &errors).await;
+    }
+    if let BrokerError::AlreadyDecided(_) = e {
+        // Also raised for a reused approval id while the question is still open.
+        if state.broker.get(id).await?.state != State::Pending {
+            return gone(state, session, id, lost).await;
+        }
+    }
+    Err(e.into())
 }

@@ -8,8 +8,8 @@ pub struct RuleView {
     pub scope: RuleScope,
     pub author: Actor,
     pub reason: String,
-    pub created_at: String,
-    pub expires_at: String,
+    pub created_at: Moment,
+    pub expires_at: Moment,
     pub active: bool,
     pub status: String,
 }
@@ -26,12 +26,8 @@ pub async fn rules(
     state: web::Data<AppState>,
     session: WebSession,
 ) -> Result<HttpResponse, PageError> {
-    let now = state.broker.now().timestamp_millis();
-    let t = |ms: i64| {
-        chrono::DateTime::from_timestamp_millis(ms)
-            .map(rfc3339)
-            .unwrap_or_default()
-    };
+    let clock = state.broker.now();
+    let now = clock.timestamp_millis();
     let rules = state
         .review
         .rules()
@@ -39,15 +35,15 @@ pub async fn rules(
         .into_iter()
         .map(|r| {
             let status = match r.revoked_at {
-                Some(at) => format!("revoked {}", t(at)),
+                Some(at) => format!("revoked {}", moment_ms(at, clock).local),
                 None if r.expires_at <= now => "expired".to_owned(),
                 None => "active".to_owned(),
             };
             RuleView {
                 active: status == "active",
                 status,
-                created_at: t(r.created_at),
-                expires_at: t(r.expires_at),
+                created_at: moment_ms(r.created_at, clock),
+                expires_at: moment_ms(r.expires_at, clock),
                 id: r.id,
                 server: r.server,
                 scope: r.scope,

@@ -46,8 +46,12 @@ pub enum Control {
     DateTime,
     /// `<input type="number">`.
     Number,
-    /// A checkbox.
+    /// A checkbox (required, or with a default: unchecked sends `false`).
     Boolean,
+    /// Three radio buttons, "not answered" / yes / no, for an optional boolean without a
+    /// default: a checkbox cannot tell "left alone" from "no", and an untouched field must be
+    /// left out, not sent as `false`. `value` is `""`, `"true"` or `"false"`.
+    OptionalBoolean,
     /// A single-choice `<select>`.
     Select,
     /// A set of checkboxes.
@@ -144,6 +148,9 @@ pub fn field_views(
                     if *integer {
                         view.hint = format!("whole number {}", view.hint).trim().to_owned();
                     }
+                }
+                FieldKind::Boolean { default: None } if !f.required => {
+                    view.control = Control::OptionalBoolean;
                 }
                 FieldKind::Boolean { default } => {
                     view.control = Control::Boolean;

@@ -4,6 +4,8 @@
 pub mod form;
 pub mod review;
 pub mod sampling;
+pub mod summary;
+pub mod text;
 pub mod url;
 
 use super::AppState;
@@ -11,7 +13,7 @@ use super::error::PageError;
 use crate::broker::{BrokerError, Kind, Question};
 use crate::domain::{ApprovalId, IncludeContext, Phase, RunState, StopReason};
 use crate::protocol::FieldError;
-use crate::protocol::elicitation::{FieldKind, FormSchema, TextFormat};
+use crate::protocol::elicitation::{Choice, FieldKind, FormSchema, TextFormat};
 use crate::protocol::url_safety::{self, Finding};
 use sampling::pretty;
 use serde_json::{Map, Value, json};

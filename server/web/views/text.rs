@@ -1,0 +1,217 @@
+//! Server text as the pages show it: invisible text-direction characters found and named, the
+//! one-line preview of a question, and times as a person reads them (relative, local).
+
+use chrono::{DateTime, Local, SecondsFormat, Utc};
+
+use super::*;
+
+/// Whether `c` is an invisible character that changes the order text is displayed in: the
+/// embeddings and overrides U+202A–U+202E, the isolates U+2066–U+2069, the marks U+200E/U+200F
+/// and the Arabic letter mark U+061C (Unicode UAX #9, explicit formatting characters). A server
+/// can use them to make its text look like something it is not (e.g. `exe.pdf` shown as
+/// `fdp.exe`), and an unterminated override would also reorder the page's own words after it.
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+}
+
+/// Where server text holds bidi controls, as "place (U+202E, …)" lines: `server name`, `tool`,
+/// then each string or key of the request by its JSON path (`message`,
+/// `requestedSchema/properties/x/title`, …). At most [`MAX_PLACES`] places.
+pub fn bidi_places(server: &str, tool: Option<&str>, request: &Value) -> Vec<String> {
+    let mut places = Vec::new();
+    note("server name", server, &mut places);
+    if let Some(t) = tool {
+        note("tool", t, &mut places);
+    }
+    walk(request, String::new(), &mut places);
+    places.truncate(MAX_PLACES);
+    places
+}
+
+/// The most places [`bidi_places`] names.
+pub const MAX_PLACES: usize = 8;
+
+fn note(place: &str, text: &str, places: &mut Vec<String>) {
+    let mut found: Vec<String> = text
+        .chars()
+        .filter(|c| is_bidi_control(*c))
+        .map(|c| format!("U+{:04X}", u32::from(c)))
+        .collect();
+    if found.is_empty() || places.len() >= MAX_PLACES {
+        return;
+    }
+    found.dedup();
+    // The place itself may be server text (a property name): shown with its controls made
+    // visible, so the list cannot be reordered by what it reports.
+    let shown: String = place
+        .chars()
+        .map(|c| if is_bidi_control(c) { '\u{FFFD}' } else { c })
+        .collect();
+    places.push(format!("{shown} ({})", found.join(", ")));
+}
+
+fn walk(v: &Value, path: String, places: &mut Vec<String>) {
+    let at = |key: &str| {
+        if path.is_empty() {
+            key.to_owned()
+        } else {
+            format!("{path}/{key}")
+        }
+    };
+    match v {
+        Value::String(s) => note(if path.is_empty() { "request" } else { &path }, s, places),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                walk(item, at(&i.to_string()), places);
+            }
+        }
+        Value::Object(map) => {
+            for (k, item) in map {
+                note(&at(k), k, places);
+                walk(item, at(k), places);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The longest preview, in characters (an ellipsis marks a cut).
+pub const PREVIEW_CHARS: usize = 90;
+
+/// A one-line preview of what a question asks: the first non-empty line of a form or URL
+/// question's `message`, or of a sampling question's first text block (else its system
+/// prompt), cut to [`PREVIEW_CHARS`]. Plain text; the template escapes it.
+pub fn preview(q: &Question) -> String {
+    let text = match q.kind {
+        Kind::Form | Kind::Url => q.request.get("message").and_then(Value::as_str),
+        Kind::Sampling => {
+            first_text(&q.request).or_else(|| q.request.get("systemPrompt").and_then(Value::as_str))
+        }
+    }
+    .unwrap_or_default();
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or_default();
+    let line: String = line.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() > PREVIEW_CHARS {
+        let cut: String = line.chars().take(PREVIEW_CHARS - 1).collect();
+        format!("{}…", cut.trim_end())
+    } else {
+        line
+    }
+}
+
+fn first_text(request: &Value) -> Option<&str> {
+    request
+        .get("messages")?
+        .as_array()?
+        .iter()
+        .flat_map(|m| match m.get("content") {
+            Some(Value::Array(blocks)) => blocks.iter().collect::<Vec<_>>(),
+            Some(block) => vec![block],
+            None => Vec::new(),
+        })
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+        .find_map(|b| b.get("text").and_then(Value::as_str))
+}
+
+/// A point in time as the pages show it: `relative` as the text ("3 min ago", "in 2 h"),
+/// `local` (the service's local time zone, which is the person's: the service runs per user)
+/// as its tooltip, `iso` (RFC 3339, whole seconds) for `<time datetime>`.
+pub struct Moment {
+    /// RFC 3339 UTC to the second, e.g. `2026-12-01T10:45:00Z`.
+    pub iso: String,
+    /// Local date and time to the minute with the UTC offset, e.g. `2026-12-01 11:45 +01:00`.
+    pub local: String,
+    /// Relative to now, e.g. `just now`, `3 min ago`, `in 5 h`, `2 days ago`.
+    pub relative: String,
+}
+
+/// `t` as a [`Moment`] seen at `now`.
+pub fn moment(t: DateTime<Utc>, now: DateTime<Utc>) -> Moment {
+    Moment {
+        iso: t.to_rfc3339_opts(SecondsFormat::Secs, true),
+        local: t
+            .with_timezone(&Local)
+            .format("%Y-%m-%d %H:%M %:z")
+            .to_string(),
+        relative: relative(t.signed_duration_since(now).num_seconds()),
+    }
+}
+
+/// A moment from milliseconds since the epoch (the store's unit); "unknown time" when out of
+/// chrono's range (only a corrupt row could hold such a value).
+pub fn moment_ms(ms: i64, now: DateTime<Utc>) -> Moment {
+    DateTime::from_timestamp_millis(ms).map_or_else(
+        || Moment {
+            iso: String::new(),
+            local: format!("{ms} ms since 1970"),
+            relative: "unknown time".to_owned(),
+        },
+        |t| moment(t, now),
+    )
+}
+
+/// `seconds` from now (negative: past) in words, rounded down to the largest unit.
+pub fn relative(seconds: i64) -> String {
+    // Zero counts as past: a moment read back a few milliseconds later truncates to 0.
+    let past = seconds <= 0;
+    let s = seconds.unsigned_abs();
+    if s < 45 {
+        return if past {
+            "just now"
+        } else {
+            "in under a minute"
+        }
+        .to_owned();
+    }
+    let amount = if s < 90 {
+        "1 min".to_owned()
+    } else if s < 3_600 {
+        format!("{} min", (s + 30) / 60)
+    } else if s < 86_400 {
+        format!("{} h", s / 3_600)
+    } else if s < 172_800 {
+        "1 day".to_owned()
+    } else {
+        format!("{} days", s / 86_400)
+    };
+    if past {
+        format!("{amount} ago")
+    } else {
+        format!("in {amount}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_times_read_like_a_person_says_them() {
+        assert_eq!(relative(-10), "just now");
+        assert_eq!(relative(0), "just now");
+        assert_eq!(relative(20), "in under a minute");
+        assert_eq!(relative(-180), "3 min ago");
+        assert_eq!(relative(600), "in 10 min");
+        assert_eq!(relative(-7_300), "2 h ago");
+        assert_eq!(relative(3 * 86_400), "in 3 days");
+    }
+
+    #[test]
+    fn bidi_controls_are_found_with_their_place() {
+        let request = json!({"message": "invoice\u{202E}fdp.exe", "requestedSchema": {"properties": {"a\u{2067}": {}}}});
+        let places = bidi_places("srv\u{200F}", None, &request);
+        assert_eq!(
+            places,
+            vec![
+                "server name (U+200F)",
+                "message (U+202E)",
+                "requestedSchema/properties/a\u{FFFD} (U+2067)"
+            ]
+        );
+        assert!(bidi_places("plain", Some("t"), &json!({"message": "שלום"})).is_empty());
+    }
+}

@@ -1,0 +1,198 @@
+//! The pages around the questions: server text isolated and bidi controls flagged, the queue's
+//! times, previews and count, the 404 and ended-session pages, dark mode and narrow screens.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+fn form_with(id: i64, message: &str, title: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "elicitation/create", "params": {
+        "message": message,
+        "requestedSchema": {"type": "object", "properties": {"f": {"type": "string", "title": title}}}}})
+}
+
+/// Whether `html` shows a time with milliseconds (`10:45:00.123Z`), as the pages once did.
+fn has_millisecond_time(html: &str) -> bool {
+    html.as_bytes().windows(6).any(|w| {
+        w[0] == b'.' && w[1..4].iter().all(u8::is_ascii_digit) && (w[4] == b'Z' || w[4] == b'+')
+    })
+}
+
+#[tokio::test]
+async fn server_text_is_isolated_and_bidi_controls_are_flagged() {
+    let app = spawn_app().await;
+    let tricky = app
+        .open_ok(form_with(1, "Open invoice\u{202E}fdp.exe", "Name\u{2067}"))
+        .await;
+    let plain = app
+        .open_ok(form_with(2, "שלום, what is your name?", "Name"))
+        .await;
+    let browser = app.login().await;
+
+    let page = app.html(&browser, &format!("/questions/{tricky}")).await;
+    assert!(
+        page.contains("<bdi class=\"server\">test-server</bdi> asks"),
+        "{page}"
+    );
+    assert!(page.contains("<p class=\"message\" dir=\"auto\">Open invoice\u{202E}fdp.exe</p>"));
+    assert!(
+        page.contains("<label for=\"field.f\"><bdi>Name\u{2067}</bdi>"),
+        "{page}"
+    );
+    assert!(page.contains("Hidden text-direction characters"), "{page}");
+    assert!(page.contains("message (U+202E)"), "{page}");
+    assert!(
+        page.contains("requestedSchema/properties/f/title (U+2067)"),
+        "{page}"
+    );
+    assert!(page.contains("<title>form from \u{2068}test-server\u{2069}"));
+
+    // Right-to-left text without controls is ordinary text: isolated, not flagged.
+    let page = app.html(&browser, &format!("/questions/{plain}")).await;
+    assert!(
+        page.contains("<p class=\"message\" dir=\"auto\">שלום"),
+        "{page}"
+    );
+    assert!(!page.contains("Hidden text-direction characters"));
+
+    let queue = app.html(&browser, "/").await;
+    assert!(
+        queue.contains("<bdi>Open invoice\u{202E}fdp.exe</bdi>"),
+        "{queue}"
+    );
+}
+
+#[tokio::test]
+async fn a_non_ascii_path_is_no_punycode_warning_on_the_page() {
+    let app = spawn_app().await;
+    let request = json!({"jsonrpc": "2.0", "id": 3, "method": "elicitation/create", "params": {
+        "mode": "url", "message": "Read the menu", "url": "https://example.com/café/menü", "elicitationId": "e-1"}});
+    let id = app.open_ok(request).await;
+    let browser = app.login().await;
+    let page = app.html(&browser, &format!("/questions/{id}")).await;
+    assert!(page.contains("café/menü"), "the URL as sent: {page}");
+    assert!(
+        !page.contains("Punycode") && !page.contains("Look-alike"),
+        "{page}"
+    );
+}
+
+#[tokio::test]
+async fn the_queue_shows_relative_times_a_preview_and_the_count_in_the_title() {
+    let app = spawn_app().await;
+    app.open_ok(form_request(1)).await;
+    let long = format!(
+        "\n  First line of a {} prompt\nsecond line",
+        "very ".repeat(30)
+    );
+    app.open_ok(sampling_request(2, &long)).await;
+    let browser = app.login().await;
+    let queue = app.html(&browser, "/").await;
+    assert!(
+        queue.contains("<title>(2) Waiting · mcp-consent</title>"),
+        "{queue}"
+    );
+    assert!(
+        queue.contains("<bdi>Profile</bdi>"),
+        "form message preview: {queue}"
+    );
+    assert!(
+        queue.contains("<bdi>First line of a very very") && queue.contains("…</bdi>"),
+        "first prompt line, cut: {queue}"
+    );
+    assert!(!queue.contains("second line"), "one line only");
+    assert!(
+        queue.contains(">just now</time>") && queue.contains(">in 15 min</time>"),
+        "{queue}"
+    );
+    assert!(queue.contains("<div class=\"table-wrap\">"));
+    assert!(!has_millisecond_time(&queue), "{queue}");
+
+    let empty = spawn_app().await;
+    let b = empty.login().await;
+    assert!(
+        empty
+            .html(&b, "/")
+            .await
+            .contains("<title>Waiting · mcp-consent</title>")
+    );
+}
+
+#[tokio::test]
+async fn no_page_shows_raw_utc_with_milliseconds() {
+    let app = spawn_app().await;
+    let id = app.open_ok(form_request(1)).await;
+    let browser = app.login().await;
+    app.post_json(&format!("/api/v1/requests/{id}/cancel"), &json!({}))
+        .await;
+    for path in [
+        format!("/questions/{id}"),
+        "/history".into(),
+        "/rules".into(),
+        "/audit".into(),
+    ] {
+        let html = app.html(&browser, &path).await;
+        assert!(!has_millisecond_time(&html), "{path}: {html}");
+    }
+}
+
+#[tokio::test]
+async fn unknown_routes_get_the_styled_404_page_and_the_api_its_json() {
+    let app = spawn_app().await;
+    let res = http_client()
+        .get(format!("{}/no/such/page", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+    assert!(
+        res.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html")
+    );
+    let html = res.text().await.unwrap();
+    assert!(
+        html.contains("/static/style.css") && html.contains("There is no page at this address."),
+        "{html}"
+    );
+
+    let res = app.get("/api/v1/no-such-route").await;
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+    assert_eq!(
+        res.json::<Value>().await.unwrap()["error"],
+        "no such API route"
+    );
+}
+
+#[tokio::test]
+async fn an_ended_session_is_told_so_on_the_login_page() {
+    let app = spawn_app().await;
+    let res = http_client()
+        .get(format!("{}/", app.base))
+        .header("Cookie", "mcp_consent_session=expired-or-revoked")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    assert_eq!(res.headers()["location"], "/login?ended=1");
+    let page = app.html(&http_client(), "/login?ended=1").await;
+    assert!(page.contains("Your session has ended"), "{page}");
+    assert!(page.contains("mcp-consent login"));
+    // No cookie at all is a plain login, not "ended".
+    let res = http_client()
+        .get(format!("{}/", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.headers()["location"], "/login");
+}
+
+#[tokio::test]
+async fn the_stylesheet_has_dark_mode_and_a_narrow_screen_layout() {
+    let app = spawn_app().await;
+    let css = app.get("/static/style.css").await.text().await.unwrap();
+    assert!(css.contains("@media (prefers-color-scheme: dark)"));
+    assert!(css.contains("@media (max-width: 40rem)") && css.contains(".table-wrap"));
+}

@@ -21,17 +21,7 @@ impl Broker {
             .await?;
         let mut expired = 0;
         for row in due {
-            let question = Question::from_row(row)?;
-            let waited = (question.expires_at - question.created_at)
-                .num_seconds()
-                .max(0);
-            let error = RpcError::internal(format!(
-                "Request expired: nobody answered within {} (question {})",
-                human_duration(waited),
-                question.id
-            ));
-            let response = error_response(Some(&question.rpc_id), &error);
-            match self.decide(&question, State::Expired, Some(response)).await {
+            match self.expire(&Question::from_row(row)?).await {
                 Ok(()) => expired += 1,
                 Err(BrokerError::AlreadyDecided(_)) => {}
                 Err(e) => return Err(e),
@@ -40,15 +30,34 @@ impl Broker {
         Ok(expired)
     }
 
+    /// Expires one pending question whose deadline passed: the server gets `-32603` saying
+    /// the request expired and after how long.
+    ///
+    /// # Errors
+    /// [`BrokerError::AlreadyDecided`] when something else decided it first,
+    /// [`BrokerError::Store`].
+    pub(super) async fn expire(&self, question: &Question) -> Result<(), BrokerError> {
+        let waited = (question.expires_at - question.created_at)
+            .num_seconds()
+            .max(0);
+        let error = RpcError::internal(format!(
+            "Request expired: nobody answered within {} (question {})",
+            human_duration(waited),
+            question.id
+        ));
+        let response = error_response(Some(&question.rpc_id), &error);
+        self.decide(question, State::Expired, Some(response)).await
+    }
+
     /// Waits up to `wait` for the question to be decided.
     ///
     /// # Errors
     /// [`BrokerError::NotFound`], [`BrokerError::Store`].
     pub async fn wait_response(&self, id: &str, wait: Duration) -> Result<Waited, BrokerError> {
         let deadline = tokio::time::Instant::now() + wait;
-        let mut changes = self.changes.subscribe();
+        // Watch before reading: a decision committed after the read still wakes us.
+        let mut waiter = self.waiters.watch(id);
         loop {
-            changes.borrow_and_update();
             let question = self.get(id).await?;
             match (question.state, question.response) {
                 (State::Pending, _) => {}
@@ -61,7 +70,7 @@ impl Broker {
             let wake =
                 deadline.min(tokio::time::Instant::now() + until_expiry + Duration::from_millis(5));
             tokio::select! {
-                r = changes.changed() => if r.is_err() { return Ok(Waited::Pending) },
+                () = waiter.changed() => {}
                 () = self.stopping() => return Ok(Waited::Pending),
                 () = tokio::time::sleep_until(wake) => {
                     if tokio::time::Instant::now() >= deadline {

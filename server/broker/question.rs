@@ -185,7 +185,12 @@ impl Broker {
             .ok_or(BrokerError::NotFound)?;
         let question = Question::from_row(row)?;
         if question.state == State::Pending && question.expires_at <= self.now() {
-            self.expire_due().await?;
+            // Only this question, and only when its deadline passed: a read does not sweep
+            // (the sweep is the timer's, `expire_due`).
+            match self.expire(&question).await {
+                Ok(()) | Err(BrokerError::AlreadyDecided(_)) => {}
+                Err(e) => return Err(e),
+            }
             return Box::pin(self.get(id)).await;
         }
         Ok(question)

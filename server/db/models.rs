@@ -5,6 +5,7 @@ use diesel::prelude::*;
 use diesel::sqlite::Sqlite;
 
 use super::schema::{api_tokens, login_links, questions, web_sessions};
+use super::sql::Pending;
 use crate::domain::{Audience, Kind, Phase, State};
 
 /// A stored question (see `migrations/` for the column meanings). Times are Unix milliseconds.
@@ -63,13 +64,15 @@ impl QuestionRow {
             .filter(questions::server.eq(server))
             .filter(questions::session.eq(session))
             .filter(questions::rpc_id.eq(rpc_id))
-            .filter(questions::state.eq(State::Pending))
+            .filter(questions::state.eq(Pending))
             .select(QuestionRow::as_select())
             .first(conn)
             .optional()
     }
 
     /// Questions oldest first, optionally filtered by state and audience, at most `limit`.
+    /// Pending ones are read in order from the partial index `questions_pending_created`,
+    /// so the query stops after `limit` rows however many are pending.
     pub fn list(
         conn: &mut SqliteConnection,
         state: Option<State>,
@@ -79,8 +82,10 @@ impl QuestionRow {
         let mut query = questions::table
             .select(QuestionRow::as_select())
             .into_boxed();
-        if let Some(state) = state {
-            query = query.filter(questions::state.eq(state));
+        match state {
+            Some(State::Pending) => query = query.filter(questions::state.eq(Pending)),
+            Some(state) => query = query.filter(questions::state.eq(state)),
+            None => {}
         }
         if let Some(audience) = audience {
             query = query.filter(questions::audience.eq(audience));
@@ -108,7 +113,7 @@ impl QuestionRow {
     pub fn count_pending_for_server(conn: &mut SqliteConnection, server: &str) -> QueryResult<i64> {
         questions::table
             .filter(questions::server.eq(server))
-            .filter(questions::state.eq(State::Pending))
+            .filter(questions::state.eq(Pending))
             .count()
             .get_result(conn)
     }
@@ -116,7 +121,7 @@ impl QuestionRow {
     /// How many questions are pending in all.
     pub fn count_pending(conn: &mut SqliteConnection) -> QueryResult<i64> {
         questions::table
-            .filter(questions::state.eq(State::Pending))
+            .filter(questions::state.eq(Pending))
             .count()
             .get_result(conn)
     }
@@ -124,7 +129,7 @@ impl QuestionRow {
     /// Pending questions counted by kind and audience.
     pub fn pending_counts(conn: &mut SqliteConnection) -> QueryResult<Vec<(Kind, Audience, i64)>> {
         questions::table
-            .filter(questions::state.eq(State::Pending))
+            .filter(questions::state.eq(Pending))
             .group_by((questions::kind, questions::audience))
             .select((
                 questions::kind,
@@ -137,7 +142,7 @@ impl QuestionRow {
     /// Pending questions whose deadline is at or before `now`.
     pub fn due(conn: &mut SqliteConnection, now: i64) -> QueryResult<Vec<QuestionRow>> {
         questions::table
-            .filter(questions::state.eq(State::Pending))
+            .filter(questions::state.eq(Pending))
             .filter(questions::expires_at.le(now))
             .select(QuestionRow::as_select())
             .load(conn)
@@ -168,7 +173,7 @@ impl QuestionRow {
         let changed = diesel::update(
             questions::table
                 .find(id)
-                .filter(questions::state.eq(State::Pending)),
+                .filter(questions::state.eq(Pending)),
         )
         .set((
             questions::state.eq(state),

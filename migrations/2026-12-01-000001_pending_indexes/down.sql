@@ -1,0 +1,2 @@
+DROP INDEX questions_pending_expiry;
+DROP INDEX questions_pending_created;

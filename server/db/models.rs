@@ -5,7 +5,7 @@ use diesel::prelude::*;
 use diesel::sqlite::Sqlite;
 
 use super::schema::{api_tokens, login_links, questions, web_sessions};
-use super::sql::Pending;
+use super::sql::{DecideQuestion, InsertQuestion, Pending};
 use crate::domain::{Audience, Kind, Phase, State};
 
 /// A stored question (see `migrations/` for the column meanings). Times are Unix milliseconds.
@@ -38,10 +38,7 @@ pub struct QuestionRow {
 impl QuestionRow {
     /// Inserts a new question.
     pub fn insert(conn: &mut SqliteConnection, row: &QuestionRow) -> QueryResult<()> {
-        diesel::insert_into(questions::table)
-            .values(row)
-            .execute(conn)
-            .map(|_| ())
+        InsertQuestion(row).execute(conn).map(|_| ())
     }
 
     /// The question with this id.
@@ -170,17 +167,12 @@ impl QuestionRow {
         response: Option<&str>,
         now: i64,
     ) -> QueryResult<bool> {
-        let changed = diesel::update(
-            questions::table
-                .find(id)
-                .filter(questions::state.eq(Pending)),
-        )
-        .set((
-            questions::state.eq(state),
-            questions::phase.eq(None::<Phase>),
-            questions::response.eq(response),
-            questions::decided_at.eq(Some(now)),
-        ))
+        let changed = DecideQuestion {
+            id,
+            state,
+            response,
+            now,
+        }
         .execute(conn)?;
         Ok(changed == 1)
     }

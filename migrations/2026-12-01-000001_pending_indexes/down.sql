@@ -1,2 +1,0 @@
-DROP INDEX questions_pending_expiry;
-DROP INDEX questions_pending_created;

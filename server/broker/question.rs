@@ -196,22 +196,38 @@ impl Broker {
         Ok(question)
     }
 
-    /// Questions oldest first, filtered by state and audience, at most `limit`.
+    /// Summaries of questions oldest first, filtered by state and audience, at most `limit`
+    /// (pending ones past their deadline are expired first).
     ///
     /// # Errors
-    /// [`BrokerError::Store`], [`BrokerError::Corrupt`].
+    /// [`BrokerError::Store`].
     pub async fn list(
         &self,
         state: Option<State>,
         audience: Option<Audience>,
         limit: i64,
-    ) -> Result<Vec<Question>, BrokerError> {
+    ) -> Result<Vec<Summary>, BrokerError> {
+        // Cheap when nothing is due: the due questions are a range of `questions_state_expiry`.
         self.expire_due().await?;
         let rows = self
             .db
             .run(move |conn| Ok(QuestionRow::list(conn, state, audience, limit)?))
             .await?;
-        rows.into_iter().map(Question::from_row).collect()
+        Ok(rows
+            .into_iter()
+            .map(
+                |(id, kind, server, tool, audience, state, created_at, expires_at)| Summary {
+                    id,
+                    kind,
+                    server,
+                    tool,
+                    audience,
+                    state,
+                    created_at: rfc3339(from_millis(created_at)),
+                    expires_at: rfc3339(from_millis(expires_at)),
+                },
+            )
+            .collect())
     }
 
     /// How many questions are pending in all (the queue page says when it shows fewer).

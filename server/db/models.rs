@@ -35,6 +35,19 @@ pub struct QuestionRow {
     pub conversation: Option<String>,
 }
 
+/// The columns of a list entry, in order: id, kind, server, tool, audience, state,
+/// created_at, expires_at (a list reads no request or response text).
+pub type SummaryRow = (
+    String,
+    Kind,
+    String,
+    Option<String>,
+    Audience,
+    State,
+    i64,
+    i64,
+);
+
 impl QuestionRow {
     /// Inserts a new question.
     pub fn insert(conn: &mut SqliteConnection, row: &QuestionRow) -> QueryResult<()> {
@@ -75,9 +88,18 @@ impl QuestionRow {
         state: Option<State>,
         audience: Option<Audience>,
         limit: i64,
-    ) -> QueryResult<Vec<QuestionRow>> {
+    ) -> QueryResult<Vec<SummaryRow>> {
         let mut query = questions::table
-            .select(QuestionRow::as_select())
+            .select((
+                questions::id,
+                questions::kind,
+                questions::server,
+                questions::tool,
+                questions::audience,
+                questions::state,
+                questions::created_at,
+                questions::expires_at,
+            ))
             .into_boxed();
         match state {
             Some(State::Pending) => query = query.filter(questions::state.eq(Pending)),

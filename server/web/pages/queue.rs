@@ -1,6 +1,8 @@
 //! The queue of pending questions and the history of decided ones.
 
 use super::*;
+use crate::web::api::MAX_LISTED;
+use crate::wire::Summary;
 
 /// A question as a row of the queue or history.
 pub struct Row {
@@ -15,6 +17,19 @@ pub struct Row {
 }
 
 impl Row {
+    fn listed(s: Summary) -> Row {
+        Row {
+            id: s.id,
+            kind: s.kind,
+            server: s.server,
+            tool: s.tool.unwrap_or_default(),
+            audience: s.audience,
+            state: s.state,
+            created_at: s.created_at,
+            expires_at: s.expires_at,
+        }
+    }
+
     fn of(q: &Question) -> Row {
         Row {
             id: q.id.clone(),
@@ -44,11 +59,14 @@ pub async fn queue(
     state: web::Data<AppState>,
     session: WebSession,
 ) -> Result<HttpResponse, PageError> {
-    let pending = state.broker.list(Some(State::Pending), None, 1000).await?;
+    let pending = state
+        .broker
+        .list(Some(State::Pending), None, MAX_LISTED)
+        .await?;
     let total = state.broker.count_pending().await?;
     ok(&QueuePage {
         csrf: session.csrf.clone(),
-        pending: pending.iter().map(Row::of).collect(),
+        pending: pending.into_iter().map(Row::listed).collect(),
         total,
     })
 }

@@ -107,6 +107,77 @@ mod tests {
     use crate::metrics::Metrics;
     use crate::wire::OpenRequest;
 
+    fn form_request(rpc_id: u64) -> OpenRequest {
+        OpenRequest {
+            server: "s".into(),
+            session: "1".into(),
+            tool: None,
+            protocol_version: "2025-11-25".into(),
+            client_capabilities: json!({"elicitation": {"form": {}}}),
+            request: json!({"jsonrpc": "2.0", "id": rpc_id, "method": "elicitation/create", "params": {
+                "message": "Name?",
+                "requestedSchema": {"type": "object", "properties": {"n": {"type": "string"}}}}}),
+        }
+    }
+
+    /// A long-poll wakes for its own question's decision, not for another question's, and
+    /// leaves no entry behind; a withdrawal wakes it too.
+    #[tokio::test]
+    async fn a_long_poll_wakes_for_its_own_question() {
+        let tmp = tempfile::tempdir().unwrap();
+        let db = Db::open(&tmp.path().join("broker.db")).unwrap();
+        let settings = BrokerSettings {
+            question_timeout: Duration::from_secs(15 * 60),
+            max_pending_per_server: 10,
+        };
+        let broker = Broker::new(db, settings, Metrics::new().unwrap());
+        let mut ids = Vec::new();
+        for rpc_id in 1..=3 {
+            let OpenOutcome::New(q) = broker.open(form_request(rpc_id)).await.unwrap() else {
+                panic!("a new question");
+            };
+            ids.push(q.id);
+        }
+        let poll = |id: String| {
+            let broker = broker.clone();
+            tokio::spawn(async move { broker.wait_response(&id, Duration::from_secs(60)).await })
+        };
+        let answered = poll(ids[0].clone());
+        let withdrawn = poll(ids[1].clone());
+        while broker.waited_on() < 2 {
+            tokio::task::yield_now().await;
+        }
+        // Another question's decision leaves both waiting.
+        let decline = crate::wire::Answer {
+            action: crate::domain::Action::Decline,
+            content: None,
+            result: None,
+        };
+        broker
+            .answer(&ids[2], &decline, crate::broker::Answerer::Agent)
+            .await
+            .unwrap();
+        assert_eq!(broker.waited_on(), 2);
+        assert!(!answered.is_finished() && !withdrawn.is_finished());
+
+        broker
+            .answer(&ids[0], &decline, crate::broker::Answerer::Agent)
+            .await
+            .unwrap();
+        let response = match answered.await.unwrap().unwrap() {
+            Waited::Response(response) => response,
+            other => panic!("a response, got {other:?}"),
+        };
+        assert_eq!(response["result"]["action"], "decline");
+
+        broker.withdraw(&ids[1]).await.unwrap();
+        assert!(matches!(
+            withdrawn.await.unwrap().unwrap(),
+            Waited::Closed(State::Withdrawn)
+        ));
+        assert_eq!(broker.waited_on(), 0, "the last waiter removed its entry");
+    }
+
     /// The deadline is decided by the broker's clock: a question is pending until the clock
     /// passes its deadline, and then expires with `-32603` naming the wait.
     #[tokio::test]
@@ -121,17 +192,7 @@ mod tests {
         let clock = ManualClock::at(start);
         let broker =
             Broker::new(db, settings, Metrics::new().unwrap()).with_clock(Arc::new(clock.clone()));
-        let request = OpenRequest {
-            server: "s".into(),
-            session: "1".into(),
-            tool: None,
-            protocol_version: "2025-11-25".into(),
-            client_capabilities: json!({"elicitation": {"form": {}}}),
-            request: json!({"jsonrpc": "2.0", "id": 1, "method": "elicitation/create", "params": {
-                "message": "Name?",
-                "requestedSchema": {"type": "object", "properties": {"n": {"type": "string"}}}}}),
-        };
-        let OpenOutcome::New(question) = broker.open(request).await.unwrap() else {
+        let OpenOutcome::New(question) = broker.open(form_request(1)).await.unwrap() else {
             panic!("a new question");
         };
         assert_eq!(question.expires_at, start + chrono::Duration::minutes(15));

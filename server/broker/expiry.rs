@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use super::waiters::Waiter;
 use super::{Broker, BrokerError, Question, State, Waited};
 use crate::db::models::QuestionRow;
 use crate::protocol::jsonrpc::{RpcError, error_response};
@@ -55,8 +56,9 @@ impl Broker {
     /// [`BrokerError::NotFound`], [`BrokerError::Store`].
     pub async fn wait_response(&self, id: &str, wait: Duration) -> Result<Waited, BrokerError> {
         let deadline = tokio::time::Instant::now() + wait;
-        // Watch before reading: a decision committed after the read still wakes us.
-        let mut waiter = self.waiters.watch(id);
+        // Watch before reading: a decision committed after the read still wakes us. A poll
+        // that does not wait (`wait=0`) reads once and watches nothing.
+        let mut waiter = (!wait.is_zero()).then(|| self.waiters.watch(id));
         loop {
             let question = self.get(id).await?;
             match (question.state, question.response) {
@@ -70,7 +72,7 @@ impl Broker {
             let wake =
                 deadline.min(tokio::time::Instant::now() + until_expiry + Duration::from_millis(5));
             tokio::select! {
-                () = waiter.changed() => {}
+                () = Waiter::changed_opt(waiter.as_mut()) => {}
                 () = self.stopping() => return Ok(Waited::Pending),
                 () = tokio::time::sleep_until(wake) => {
                     if tokio::time::Instant::now() >= deadline {

@@ -68,6 +68,14 @@ pub struct Waiter {
 }
 
 impl Waiter {
+    /// [`Waiter::changed`] of `waiter`, or never without one.
+    pub async fn changed_opt(waiter: Option<&mut Waiter>) {
+        match waiter {
+            Some(waiter) => waiter.changed().await,
+            None => std::future::pending::<()>().await,
+        }
+    }
+
     /// Resolves at the next change of the question after the last call (or after
     /// [`Waiters::watch`]).
     pub async fn changed(&mut self) {

@@ -5,10 +5,10 @@
 //!
 //! Why one writer: SQLite lets one connection write at a time, and a connection that finds
 //! the lock taken sleeps in its busy handler (1, 2, 5, 10 … ms) instead of queueing. Writes
-//! that go through [`Db::write`] wait their turn on an async semaphore instead, so they run
-//! back to back without sleeping, and no blocking thread is parked waiting for a connection:
-//! both [`Db::run`] and [`Db::write`] take a permit before they hand a job to the blocking
-//! pool, so at most pool-size + 1 threads hold the store at a time (docs/stack.md §SQLite).
+//! that go through [`Db::write`] are queued on a channel to one writer thread that owns the
+//! writer connection, so they run back to back without sleeping and without a thread
+//! hand-off per write. Reads take a permit before they go to the blocking pool, so no
+//! blocking thread is parked waiting for a pool connection (docs/stack.md §SQLite).
 //!
 //! WAL checkpoints run in the background: connections have automatic checkpoints off, and
 //! every [`CHECKPOINT_EVERY`] writes one passive checkpoint is started on a reader
@@ -23,7 +23,7 @@ pub mod sql;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use diesel::connection::SimpleConnection;
@@ -56,6 +56,12 @@ pub enum DbError {
     /// The store is closing: its permits were withdrawn.
     #[error("the database is closed")]
     Closed(#[from] tokio::sync::AcquireError),
+    /// The writer thread could not be started.
+    #[error("cannot start the database writer")]
+    Spawn(#[source] std::io::Error),
+    /// The writer thread stopped, or a write job panicked.
+    #[error("the database writer failed")]
+    Writer,
 }
 
 /// Reader connections in the pool (and readers running at once).
@@ -65,6 +71,29 @@ const READERS: u32 = 4;
 /// connections) runs every 1,000 pages inside whichever commit crosses the mark; a question
 /// writes a few pages in a few jobs, so this keeps the WAL at about the same few megabytes.
 pub const CHECKPOINT_EVERY: u64 = 256;
+
+/// One job for the writer thread.
+type WriteJob = Box<dyn FnOnce(&mut SqliteConnection) + Send>;
+
+/// Starts the writer thread on `conn`; it runs queued jobs in order until every [`Db`] clone
+/// is gone. A job that panics is reported to its caller ([`DbError::Writer`]) and the thread
+/// goes on: diesel rolled back the job's transaction while unwinding.
+fn spawn_writer(mut conn: SqliteConnection) -> std::io::Result<mpsc::Sender<WriteJob>> {
+    let (tx, rx) = mpsc::channel::<WriteJob>();
+    std::thread::Builder::new()
+        .name("db-writer".into())
+        .spawn(move || {
+            while let Ok(job) = rx.recv() {
+                let conn = &mut conn;
+                if std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || job(conn)))
+                    .is_err()
+                {
+                    tracing::error!("a database write panicked");
+                }
+            }
+        })?;
+    Ok(tx)
+}
 
 /// Pragmas of every connection the service uses (pool and writer). `wal_autocheckpoint = 0`
 /// moves checkpoints out of the committing request (see [`Db::write`]); `journal_size_limit`
@@ -93,9 +122,8 @@ pub struct Db {
     pool: Pool<ConnectionManager<SqliteConnection>>,
     /// Permits for jobs on pool connections (one per connection).
     readers: Arc<Semaphore>,
-    /// The writer connection; its one permit orders the writers.
-    writer: Arc<Mutex<SqliteConnection>>,
-    writing: Arc<Semaphore>,
+    /// The queue of the writer thread, which owns the writer connection.
+    writer: mpsc::Sender<WriteJob>,
     /// Jobs since the last checkpoint started, and whether one is running.
     jobs: Arc<AtomicU64>,
     checkpointing: Arc<AtomicBool>,
@@ -124,12 +152,12 @@ impl Db {
             .connection_timeout(Duration::from_secs(10))
             .connection_customizer(Box::new(Pragmas))
             .build(ConnectionManager::new(url))?;
+        // The migrating connection stays open as the writer.
+        let writer = spawn_writer(conn).map_err(DbError::Spawn)?;
         Ok(Db {
             pool,
             readers: Arc::new(Semaphore::new(READERS as usize)),
-            // The migrating connection stays open as the writer.
-            writer: Arc::new(Mutex::new(conn)),
-            writing: Arc::new(Semaphore::new(1)),
+            writer,
             jobs: Arc::default(),
             checkpointing: Arc::default(),
         })
@@ -179,16 +207,14 @@ impl Db {
         T: Send + 'static,
         F: FnOnce(&mut SqliteConnection) -> Result<T, DbError> + Send + 'static,
     {
-        let permit = self.writing.clone().acquire_owned().await?;
-        let writer = self.writer.clone();
-        let result = tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            // A job that panicked left no transaction open (diesel rolls back on unwind), so
-            // the connection is still good.
-            let mut conn = writer.lock().unwrap_or_else(PoisonError::into_inner);
-            job(&mut conn)
-        })
-        .await?;
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.writer
+            .send(Box::new(move |conn| {
+                // The caller may have gone (a dropped request); the write stands.
+                let _ = tx.send(job(conn));
+            }))
+            .map_err(|_| DbError::Writer)?;
+        let result = rx.await.map_err(|_| DbError::Writer)?;
         self.count_job();
         result
     }

@@ -93,7 +93,7 @@ impl Broker {
         let qid = question.id.clone();
         let now = self.now().timestamp_millis();
         self.db
-            .run(move |conn| Ok(QuestionRow::mark_opened(conn, &qid, now)?))
+            .write(move |conn| Ok(QuestionRow::mark_opened(conn, &qid, now)?))
             .await?;
         match question.state {
             State::Pending => {
@@ -125,7 +125,7 @@ impl Broker {
         let now = self.now().timestamp_millis();
         let rows = self
             .db
-            .run(move |conn| Ok(QuestionRow::complete_url(conn, &eid, now)?))
+            .write(move |conn| Ok(QuestionRow::complete_url(conn, &eid, now)?))
             .await?;
         for row in rows {
             let question = Question::from_row(row)?;
@@ -182,7 +182,7 @@ impl Broker {
         let ms = now.timestamp_millis();
         let moved = self
             .db
-            .run(move |conn| Ok(QuestionRow::decide(conn, &id, state, text.as_deref(), ms)?))
+            .write(move |conn| Ok(QuestionRow::decide(conn, &id, state, text.as_deref(), ms)?))
             .await?;
         if !moved {
             let current = Box::pin(self.get(&question.id)).await?;

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use super::waiters::Waiter;
 use super::{Broker, BrokerError, Question, State, Waited};
 use crate::db::models::QuestionRow;
 use crate::protocol::jsonrpc::{RpcError, error_response};
@@ -21,17 +22,7 @@ impl Broker {
             .await?;
         let mut expired = 0;
         for row in due {
-            let question = Question::from_row(row)?;
-            let waited = (question.expires_at - question.created_at)
-                .num_seconds()
-                .max(0);
-            let error = RpcError::internal(format!(
-                "Request expired: nobody answered within {} (question {})",
-                human_duration(waited),
-                question.id
-            ));
-            let response = error_response(Some(&question.rpc_id), &error);
-            match self.decide(&question, State::Expired, Some(response)).await {
+            match self.expire(&Question::from_row(row)?).await {
                 Ok(()) => expired += 1,
                 Err(BrokerError::AlreadyDecided(_)) => {}
                 Err(e) => return Err(e),
@@ -40,15 +31,35 @@ impl Broker {
         Ok(expired)
     }
 
+    /// Expires one pending question whose deadline passed: the server gets `-32603` saying
+    /// the request expired and after how long.
+    ///
+    /// # Errors
+    /// [`BrokerError::AlreadyDecided`] when something else decided it first,
+    /// [`BrokerError::Store`].
+    pub(super) async fn expire(&self, question: &Question) -> Result<(), BrokerError> {
+        let waited = (question.expires_at - question.created_at)
+            .num_seconds()
+            .max(0);
+        let error = RpcError::internal(format!(
+            "Request expired: nobody answered within {} (question {})",
+            human_duration(waited),
+            question.id
+        ));
+        let response = error_response(Some(&question.rpc_id), &error);
+        self.decide(question, State::Expired, Some(response)).await
+    }
+
     /// Waits up to `wait` for the question to be decided.
     ///
     /// # Errors
     /// [`BrokerError::NotFound`], [`BrokerError::Store`].
     pub async fn wait_response(&self, id: &str, wait: Duration) -> Result<Waited, BrokerError> {
         let deadline = tokio::time::Instant::now() + wait;
-        let mut changes = self.changes.subscribe();
+        // Watch before reading: a decision committed after the read still wakes us. A poll
+        // that does not wait (`wait=0`) reads once and watches nothing.
+        let mut waiter = (!wait.is_zero()).then(|| self.waiters.watch(id));
         loop {
-            changes.borrow_and_update();
             let question = self.get(id).await?;
             match (question.state, question.response) {
                 (State::Pending, _) => {}
@@ -61,7 +72,7 @@ impl Broker {
             let wake =
                 deadline.min(tokio::time::Instant::now() + until_expiry + Duration::from_millis(5));
             tokio::select! {
-                r = changes.changed() => if r.is_err() { return Ok(Waited::Pending) },
+                () = Waiter::changed_opt(waiter.as_mut()) => {}
                 () = self.stopping() => return Ok(Waited::Pending),
                 () = tokio::time::sleep_until(wake) => {
                     if tokio::time::Instant::now() >= deadline {
@@ -98,6 +109,78 @@ mod tests {
     use crate::metrics::Metrics;
     use crate::wire::OpenRequest;
 
+    fn form_request(rpc_id: u64) -> OpenRequest {
+        OpenRequest {
+            server: "s".into(),
+            session: "1".into(),
+            tool: None,
+            protocol_version: "2025-11-25".into(),
+            client_capabilities: json!({"elicitation": {"form": {}}}),
+            request: json!({"jsonrpc": "2.0", "id": rpc_id, "method": "elicitation/create", "params": {
+                "message": "Name?",
+                "requestedSchema": {"type": "object", "properties": {"n": {"type": "string"}}}}}),
+        }
+    }
+
+    /// A long-poll wakes for its own question's decision, not for another question's, and
+    /// leaves no entry behind; a withdrawal wakes it too.
+    #[tokio::test]
+    async fn a_long_poll_wakes_for_its_own_question() {
+        let tmp = tempfile::tempdir().unwrap();
+        let db = Db::open(&tmp.path().join("broker.db")).unwrap();
+        let settings = BrokerSettings {
+            question_timeout: Duration::from_secs(15 * 60),
+            max_pending_per_server: 10,
+            forms_person_only: false,
+        };
+        let broker = Broker::new(db, settings, Metrics::new().unwrap());
+        let mut ids = Vec::new();
+        for rpc_id in 1..=3 {
+            let OpenOutcome::New(q) = broker.open(form_request(rpc_id)).await.unwrap() else {
+                panic!("a new question");
+            };
+            ids.push(q.id);
+        }
+        let poll = |id: crate::domain::QuestionId| {
+            let broker = broker.clone();
+            tokio::spawn(async move { broker.wait_response(&id, Duration::from_secs(60)).await })
+        };
+        let answered = poll(ids[0].clone());
+        let withdrawn = poll(ids[1].clone());
+        while broker.waited_on() < 2 {
+            tokio::task::yield_now().await;
+        }
+        // Another question's decision leaves both waiting.
+        let decline = crate::wire::Answer {
+            action: crate::domain::Action::Decline,
+            content: None,
+            result: None,
+        };
+        broker
+            .answer(&ids[2], &decline, crate::broker::Answerer::Agent)
+            .await
+            .unwrap();
+        assert_eq!(broker.waited_on(), 2);
+        assert!(!answered.is_finished() && !withdrawn.is_finished());
+
+        broker
+            .answer(&ids[0], &decline, crate::broker::Answerer::Agent)
+            .await
+            .unwrap();
+        let response = match answered.await.unwrap().unwrap() {
+            Waited::Response(response) => response,
+            other => panic!("a response, got {other:?}"),
+        };
+        assert_eq!(response["result"]["action"], "decline");
+
+        broker.withdraw(&ids[1]).await.unwrap();
+        assert!(matches!(
+            withdrawn.await.unwrap().unwrap(),
+            Waited::Closed(State::Withdrawn)
+        ));
+        assert_eq!(broker.waited_on(), 0, "the last waiter removed its entry");
+    }
+
     /// The deadline is decided by the broker's clock: a question is pending until the clock
     /// passes its deadline, and then expires with `-32603` naming the wait.
     #[tokio::test]
@@ -113,17 +196,7 @@ mod tests {
         let clock = ManualClock::at(start);
         let broker =
             Broker::new(db, settings, Metrics::new().unwrap()).with_clock(Arc::new(clock.clone()));
-        let request = OpenRequest {
-            server: "s".into(),
-            session: "1".into(),
-            tool: None,
-            protocol_version: "2025-11-25".into(),
-            client_capabilities: json!({"elicitation": {"form": {}}}),
-            request: json!({"jsonrpc": "2.0", "id": 1, "method": "elicitation/create", "params": {
-                "message": "Name?",
-                "requestedSchema": {"type": "object", "properties": {"n": {"type": "string"}}}}}),
-        };
-        let OpenOutcome::New(question) = broker.open(request).await.unwrap() else {
+        let OpenOutcome::New(question) = broker.open(form_request(1)).await.unwrap() else {
             panic!("a new question");
         };
         assert_eq!(question.expires_at, start + chrono::Duration::minutes(15));

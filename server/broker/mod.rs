@@ -8,7 +8,8 @@
 
 //!
 //! The files: [`question`] (the question and the reads), [`open`], [`answer`], [`expiry`],
-//! [`events`], [`audience`], [`Clock`] (where "now" comes from), and [`hooks`], the trait through which the sampling review
+//! [`events`], [`waiters`] (per-question wake-ups of long-polls), [`audience`], [`Clock`]
+//! (where "now" comes from), and [`hooks`], the trait through which the sampling review
 //! (`crate::review`) takes part in a sampling question's life without the broker knowing it.
 
 pub mod answer;
@@ -19,6 +20,7 @@ pub mod expiry;
 pub mod hooks;
 pub mod open;
 pub mod question;
+pub mod waiters;
 
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
@@ -36,6 +38,7 @@ pub use expiry::human_duration;
 pub use hooks::{HookFuture, Round, SamplingHooks};
 pub use open::OpenOutcome;
 pub use question::{Answerer, Question, Waited, rfc3339};
+use waiters::Waiters;
 
 /// Broker settings taken from the config.
 #[derive(Debug, Clone, Copy)]
@@ -48,12 +51,12 @@ pub struct BrokerSettings {
     pub forms_person_only: bool,
 }
 
-/// The broker: the store, the change signal long-polls wait on, and the event bus.
+/// The broker: the store, the per-question signals long-polls wait on, and the event bus.
 #[derive(Clone)]
 pub struct Broker {
     db: Db,
     settings: BrokerSettings,
-    changes: watch::Sender<u64>,
+    waiters: Waiters,
     events: EventBus,
     metrics: Metrics,
     stopping: watch::Sender<bool>,
@@ -70,7 +73,7 @@ impl Broker {
         Broker {
             db,
             settings,
-            changes: watch::channel(0).0,
+            waiters: Waiters::default(),
             events: EventBus::default(),
             metrics,
             stopping: watch::channel(false).0,
@@ -163,10 +166,16 @@ impl Broker {
         &self.events
     }
 
-    /// Publishes the question's new state (event bus and long-polls). Whoever changes a
-    /// question in the store calls this once the change is committed.
+    /// Publishes the question's new state (event bus, and the long-polls waiting on this
+    /// question). Whoever changes a question in the store calls this once the change is
+    /// committed.
     pub fn changed(&self, question: &Question) {
         self.events.publish(question.event(self.now()));
-        self.changes.send_modify(|n| *n = n.wrapping_add(1));
+        self.waiters.wake(&question.id);
+    }
+
+    /// How many questions long-polls are waiting on right now.
+    pub fn waited_on(&self) -> usize {
+        self.waiters.len()
     }
 }

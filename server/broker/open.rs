@@ -163,7 +163,7 @@ impl Broker {
         let limit = i64::try_from(self.settings.max_pending_per_server).unwrap_or(i64::MAX);
         let admission = self
             .db
-            .run(move |conn| {
+            .write(move |conn| {
                 conn.immediate_transaction(|conn| {
                     if let Some(existing) = QuestionRow::find_pending_request(
                         conn,

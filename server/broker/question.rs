@@ -189,13 +189,19 @@ impl Broker {
             .ok_or(BrokerError::NotFound)?;
         let question = Question::from_row(row)?;
         if question.state == State::Pending && question.expires_at <= self.now() {
-            self.expire_due().await?;
+            // Only this question, and only when its deadline passed: a read does not sweep
+            // (the sweep is the timer's, `expire_due`).
+            match self.expire(&question).await {
+                Ok(()) | Err(BrokerError::AlreadyDecided(_)) => {}
+                Err(e) => return Err(e),
+            }
             return Box::pin(self.get(id)).await;
         }
         Ok(question)
     }
 
-    /// Questions oldest first, filtered by state and audience, at most `limit`.
+    /// Summaries of questions oldest first, filtered by state and audience, at most `limit`
+    /// (pending ones past their deadline are expired first).
     ///
     /// # Errors
     /// [`BrokerError::Store`], [`BrokerError::Corrupt`].
@@ -204,13 +210,34 @@ impl Broker {
         state: Option<State>,
         audience: Option<Audience>,
         limit: i64,
-    ) -> Result<Vec<Question>, BrokerError> {
+    ) -> Result<Vec<Summary>, BrokerError> {
+        // Cheap when nothing is due: the due questions are a range of `questions_state_expiry`.
         self.expire_due().await?;
         let rows = self
             .db
             .run(move |conn| Ok(QuestionRow::list(conn, state, audience, limit)?))
             .await?;
-        rows.into_iter().map(Question::from_row).collect()
+        rows.into_iter()
+            .map(
+                |(id, kind, server, tool, audience, state, created_at, expires_at)| {
+                    // The same checks as a whole row (see `Question::from_row`).
+                    let corrupt = |what: &str| BrokerError::Corrupt(id.clone(), what.to_owned());
+                    let time = |ms: i64, what: &str| {
+                        DateTime::from_timestamp_millis(ms).ok_or_else(|| corrupt(what))
+                    };
+                    Ok(Summary {
+                        id: id.parse().map_err(|_| corrupt("id"))?,
+                        kind,
+                        server,
+                        tool,
+                        audience,
+                        state,
+                        created_at: rfc3339(time(created_at, "created_at")?),
+                        expires_at: rfc3339(time(expires_at, "expires_at")?),
+                    })
+                },
+            )
+            .collect()
     }
 
     /// How many questions are pending in all (the queue page says when it shows fewer).
@@ -222,6 +249,18 @@ impl Broker {
             .db
             .run(|conn| Ok(QuestionRow::count_pending(conn)?))
             .await?)
+    }
+
+    /// The oldest `limit` pending questions, whole (the queue page shows what each asks).
+    ///
+    /// # Errors
+    /// [`BrokerError::Store`], [`BrokerError::Corrupt`].
+    pub async fn pending(&self, limit: i64) -> Result<Vec<Question>, BrokerError> {
+        let rows = self
+            .db
+            .run(move |conn| Ok(QuestionRow::oldest_pending(conn, limit)?))
+            .await?;
+        rows.into_iter().map(Question::from_row).collect()
     }
 
     /// Recently decided questions, newest first.

@@ -8,6 +8,7 @@ use diesel::sqlite::Sqlite;
 use super::schema::{
     approvals, audit_log, auto_approve_rules, questions, sampling_revisions, sampling_runs,
 };
+use super::sql::Pending;
 use crate::domain::{
     Actor, AuditAction, DecisionKind, Kind, Phase, RuleScope, RunState, State, Step,
 };
@@ -164,7 +165,7 @@ pub fn add_revision(
             questions::table
                 .find(&row.question_id)
                 .filter(questions::revision.eq(base))
-                .filter(questions::state.eq(State::Pending))
+                .filter(questions::state.eq(Pending))
                 .filter(questions::phase.eq(Phase::RequestReview)),
         )
         .set(questions::revision.eq(row.revision))
@@ -199,7 +200,7 @@ pub fn approve_and_start(
         let moved = diesel::update(
             questions::table
                 .find(&approval.question_id)
-                .filter(questions::state.eq(State::Pending))
+                .filter(questions::state.eq(Pending))
                 .filter(questions::revision.eq(approval.revision))
                 .filter(questions::phase.eq_any([
                     Phase::RequestReview,
@@ -251,7 +252,7 @@ pub fn decide_with_approval(
         let moved = diesel::update(
             questions::table
                 .find(&approval.question_id)
-                .filter(questions::state.eq(State::Pending))
+                .filter(questions::state.eq(Pending))
                 .filter(questions::phase.eq_any(from_phases)),
         )
         .set((
@@ -285,7 +286,7 @@ pub fn finish_run(conn: &mut SqliteConnection, run: &RunRow, phase: Phase) -> Qu
         diesel::update(
             questions::table
                 .find(&run.question_id)
-                .filter(questions::state.eq(State::Pending))
+                .filter(questions::state.eq(Pending))
                 .filter(questions::phase.eq(Phase::Running)),
         )
         .set(questions::phase.eq(Some(phase)))
@@ -330,7 +331,7 @@ pub fn fail_interrupted_runs(conn: &mut SqliteConnection, now: i64) -> QueryResu
         diesel::update(
             questions::table
                 .filter(questions::id.eq_any(&ids))
-                .filter(questions::state.eq(State::Pending))
+                .filter(questions::state.eq(Pending))
                 .filter(questions::phase.eq(Phase::Running)),
         )
         .set(questions::phase.eq(Some(Phase::RequestReview)))

@@ -1,19 +1,36 @@
-//! The SQLite store: an r2d2 pool of diesel connections, the pragmas every connection gets,
-//! embedded migrations, and [`Db::run`], the one way to touch the database from async code
-//! (the closure runs on tokio's blocking pool, never on the executor).
+//! The SQLite store: an r2d2 pool of diesel connections for reads, one writer connection,
+//! the pragmas every connection gets, embedded migrations, and [`Db::run`] / [`Db::write`],
+//! the ways to touch the database from async code (the closure runs on tokio's blocking pool,
+//! never on the executor).
+//!
+//! Why one writer: SQLite lets one connection write at a time, and a connection that finds
+//! the lock taken sleeps in its busy handler (1, 2, 5, 10 … ms) instead of queueing. Writes
+//! that go through [`Db::write`] are queued on a channel to one writer thread that owns the
+//! writer connection, so they run back to back without sleeping and without a thread
+//! hand-off per write. Reads take a permit before they go to the blocking pool, so no
+//! blocking thread is parked waiting for a pool connection (docs/stack.md §SQLite).
+//!
+//! WAL checkpoints run in the background: connections have automatic checkpoints off, and
+//! every [`CHECKPOINT_EVERY`] writes one passive checkpoint is started on a reader
+//! connection, off any request's path.
 
 pub mod approvals;
 pub mod models;
 pub mod schema;
 pub mod schema_check;
 
+pub mod sql;
+
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use diesel::connection::SimpleConnection;
 use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool};
 use diesel::{Connection, SqliteConnection};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
+use tokio::sync::Semaphore;
 
 /// Migrations compiled into the binary from `migrations/`.
 pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");
@@ -36,7 +53,54 @@ pub enum DbError {
     /// The blocking task running the query panicked or was cancelled.
     #[error("database task failed")]
     Join(#[from] tokio::task::JoinError),
+    /// The store is closing: its permits were withdrawn.
+    #[error("the database is closed")]
+    Closed(#[from] tokio::sync::AcquireError),
+    /// The writer thread could not be started.
+    #[error("cannot start the database writer")]
+    Spawn(#[source] std::io::Error),
+    /// The writer thread stopped, or a write job panicked.
+    #[error("the database writer failed")]
+    Writer,
 }
+
+/// Reader connections in the pool (and readers running at once).
+const READERS: u32 = 4;
+
+/// Jobs between two background checkpoints. SQLite's own automatic checkpoint (off on our
+/// connections) runs every 1,000 pages inside whichever commit crosses the mark; a question
+/// writes a few pages in a few jobs, so this keeps the WAL at about the same few megabytes.
+pub const CHECKPOINT_EVERY: u64 = 256;
+
+/// One job for the writer thread.
+type WriteJob = Box<dyn FnOnce(&mut SqliteConnection) + Send>;
+
+/// Starts the writer thread on `conn`; it runs queued jobs in order until every [`Db`] clone
+/// is gone. A job that panics is reported to its caller ([`DbError::Writer`]) and the thread
+/// goes on: diesel rolled back the job's transaction while unwinding.
+fn spawn_writer(mut conn: SqliteConnection) -> std::io::Result<mpsc::Sender<WriteJob>> {
+    let (tx, rx) = mpsc::channel::<WriteJob>();
+    std::thread::Builder::new()
+        .name("db-writer".into())
+        .spawn(move || {
+            while let Ok(job) = rx.recv() {
+                let conn = &mut conn;
+                if std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || job(conn)))
+                    .is_err()
+                {
+                    tracing::error!("a database write panicked");
+                }
+            }
+        })?;
+    Ok(tx)
+}
+
+/// Pragmas of every connection the service uses (pool and writer). `wal_autocheckpoint = 0`
+/// moves checkpoints out of the committing request (see [`Db::write`]); `journal_size_limit`
+/// gives the disk back when a checkpoint resets a WAL that grew under load.
+const CONNECTION_PRAGMAS: &str = "PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; \
+     PRAGMA synchronous = NORMAL; PRAGMA secure_delete = ON; PRAGMA wal_autocheckpoint = 0; \
+     PRAGMA journal_size_limit = 16777216;";
 
 /// Per-connection pragmas. WAL is set once at open (setting it per connection raced on fresh
 /// starts: docs/stack.md §SQLite). `secure_delete` makes SQLite overwrite deleted content with zeros,
@@ -47,11 +111,8 @@ struct Pragmas;
 
 impl CustomizeConnection<SqliteConnection, diesel::r2d2::Error> for Pragmas {
     fn on_acquire(&self, conn: &mut SqliteConnection) -> Result<(), diesel::r2d2::Error> {
-        conn.batch_execute(
-            "PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; \
-             PRAGMA secure_delete = ON;",
-        )
-        .map_err(diesel::r2d2::Error::QueryError)
+        conn.batch_execute(CONNECTION_PRAGMAS)
+            .map_err(diesel::r2d2::Error::QueryError)
     }
 }
 
@@ -59,6 +120,13 @@ impl CustomizeConnection<SqliteConnection, diesel::r2d2::Error> for Pragmas {
 #[derive(Clone)]
 pub struct Db {
     pool: Pool<ConnectionManager<SqliteConnection>>,
+    /// Permits for jobs on pool connections (one per connection).
+    readers: Arc<Semaphore>,
+    /// The queue of the writer thread, which owns the writer connection.
+    writer: mpsc::Sender<WriteJob>,
+    /// Jobs since the last checkpoint started, and whether one is running.
+    jobs: Arc<AtomicU64>,
+    checkpointing: Arc<AtomicBool>,
 }
 
 impl Db {
@@ -78,16 +146,26 @@ impl Db {
         )?;
         conn.run_pending_migrations(MIGRATIONS)
             .map_err(DbError::Migration)?;
-        drop(conn);
+        conn.batch_execute(CONNECTION_PRAGMAS)?;
         let pool = Pool::builder()
-            .max_size(4)
+            .max_size(READERS)
             .connection_timeout(Duration::from_secs(10))
             .connection_customizer(Box::new(Pragmas))
             .build(ConnectionManager::new(url))?;
-        Ok(Db { pool })
+        // The migrating connection stays open as the writer.
+        let writer = spawn_writer(conn).map_err(DbError::Spawn)?;
+        Ok(Db {
+            pool,
+            readers: Arc::new(Semaphore::new(READERS as usize)),
+            writer,
+            jobs: Arc::default(),
+            checkpointing: Arc::default(),
+        })
     }
 
-    /// Runs `job` with a pooled connection on the blocking pool.
+    /// Runs `job` with a pooled connection on the blocking pool: for reads, and for writes of
+    /// code that has not moved to [`Db::write`] (they still work, SQLite's busy handler
+    /// orders them).
     ///
     /// # Errors
     /// Whatever `job` returns, [`DbError::Pool`] when no connection is free, or
@@ -97,11 +175,75 @@ impl Db {
         T: Send + 'static,
         F: FnOnce(&mut SqliteConnection) -> Result<T, DbError> + Send + 'static,
     {
+        let result = self.on_reader(job).await;
+        self.count_job();
+        result
+    }
+
+    /// Runs `job` on a pool connection once a reader permit is free.
+    async fn on_reader<T, F>(&self, job: F) -> Result<T, DbError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut SqliteConnection) -> Result<T, DbError> + Send + 'static,
+    {
+        let permit = self.readers.clone().acquire_owned().await?;
         let pool = self.pool.clone();
         tokio::task::spawn_blocking(move || {
+            let _permit = permit;
             let mut conn = pool.get()?;
             job(&mut conn)
         })
         .await?
+    }
+
+    /// Runs `job` on the writer connection, after every write queued before it. Use it for
+    /// anything that writes: it never sleeps in SQLite's busy handler behind another of our
+    /// writes.
+    ///
+    /// # Errors
+    /// Whatever `job` returns, or [`DbError::Join`] when the task panicked.
+    pub async fn write<T, F>(&self, job: F) -> Result<T, DbError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut SqliteConnection) -> Result<T, DbError> + Send + 'static,
+    {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.writer
+            .send(Box::new(move |conn| {
+                // The caller may have gone (a dropped request); the write stands.
+                let _ = tx.send(job(conn));
+            }))
+            .map_err(|_| DbError::Writer)?;
+        let result = rx.await.map_err(|_| DbError::Writer)?;
+        self.count_job();
+        result
+    }
+
+    /// Counts a job; every [`CHECKPOINT_EVERY`] jobs starts a checkpoint. Jobs of [`Db::run`]
+    /// count too, because code outside the broker still writes through it (a checkpoint with
+    /// nothing to copy costs next to nothing).
+    fn count_job(&self) {
+        if self.jobs.fetch_add(1, Ordering::Relaxed) + 1 >= CHECKPOINT_EVERY {
+            self.checkpoint_in_background();
+        }
+    }
+
+    /// Starts a passive checkpoint on a reader connection unless one is running. Passive: it
+    /// copies what no reader still needs and never waits for (or blocks) a writer.
+    fn checkpoint_in_background(&self) {
+        if self.checkpointing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        self.jobs.store(0, Ordering::Relaxed);
+        let db = self.clone();
+        tokio::spawn(async move {
+            let done = db
+                .on_reader(|conn| Ok(conn.batch_execute("PRAGMA wal_checkpoint(PASSIVE);")?))
+                .await;
+            if let Err(e) = done {
+                tracing::warn!(error = %e, "background WAL checkpoint failed");
+            }
+            db.checkpointing.store(false, Ordering::Release);
+        });
     }
 }

@@ -5,6 +5,7 @@ use diesel::prelude::*;
 use diesel::sqlite::Sqlite;
 
 use super::schema::{api_tokens, login_links, questions, web_sessions};
+use super::sql::{DecideQuestion, InsertQuestion, Pending};
 use crate::domain::{Audience, Kind, Phase, State};
 
 /// A stored question (see `migrations/` for the column meanings). Times are Unix milliseconds.
@@ -34,13 +35,23 @@ pub struct QuestionRow {
     pub conversation: Option<String>,
 }
 
+/// The columns of a list entry, in order: id, kind, server, tool, audience, state,
+/// created_at, expires_at (a list reads no request or response text).
+pub type SummaryRow = (
+    String,
+    Kind,
+    String,
+    Option<String>,
+    Audience,
+    State,
+    i64,
+    i64,
+);
+
 impl QuestionRow {
     /// Inserts a new question.
     pub fn insert(conn: &mut SqliteConnection, row: &QuestionRow) -> QueryResult<()> {
-        diesel::insert_into(questions::table)
-            .values(row)
-            .execute(conn)
-            .map(|_| ())
+        InsertQuestion(row).execute(conn).map(|_| ())
     }
 
     /// The question with this id.
@@ -63,24 +74,37 @@ impl QuestionRow {
             .filter(questions::server.eq(server))
             .filter(questions::session.eq(session))
             .filter(questions::rpc_id.eq(rpc_id))
-            .filter(questions::state.eq(State::Pending))
+            .filter(questions::state.eq(Pending))
             .select(QuestionRow::as_select())
             .first(conn)
             .optional()
     }
 
     /// Questions oldest first, optionally filtered by state and audience, at most `limit`.
+    /// Pending ones are read in order from the partial index `questions_pending_created`,
+    /// so the query stops after `limit` rows however many are pending.
     pub fn list(
         conn: &mut SqliteConnection,
         state: Option<State>,
         audience: Option<Audience>,
         limit: i64,
-    ) -> QueryResult<Vec<QuestionRow>> {
+    ) -> QueryResult<Vec<SummaryRow>> {
         let mut query = questions::table
-            .select(QuestionRow::as_select())
+            .select((
+                questions::id,
+                questions::kind,
+                questions::server,
+                questions::tool,
+                questions::audience,
+                questions::state,
+                questions::created_at,
+                questions::expires_at,
+            ))
             .into_boxed();
-        if let Some(state) = state {
-            query = query.filter(questions::state.eq(state));
+        match state {
+            Some(State::Pending) => query = query.filter(questions::state.eq(Pending)),
+            Some(state) => query = query.filter(questions::state.eq(state)),
+            None => {}
         }
         if let Some(audience) = audience {
             query = query.filter(questions::audience.eq(audience));
@@ -104,11 +128,25 @@ impl QuestionRow {
             .load(conn)
     }
 
+    /// The oldest `limit` pending questions, whole rows, read in order from the
+    /// `(state, created_at, id)` index.
+    pub fn oldest_pending(
+        conn: &mut SqliteConnection,
+        limit: i64,
+    ) -> QueryResult<Vec<QuestionRow>> {
+        questions::table
+            .filter(questions::state.eq(Pending))
+            .select(QuestionRow::as_select())
+            .order((questions::created_at.asc(), questions::id.asc()))
+            .limit(limit)
+            .load(conn)
+    }
+
     /// How many questions `server` has pending.
     pub fn count_pending_for_server(conn: &mut SqliteConnection, server: &str) -> QueryResult<i64> {
         questions::table
             .filter(questions::server.eq(server))
-            .filter(questions::state.eq(State::Pending))
+            .filter(questions::state.eq(Pending))
             .count()
             .get_result(conn)
     }
@@ -116,7 +154,7 @@ impl QuestionRow {
     /// How many questions are pending in all.
     pub fn count_pending(conn: &mut SqliteConnection) -> QueryResult<i64> {
         questions::table
-            .filter(questions::state.eq(State::Pending))
+            .filter(questions::state.eq(Pending))
             .count()
             .get_result(conn)
     }
@@ -124,7 +162,7 @@ impl QuestionRow {
     /// Pending questions counted by kind and audience.
     pub fn pending_counts(conn: &mut SqliteConnection) -> QueryResult<Vec<(Kind, Audience, i64)>> {
         questions::table
-            .filter(questions::state.eq(State::Pending))
+            .filter(questions::state.eq(Pending))
             .group_by((questions::kind, questions::audience))
             .select((
                 questions::kind,
@@ -137,7 +175,7 @@ impl QuestionRow {
     /// Pending questions whose deadline is at or before `now`.
     pub fn due(conn: &mut SqliteConnection, now: i64) -> QueryResult<Vec<QuestionRow>> {
         questions::table
-            .filter(questions::state.eq(State::Pending))
+            .filter(questions::state.eq(Pending))
             .filter(questions::expires_at.le(now))
             .select(QuestionRow::as_select())
             .load(conn)
@@ -165,17 +203,12 @@ impl QuestionRow {
         response: Option<&str>,
         now: i64,
     ) -> QueryResult<bool> {
-        let changed = diesel::update(
-            questions::table
-                .find(id)
-                .filter(questions::state.eq(State::Pending)),
-        )
-        .set((
-            questions::state.eq(state),
-            questions::phase.eq(None::<Phase>),
-            questions::response.eq(response),
-            questions::decided_at.eq(Some(now)),
-        ))
+        let changed = DecideQuestion {
+            id,
+            state,
+            response,
+            now,
+        }
         .execute(conn)?;
         Ok(changed == 1)
     }

@@ -23,6 +23,9 @@ use crate::wire::{
     RuleList, RunDetail,
 };
 
+/// Most questions one list returns (the oldest first).
+pub const MAX_LISTED: i64 = 1000;
+
 /// Longest long-poll, in seconds.
 pub const MAX_WAIT_SECS: u64 = 60;
 
@@ -193,10 +196,11 @@ async fn list_questions(
         }
         audience = Some(Audience::Agent);
     }
-    let questions = state.broker.list(wanted_state, audience, 1000).await?;
-    Ok(HttpResponse::Ok().json(QuestionList {
-        questions: questions.iter().map(|q| q.summary()).collect(),
-    }))
+    let questions = state
+        .broker
+        .list(wanted_state, audience, MAX_LISTED)
+        .await?;
+    Ok(HttpResponse::Ok().json(QuestionList { questions }))
 }
 
 fn answerer(caller: &Caller) -> Answerer {

@@ -1,6 +1,7 @@
 //! The queue of pending questions and the history of decided ones.
 
 use super::*;
+use crate::web::api::MAX_LISTED;
 
 /// A question as a row of the queue or history.
 pub struct Row {
@@ -47,7 +48,9 @@ pub async fn queue(
     state: web::Data<AppState>,
     session: WebSession,
 ) -> Result<HttpResponse, PageError> {
-    let pending = state.broker.list(Some(State::Pending), None, 1000).await?;
+    // Whole questions (for the preview), in the order of the pending index, at most
+    // `MAX_LISTED` of them.
+    let pending = state.broker.pending(MAX_LISTED).await?;
     let total = state.broker.count_pending().await?;
     let now = state.broker.now();
     ok(&QueuePage {

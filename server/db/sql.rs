@@ -1,0 +1,227 @@
+//! SQL written so its prepared statement is reused: the word `'pending'` as a literal, and the
+//! two writes of every question's life (insert, decide) as fixed statements.
+//!
+//! The partial index `questions_pending_request` says `WHERE state = 'pending'`. A query
+//! comparing `state` with a bound parameter can use it only for that parameter's value, so
+//! SQLite marks the statement to be compiled again whenever the parameter is bound — every
+//! execution. With the literal the plan is fixed and the prepared statement is reused.
+//!
+//! diesel never caches an `UPDATE`, nor an `INSERT` of a row with optional columns on SQLite
+//! (the SQL depends on which are set), so [`InsertQuestion`] and [`DecideQuestion`] spell
+//! theirs out once: a type with a static query id is cached by its type.
+
+use diesel::expression::{AppearsOnTable, Expression, SelectableExpression, ValidGrouping};
+use diesel::query_builder::{AstPass, QueryFragment, QueryId};
+use diesel::query_dsl::RunQueryDsl;
+use diesel::sql_types::{BigInt, Integer, Nullable, Text};
+use diesel::sqlite::{Sqlite, SqliteConnection};
+
+use super::models::QuestionRow;
+use crate::domain::State;
+
+/// The SQL literal `'pending'`, a `Text` expression (compare `questions::state` with it).
+#[derive(Debug, Clone, Copy, QueryId, ValidGrouping)]
+pub struct Pending;
+
+impl Expression for Pending {
+    type SqlType = Text;
+}
+
+impl QueryFragment<Sqlite> for Pending {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Sqlite>) -> diesel::QueryResult<()> {
+        out.push_sql("'");
+        out.push_sql(State::Pending.as_str());
+        out.push_sql("'");
+        Ok(())
+    }
+}
+
+impl<QS> AppearsOnTable<QS> for Pending {}
+
+impl<QS> SelectableExpression<QS> for Pending {}
+
+/// Binds each value with its SQL type, comma-separated.
+macro_rules! bind_list {
+    ($out:ident; $first_ty:ty => $first:expr $(, $ty:ty => $value:expr)* $(,)?) => {
+        $out.push_bind_param::<$first_ty, _>($first)?;
+        $(
+            $out.push_sql(", ");
+            $out.push_bind_param::<$ty, _>($value)?;
+        )*
+    };
+}
+
+/// `INSERT` of a whole question row, every column bound.
+#[derive(Debug, Clone, Copy)]
+pub struct InsertQuestion<'a>(pub &'a QuestionRow);
+
+impl QueryId for InsertQuestion<'_> {
+    type QueryId = InsertQuestion<'static>;
+    const HAS_STATIC_QUERY_ID: bool = true;
+}
+
+impl QueryFragment<Sqlite> for InsertQuestion<'_> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Sqlite>) -> diesel::QueryResult<()> {
+        let r = self.0;
+        out.push_sql(
+            "INSERT INTO questions (id, kind, server, session, tool, audience, state, phase, \
+             protocol_version, era, client_capabilities, rpc_id, request, response, \
+             elicitation_id, created_at, expires_at, decided_at, opened_at, revision, \
+             conversation) VALUES (",
+        );
+        bind_list!(out;
+            Text => &r.id,
+            Text => &r.kind,
+            Text => &r.server,
+            Text => &r.session,
+            Nullable<Text> => &r.tool,
+            Text => &r.audience,
+            Text => &r.state,
+            Nullable<Text> => &r.phase,
+            Text => &r.protocol_version,
+            Text => &r.era,
+            Text => &r.client_capabilities,
+            Text => &r.rpc_id,
+            Text => &r.request,
+            Nullable<Text> => &r.response,
+            Nullable<Text> => &r.elicitation_id,
+            BigInt => &r.created_at,
+            BigInt => &r.expires_at,
+            Nullable<BigInt> => &r.decided_at,
+            Nullable<BigInt> => &r.opened_at,
+            Integer => &r.revision,
+            Nullable<Text> => &r.conversation,
+        );
+        out.push_sql(")");
+        Ok(())
+    }
+}
+
+impl RunQueryDsl<SqliteConnection> for InsertQuestion<'_> {}
+
+/// `UPDATE` moving question `id` from `pending` to `state` with its response and decision
+/// time (Unix ms); the sampling phase is cleared.
+#[derive(Debug, Clone, Copy)]
+pub struct DecideQuestion<'a> {
+    pub id: &'a str,
+    pub state: State,
+    pub response: Option<&'a str>,
+    pub now: i64,
+}
+
+impl QueryId for DecideQuestion<'_> {
+    type QueryId = DecideQuestion<'static>;
+    const HAS_STATIC_QUERY_ID: bool = true;
+}
+
+impl QueryFragment<Sqlite> for DecideQuestion<'_> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Sqlite>) -> diesel::QueryResult<()> {
+        out.push_sql("UPDATE questions SET state = ");
+        out.push_bind_param::<Text, _>(&self.state)?;
+        out.push_sql(", phase = NULL, response = ");
+        out.push_bind_param::<Nullable<Text>, _>(&self.response)?;
+        out.push_sql(", decided_at = ");
+        out.push_bind_param::<BigInt, _>(&self.now)?;
+        out.push_sql(" WHERE id = ");
+        out.push_bind_param::<Text, _>(&self.id)?;
+        out.push_sql(" AND state = ");
+        Pending.walk_ast(out.reborrow())
+    }
+}
+
+impl RunQueryDsl<SqliteConnection> for DecideQuestion<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use diesel::connection::{Instrumentation, InstrumentationEvent};
+    use diesel::debug_query;
+    use diesel::prelude::*;
+    use diesel_migrations::MigrationHarness;
+
+    use super::*;
+    use crate::db::MIGRATIONS;
+    use crate::db::schema::questions;
+    use crate::domain::{Audience, Kind};
+
+    fn row(id: &str) -> QuestionRow {
+        QuestionRow {
+            id: id.to_owned(),
+            kind: Kind::Form,
+            server: "s".into(),
+            session: "1".into(),
+            tool: None,
+            audience: Audience::Agent,
+            state: State::Pending,
+            phase: None,
+            protocol_version: "2025-11-25".into(),
+            era: "2025-11-25".into(),
+            client_capabilities: "{}".into(),
+            rpc_id: id.to_owned(),
+            request: "{}".into(),
+            response: None,
+            elicitation_id: None,
+            created_at: 1,
+            expires_at: 2,
+            decided_at: None,
+            opened_at: None,
+            revision: 1,
+            conversation: None,
+        }
+    }
+
+    /// The statements prepared into diesel's cache.
+    #[derive(Clone, Default)]
+    struct Cached(Arc<Mutex<Vec<String>>>);
+
+    impl Instrumentation for Cached {
+        fn on_connection_event(&mut self, event: InstrumentationEvent<'_>) {
+            if let InstrumentationEvent::CacheQuery { sql, .. } = event {
+                self.0.lock().unwrap().push(sql.to_owned());
+            }
+        }
+    }
+
+    /// Inserting and deciding questions prepares each statement once, and they do what they
+    /// say: the decision moves a pending question once, never a decided one.
+    #[test]
+    fn the_life_writes_are_prepared_once() {
+        let mut conn = SqliteConnection::establish(":memory:").unwrap();
+        conn.run_pending_migrations(MIGRATIONS).unwrap();
+        let cached = Cached::default();
+        conn.set_instrumentation(cached.clone());
+        for i in 0..3 {
+            let id = format!("q{i}");
+            InsertQuestion(&row(&id)).execute(&mut conn).unwrap();
+            let decide = DecideQuestion {
+                id: &id,
+                state: State::Accepted,
+                response: Some("{}"),
+                now: 5,
+            };
+            assert_eq!(decide.execute(&mut conn).unwrap(), 1);
+            assert_eq!(decide.execute(&mut conn).unwrap(), 0, "already decided");
+        }
+        let stored: Vec<(State, Option<i64>)> = questions::table
+            .select((questions::state, questions::decided_at))
+            .load(&mut conn)
+            .unwrap();
+        assert_eq!(stored, vec![(State::Accepted, Some(5)); 3]);
+        let cached = cached.0.lock().unwrap().clone();
+        let count = |prefix: &str| cached.iter().filter(|s| s.starts_with(prefix)).count();
+        assert_eq!(count("INSERT INTO questions"), 1, "{cached:?}");
+        assert_eq!(count("UPDATE questions"), 1, "{cached:?}");
+    }
+
+    /// The literal is spelled into the SQL (no bind), so it matches the partial indexes.
+    #[test]
+    fn pending_is_spelled_into_the_sql() {
+        let query = questions::table
+            .filter(questions::state.eq(Pending))
+            .select(questions::id);
+        let sql = debug_query::<Sqlite, _>(&query).to_string();
+        assert!(sql.contains("`questions`.`state` = 'pending'"), "{sql}");
+        assert!(sql.ends_with("-- binds: []"), "{sql}");
+    }
+}

@@ -30,8 +30,38 @@ const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 /// Time a closing connection has to finish.
 const DISCONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 /// Connections each worker holds at once (TCP and socket together); further ones wait in the
-/// kernel's backlog.
-pub const MAX_CONNECTIONS_PER_WORKER: usize = 256;
+/// kernel's backlog. A waiting long-poll (a proxy whose question is open) holds one and costs
+/// no CPU, so the cap is set by file descriptors, not work: 2,048 a worker lets 1,000 proxies
+/// wait while pages and other clients are served (start-up raises the soft descriptor limit,
+/// see [`raise_descriptor_limit`]); slow clients are bounded by the head and body timeouts.
+pub const MAX_CONNECTIONS_PER_WORKER: usize = 2048;
+
+/// Raises this process's soft limit on open files towards the hard limit (at most
+/// `wanted`), as servers do: desktop sessions often start services with a soft limit of 1,024,
+/// below what [`MAX_CONNECTIONS_PER_WORKER`] allows. Returns the soft limit in force after.
+pub fn raise_descriptor_limit(wanted: u64) -> u64 {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit only read and write the struct passed to them.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+            return 0;
+        }
+        let target = wanted.min(limit.rlim_max);
+        if limit.rlim_cur < target {
+            let raised = libc::rlimit {
+                rlim_cur: target,
+                rlim_max: limit.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                return target;
+            }
+        }
+    }
+    limit.rlim_cur
+}
 
 /// Why the service could not start.
 #[derive(Debug, thiserror::Error)]
@@ -120,9 +150,11 @@ impl Application {
         clock: Arc<dyn Clock>,
     ) -> Result<Application, StartupError> {
         config.check_listen(listen)?;
+        // `prepare` tightens the store's files before SQLite opens them: tightening after would
+        // open and close the database file here, and closing any descriptor of a file drops
+        // every POSIX lock this process holds on it, SQLite's included.
         let state = StateDir::prepare(state_root)?;
         let db = Db::open(&state.db_file())?;
-        state.tighten_files()?;
         let tokens = rotate::at_start(&state, &db, clock.as_ref())
             .await
             .map_err(StartupError::Token)?;
@@ -370,8 +402,8 @@ pub async fn prune(
     config: &Config,
     state_root: std::path::PathBuf,
 ) -> Result<retention::PruneReport, StartupError> {
+    // Tightened by `prepare`, before SQLite holds locks on the file (see `build_with_clock`).
     let state = StateDir::prepare(state_root)?;
     let db = Db::open(&state.db_file())?;
-    state.tighten_files()?;
     Ok(retention::prune_once(&db, &config.retention, SystemClock.now_ms()).await?)
 }

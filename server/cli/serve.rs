@@ -27,10 +27,12 @@ pub struct ServeArgs {
 pub async fn run(args: ServeArgs, root: PathBuf) -> Result<(), StartupError> {
     super::init_tracing("info");
     super::owner_only_files();
+    let descriptors = crate::app::raise_descriptor_limit(8192);
     let config = Config::load(args.config.as_deref())?;
     let listen = args.listen.unwrap_or_else(|| config.listen.clone());
     let app = Application::build(&config, root, &listen).await?;
     println!("listening on http://{}", app.addr());
+    tracing::debug!(descriptors, "open-file limit");
     // stdout carries exactly the one line docs/design.md §serve promises; the hint goes to the
     // log.
     tracing::info!("to log in, run `mcp-consent login` and open the link it prints");

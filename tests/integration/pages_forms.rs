@@ -275,3 +275,54 @@ async fn an_expired_question_says_so_and_an_answer_to_it_is_shown_back() {
         "{html}"
     );
 }
+
+/// The value of attribute `attr` in the first tag of `html` that starts with `tag_start`.
+fn attr_of(html: &str, tag_start: &str, attr: &str) -> String {
+    let tag = &html[html
+        .find(tag_start)
+        .unwrap_or_else(|| panic!("no {tag_start}"))..];
+    let tag = &tag[..tag.find('>').unwrap()];
+    let marker = format!("{attr}=\"");
+    let start = tag
+        .find(&marker)
+        .unwrap_or_else(|| panic!("no {attr} in {tag}"))
+        + marker.len();
+    tag[start..].split('"').next().unwrap().to_owned()
+}
+
+/// The text of the element whose id is `id` (up to its first closing tag).
+fn element_text(html: &str, id: &str) -> String {
+    let marker = format!("id=\"{id}\"");
+    let at = html
+        .find(&marker)
+        .unwrap_or_else(|| panic!("no element {id}"));
+    let rest = &html[at..];
+    rest[rest.find('>').unwrap() + 1..rest.find("</").unwrap()].to_owned()
+}
+
+/// Screen readers name each group of choices and read each field's description with it: the
+/// fieldset of a multi-select is labelled by the field's label, and a field's description is
+/// tied to its input.
+#[tokio::test]
+async fn choice_groups_are_named_and_descriptions_are_tied_to_their_fields() {
+    let app = spawn_app().await;
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "elicitation/create", "params": {
+    "message": "Survey",
+    "requestedSchema": {"type": "object", "properties": {
+        "name": {"type": "string", "title": "Your name", "description": "As on your badge"},
+        "pets": {"type": "array", "title": "Pets", "items": {"anyOf": [{"const": "c", "title": "Cat"}, {"const": "d", "title": "Dog"}]}}
+    }}}});
+    let id = app.open_ok(request).await;
+    let browser = app.login().await;
+    let page = app.html(&browser, &format!("/questions/{id}")).await;
+
+    let group = attr_of(&page, "<fieldset", "aria-labelledby");
+    assert!(element_text(&page, &group).contains("Pets"), "{page}");
+
+    let input = attr_of(&page, "<input type=\"text\"", "aria-describedby");
+    let described = input.split_whitespace().next().unwrap();
+    assert!(
+        element_text(&page, described).contains("As on your badge"),
+        "{page}"
+    );
+}

@@ -37,7 +37,7 @@ async fn server_text_is_isolated_and_bidi_controls_are_flagged() {
     );
     assert!(page.contains("<p class=\"message\" dir=\"auto\">Open invoice\u{202E}fdp.exe</p>"));
     assert!(
-        page.contains("<label for=\"field.f\"><bdi>Name\u{2067}</bdi>"),
+        page.contains("<label id=\"field.f-label\" for=\"field.f\"><bdi>Name\u{2067}</bdi>"),
         "{page}"
     );
     assert!(page.contains("Hidden text-direction characters"), "{page}");

@@ -46,10 +46,18 @@ impl Reviewer {
         let now = self.broker.now().timestamp_millis();
         match (approval_id, decision.decision) {
             (
-                ApprovalId::Request { revision, .. },
+                ApprovalId::Request {
+                    revision,
+                    after_run,
+                    ..
+                },
                 kind @ (DecisionKind::Approve | DecisionKind::Reject),
             ) => {
-                if revision != q.revision || q.phase != Some(Phase::RequestReview) {
+                let newest = review.runs.first().map(|r| r.id.as_str());
+                if revision != q.revision
+                    || q.phase != Some(Phase::RequestReview)
+                    || after_run.as_deref() != newest
+                {
                     return Err(outdated("this request approval"));
                 }
                 if kind == DecisionKind::Reject {

@@ -35,6 +35,8 @@ impl Reviewer {
                         approval_id: ApprovalId::Request {
                             question: q.id.to_string(),
                             revision: q.revision,
+                            // Rules take the request step when the question opens: no run yet.
+                            after_run: None,
                         }
                         .to_string(),
                         decision: DecisionKind::Approve,

@@ -1,0 +1,115 @@
+//! The sampling request review as a person uses it (issue 13): after a failed model run the
+//! page's own Approve and Reject still decide, and every hand-written answer or decline is in
+//! the audit.
+
+use std::time::Duration;
+
+use mcp_consent::config::Config;
+use mcp_consent::sampling::{ModelConfig, ProviderKind, RoutingConfig};
+use reqwest::{Client, StatusCode};
+use serde_json::Value;
+
+use crate::helpers::*;
+
+/// A model whose API nobody listens on (port 1 on loopback): every run of it fails.
+fn dead_model(id: &str) -> ModelConfig {
+    ModelConfig {
+        id: id.to_owned(),
+        provider: ProviderKind::Openai,
+        base_url: "http://127.0.0.1:1/v1/".to_owned(),
+        api_key_env: None,
+        api_key_file: None,
+        input_usd_per_mtok: 1.0,
+        output_usd_per_mtok: 4.0,
+        speed: 0.5,
+        intelligence: 0.5,
+        tools: false,
+        images: false,
+        audio: false,
+        aliases: vec![],
+        servers: None,
+    }
+}
+
+async fn app_with(models: Vec<ModelConfig>) -> TestApp {
+    spawn_with(Config {
+        models,
+        routing: RoutingConfig::default(),
+        ..Config::default()
+    })
+    .await
+}
+
+/// The value of the page's `approvalId` field in the request review.
+fn approval_of(page: &str) -> String {
+    let at = page
+        .find("name=\"approvalId\" value=\"")
+        .unwrap_or_else(|| panic!("no approval id on the page: {page}"));
+    let rest = &page[at + "name=\"approvalId\" value=\"".len()..];
+    rest[..rest.find('"').unwrap()].to_owned()
+}
+
+/// Posts one decision of the page's form as the browser would.
+async fn post_decision(app: &TestApp, browser: &Client, id: &str, decision: &str) -> StatusCode {
+    let page = app.html(browser, &format!("/questions/{id}")).await;
+    let (csrf, approval) = (csrf_of(&page), approval_of(&page));
+    browser
+        .post(format!("{}/questions/{id}/decide", app.base))
+        .form(&[
+            ("csrf", csrf.as_str()),
+            ("approvalId", approval.as_str()),
+            ("decision", decision),
+        ])
+        .send()
+        .await
+        .unwrap()
+        .status()
+}
+
+/// Waits until the question has `n` runs, all finished and back in request review.
+async fn failed_runs(app: &TestApp, id: &str, n: usize) -> Value {
+    let reached = eventually(Duration::from_secs(10), || async {
+        let q = app.question(id).await;
+        let runs = q["review"]["runs"].as_array().map_or(0, Vec::len);
+        (q["phase"] == "request_review" && runs == n && q["review"]["runs"][0]["state"] == "failed")
+            .then_some(q)
+    })
+    .await;
+    match reached {
+        Some(q) => q,
+        None => panic!("no {n} failed runs: {}", app.question(id).await),
+    }
+}
+
+#[tokio::test]
+async fn after_a_failed_run_the_request_review_still_approves_and_rejects() {
+    let app = app_with(vec![dead_model("dead")]).await;
+    let id = app.open_ok(sampling_request(1, "hello")).await;
+    let browser = app.login().await;
+    assert_eq!(
+        post_decision(&app, &browser, &id, "approve").await,
+        StatusCode::SEE_OTHER
+    );
+    failed_runs(&app, &id, 1).await;
+    let page = app.html(&browser, &format!("/questions/{id}")).await;
+    assert!(page.contains("failed"), "{page}");
+
+    // Approve again from the page: a new run, not a replay of the first approval.
+    assert_eq!(
+        post_decision(&app, &browser, &id, "approve").await,
+        StatusCode::SEE_OTHER
+    );
+    failed_runs(&app, &id, 2).await;
+
+    // Reject from the page: the question closes with -1.
+    assert_eq!(
+        post_decision(&app, &browser, &id, "reject").await,
+        StatusCode::SEE_OTHER
+    );
+    let q = app.question(&id).await;
+    assert_eq!(q["state"], "declined", "{q}");
+    assert_eq!(
+        app.response(&id, 0).await.1["response"]["error"]["code"],
+        -1
+    );
+}

@@ -294,6 +294,12 @@ vocabulary! {
         AutoApproved = "auto_approved",
         /// A response was delivered to the server.
         Delivered = "delivered",
+        /// A person or agent wrote the response in place of a model, and it was delivered.
+        Answered = "answered",
+        /// A person or agent declined the request (answered `-1` without a model run).
+        Declined = "declined",
+        /// A person or agent cancelled the request (dismissed it without a decision).
+        Cancelled = "cancelled",
     }
 }
 

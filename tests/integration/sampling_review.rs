@@ -7,7 +7,7 @@ use std::time::Duration;
 use mcp_consent::config::Config;
 use mcp_consent::sampling::{ModelConfig, ProviderKind, RoutingConfig};
 use reqwest::{Client, StatusCode};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::helpers::*;
 
@@ -111,5 +111,65 @@ async fn after_a_failed_run_the_request_review_still_approves_and_rejects() {
     assert_eq!(
         app.response(&id, 0).await.1["response"]["error"]["code"],
         -1
+    );
+}
+
+#[tokio::test]
+async fn hand_written_answers_and_declines_of_sampling_are_audited() {
+    let app = spawn_app().await;
+    let answered = app.open_ok(sampling_request(1, "PROMPT-77aa")).await;
+    let result = json!({"role": "assistant", "content": {"type": "text", "text": "REPLY-77bb"},
+        "model": "written-by-hand"});
+    let (status, _) = app
+        .answer(&answered, json!({"action": "accept", "result": result}))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+
+    // Declined and cancelled on the page, by the person.
+    let browser = app.login().await;
+    let mut by_page = Vec::new();
+    for (n, action) in [(2, "decline"), (3, "cancel")] {
+        let id = app.open_ok(sampling_request(n, "PROMPT-77aa")).await;
+        let page = app.html(&browser, &format!("/questions/{id}")).await;
+        let csrf = csrf_of(&page);
+        let res = browser
+            .post(format!("{}/questions/{id}/answer", app.base))
+            .form(&[("csrf", csrf.as_str()), ("action", action)])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), StatusCode::SEE_OTHER);
+        by_page.push(id);
+    }
+
+    let audit: Value = app.get("/api/v1/audit").await.json().await.unwrap();
+    let entries: Vec<(&str, &str, &str)> = audit["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["questionId"].as_str().unwrap(),
+                e["actor"].as_str().unwrap(),
+                e["action"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            (by_page[1].as_str(), "human", "cancelled"),
+            (by_page[0].as_str(), "human", "declined"),
+            (answered.as_str(), "agent", "answered"),
+        ],
+        "{audit}"
+    );
+    assert_eq!(audit["entries"][2]["model"], "written-by-hand");
+    let text = audit.to_string();
+    assert!(!text.contains("PROMPT-77aa") && !text.contains("REPLY-77bb"));
+    let page = app.html(&browser, "/audit").await;
+    assert!(
+        page.contains("answered") && page.contains("declined"),
+        "{page}"
     );
 }

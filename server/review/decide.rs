@@ -114,7 +114,7 @@ impl Reviewer {
                 Some(c) => c.id.clone(),
                 None => {
                     return Err(BrokerError::NoRoute(format!(
-                        "no permitted route: {}; pick a model, edit the request, or reject it",
+                        "no permitted route: {}; edit the request, answer it yourself, or reject it",
                         review.route.receipt.why
                     )));
                 }
@@ -125,6 +125,22 @@ impl Reviewer {
                 "there is no configured model {model_id:?}"
             )));
         };
+        // A model the route excluded (over the cost cap, missing a capability, not allowed for
+        // this server) is never run, even when a form posts it anyway.
+        if let Some(excluded) = review
+            .route
+            .receipt
+            .exclusions
+            .iter()
+            .find(|e| e.model == model_id)
+        {
+            let why: Vec<String> = excluded.reasons.iter().map(|r| r.message()).collect();
+            return Err(invalid(format!(
+                "{model_id} may not run this request: {}; pick another model, edit the request, \
+                 or reject it",
+                why.join("; ")
+            )));
+        }
         let mut receipt: Receipt = review.route.receipt.clone();
         if review.route.chosen.as_ref().map(|c| c.id.as_str()) != Some(model_id.as_str()) {
             receipt.why = format!("{} The reviewer chose {model_id} instead.", receipt.why);

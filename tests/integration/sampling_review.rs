@@ -173,3 +173,78 @@ async fn hand_written_answers_and_declines_of_sampling_are_audited() {
         "{page}"
     );
 }
+
+/// A model that would answer, priced at `usd_per_mtok` for input (4× for output).
+fn priced_model(id: &str, usd_per_mtok: f64) -> ModelConfig {
+    ModelConfig {
+        input_usd_per_mtok: usd_per_mtok,
+        output_usd_per_mtok: usd_per_mtok * 4.0,
+        ..dead_model(id)
+    }
+}
+
+#[tokio::test]
+async fn a_model_over_the_cost_cap_is_disabled_in_the_picker_and_refused_if_posted() {
+    // maxTokens 100: "cheap" costs at most ~$0.0004, "pricey" at most ~$40.
+    let app = spawn_with(Config {
+        models: vec![
+            priced_model("cheap", 1.0),
+            priced_model("pricey", 100_000.0),
+        ],
+        routing: RoutingConfig {
+            max_request_cost_usd: Some(0.01),
+        },
+        ..Config::default()
+    })
+    .await;
+    let id = app.open_ok(sampling_request(1, "hello")).await;
+    let browser = app.login().await;
+    let page = app.html(&browser, &format!("/questions/{id}")).await;
+    let option = |model: &str| {
+        let at = page
+            .find(&format!("<option value=\"{model}\""))
+            .unwrap_or_else(|| panic!("no option {model}: {page}"));
+        page[at..at + page[at..].find("</option>").unwrap()].to_owned()
+    };
+    let (cheap, pricey) = (option("cheap"), option("pricey"));
+    assert!(
+        cheap.contains("$0.000") && !cheap.contains("disabled"),
+        "{cheap}"
+    );
+    assert!(
+        pricey.contains("disabled") && pricey.contains("over the per-request cap"),
+        "{pricey}"
+    );
+    assert!(page.contains("aria-describedby=\"routed-cost\""), "{page}");
+
+    // Posted anyway: refused with the reason, nothing runs, the question stays open.
+    let (csrf, approval) = (csrf_of(&page), approval_of(&page));
+    let res = browser
+        .post(format!("{}/questions/{id}/decide", app.base))
+        .form(&[
+            ("csrf", csrf.as_str()),
+            ("approvalId", approval.as_str()),
+            ("model", "pricey"),
+            ("decision", "approve"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    let status = res.status();
+    let body = res.text().await.unwrap();
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(body.contains("pricey may not run this request"), "{body}");
+    let q = app.question(&id).await;
+    assert_eq!(
+        (&q["state"], &q["phase"]),
+        (&json!("pending"), &json!("request_review"))
+    );
+    assert_eq!(q["review"]["runs"], json!([]));
+    let res = app
+        .post_json(
+            &format!("/api/v1/questions/{id}/approvals"),
+            &json!({"approvalId": approval, "decision": "approve", "model": "pricey"}),
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::UNPROCESSABLE_ENTITY);
+}

@@ -134,11 +134,10 @@ impl Reviewer {
             .iter()
             .find(|e| e.model == model_id)
         {
-            let why: Vec<String> = excluded.reasons.iter().map(|r| r.message()).collect();
             return Err(invalid(format!(
                 "{model_id} may not run this request: {}; pick another model, edit the request, \
                  or reject it",
-                why.join("; ")
+                excluded.reasons_text()
             )));
         }
         let mut receipt: Receipt = review.route.receipt.clone();

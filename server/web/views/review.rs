@@ -80,13 +80,7 @@ pub async fn model_review(
                 .exclusions
                 .iter()
                 .find(|e| e.model == c.id)
-                .map(|e| {
-                    e.reasons
-                        .iter()
-                        .map(|r| r.message())
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                })
+                .map(|e| e.reasons_text())
                 .unwrap_or_default(),
         })
         .collect();
@@ -171,17 +165,7 @@ pub async fn model_review(
         exclusions: receipt
             .exclusions
             .iter()
-            .map(|e| {
-                format!(
-                    "{}: {}",
-                    e.model,
-                    e.reasons
-                        .iter()
-                        .map(|r| r.message())
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                )
-            })
+            .map(|e| format!("{}: {}", e.model, e.reasons_text()))
             .collect(),
         estimated_tokens: receipt
             .estimated_input_tokens

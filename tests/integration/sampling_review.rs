@@ -49,20 +49,30 @@ fn approval_of(page: &str) -> String {
     rest[..rest.find('"').unwrap()].to_owned()
 }
 
-/// Posts one decision of the page's form as the browser would.
-async fn post_decision(app: &TestApp, browser: &Client, id: &str, decision: &str) -> StatusCode {
+/// Posts the page's request review form as the browser would: its csrf and approval id, plus
+/// `fields`.
+async fn post_review(
+    app: &TestApp,
+    browser: &Client,
+    id: &str,
+    fields: &[(&str, &str)],
+) -> reqwest::Response {
     let page = app.html(browser, &format!("/questions/{id}")).await;
     let (csrf, approval) = (csrf_of(&page), approval_of(&page));
+    let mut form = vec![("csrf", csrf.as_str()), ("approvalId", approval.as_str())];
+    form.extend_from_slice(fields);
     browser
         .post(format!("{}/questions/{id}/decide", app.base))
-        .form(&[
-            ("csrf", csrf.as_str()),
-            ("approvalId", approval.as_str()),
-            ("decision", decision),
-        ])
+        .form(&form)
         .send()
         .await
         .unwrap()
+}
+
+/// Posts one decision of the page's form, the prompt left out.
+async fn post_decision(app: &TestApp, browser: &Client, id: &str, decision: &str) -> StatusCode {
+    post_review(app, browser, id, &[("decision", decision)])
+        .await
         .status()
 }
 
@@ -218,18 +228,14 @@ async fn a_model_over_the_cost_cap_is_disabled_in_the_picker_and_refused_if_post
     assert!(page.contains("aria-describedby=\"routed-cost\""), "{page}");
 
     // Posted anyway: refused with the reason, nothing runs, the question stays open.
-    let (csrf, approval) = (csrf_of(&page), approval_of(&page));
-    let res = browser
-        .post(format!("{}/questions/{id}/decide", app.base))
-        .form(&[
-            ("csrf", csrf.as_str()),
-            ("approvalId", approval.as_str()),
-            ("model", "pricey"),
-            ("decision", "approve"),
-        ])
-        .send()
-        .await
-        .unwrap();
+    let approval = approval_of(&page);
+    let res = post_review(
+        &app,
+        &browser,
+        &id,
+        &[("model", "pricey"), ("decision", "approve")],
+    )
+    .await;
     let status = res.status();
     let body = res.text().await.unwrap();
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
@@ -247,4 +253,62 @@ async fn a_model_over_the_cost_cap_is_disabled_in_the_picker_and_refused_if_post
         )
         .await;
     assert_eq!(res.status(), StatusCode::UNPROCESSABLE_ENTITY);
+}
+
+#[tokio::test]
+async fn approve_runs_the_prompt_as_edited_on_the_one_review_form() {
+    let app = app_with(vec![dead_model("dead")]).await;
+    let id = app.open_ok(sampling_request(1, "ORIGINAL-9c1d")).await;
+    let browser = app.login().await;
+    let page = app.html(&browser, &format!("/questions/{id}")).await;
+    // The prompt is editable in the same form as Approve and run.
+    let form_start = page.find("action=\"/questions/").unwrap();
+    let form = &page[form_start..];
+    let form = &form[..form.find("</form>").unwrap()];
+    assert!(
+        form.contains("name=\"text.0.0\"")
+            && form.contains("ORIGINAL-9c1d")
+            && form.contains("Approve and run")
+            && form.contains("name=\"model\""),
+        "{form}"
+    );
+    let edited = [
+        ("baseRevision", "1"),
+        ("systemPrompt", "Be brief."),
+        ("text.0.0", "EDITED-4b2a"),
+        ("decision", "approve"),
+    ];
+    let res = post_review(&app, &browser, &id, &edited).await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    // The edited prompt ran (revision 2), and the edit is audited before the approval.
+    let q = failed_runs(&app, &id, 1).await;
+    assert_eq!(q["revision"], 2, "{q}");
+    assert_eq!(
+        q["review"]["params"]["messages"][0]["content"]["text"],
+        "EDITED-4b2a"
+    );
+    assert_eq!(q["review"]["params"]["systemPrompt"], "Be brief.");
+    let audit: Value = app.get("/api/v1/audit").await.json().await.unwrap();
+    let actions: Vec<&str> = audit["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(actions, ["approved", "edited"], "{audit}");
+    // The page shows the edited prompt in the form, the server's original still visible.
+    let page = app.html(&browser, &format!("/questions/{id}")).await;
+    assert!(
+        page.contains("EDITED-4b2a") && page.contains("ORIGINAL-9c1d"),
+        "{page}"
+    );
+    assert!(page.contains("server's original"), "{page}");
+
+    // Approving without a change makes no new revision.
+    let mut unchanged = edited;
+    unchanged[0] = ("baseRevision", "2");
+    let res = post_review(&app, &browser, &id, &unchanged).await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    let q = failed_runs(&app, &id, 2).await;
+    assert_eq!(q["revision"], 2, "{q}");
 }

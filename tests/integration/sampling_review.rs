@@ -312,3 +312,50 @@ async fn approve_runs_the_prompt_as_edited_on_the_one_review_form() {
     let q = failed_runs(&app, &id, 2).await;
     assert_eq!(q["revision"], 2, "{q}");
 }
+
+#[tokio::test]
+async fn a_rule_made_while_requests_wait_is_offered_for_them_and_audited() {
+    let app = app_with(vec![dead_model("dead")]).await;
+    let waiting = app.open_ok(sampling_request(1, "hello")).await;
+    let browser = app.login().await;
+    let page = app.html(&browser, "/rules").await;
+    let csrf = csrf_of(&page);
+    let res = browser
+        .post(format!("{}/rules", app.base))
+        .form(&[
+            ("csrf", csrf.as_str()),
+            ("server", "test-server"),
+            ("scope", "request"),
+            ("reason", "trusted"),
+            ("days", "7"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    // Created after the request opened: it does not run by itself, the page offers it.
+    assert_eq!(app.question(&waiting).await["review"]["runs"], json!([]));
+    let page = app.html(&browser, "/rules").await;
+    assert!(page.contains("Apply to the 1 waiting request<"), "{page}");
+    let at = page.find("/apply\"").unwrap();
+    let action = &page[page[..at].rfind("action=\"").unwrap() + "action=\"".len()..at + 6];
+    let res = browser
+        .post(format!("{}{action}", app.base))
+        .form(&[("csrf", csrf.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    failed_runs(&app, &waiting, 1).await;
+    let audit: Value = app.get("/api/v1/audit").await.json().await.unwrap();
+    let entry = &audit["entries"][0];
+    assert_eq!(
+        (&entry["action"], &entry["questionId"]),
+        (&json!("auto_approved"), &json!(waiting)),
+        "{audit}"
+    );
+    assert!(
+        entry["actor"].as_str().unwrap().starts_with("rule:"),
+        "{audit}"
+    );
+}

@@ -294,6 +294,12 @@ vocabulary! {
         AutoApproved = "auto_approved",
         /// A response was delivered to the server.
         Delivered = "delivered",
+        /// A person or agent wrote the response in place of a model, and it was delivered.
+        Answered = "answered",
+        /// A person or agent declined the request (answered `-1` without a model run).
+        Declined = "declined",
+        /// A person or agent cancelled the request (dismissed it without a decision).
+        Cancelled = "cancelled",
     }
 }
 
@@ -432,9 +438,10 @@ impl From<QuestionId> for String {
     }
 }
 
-/// The id of one decision: `<question>:request:<revision>` or `<question>:response:<run>`.
-/// Replaying a decision under the same id changes nothing; an id for a revision or run that is
-/// no longer current is outdated.
+/// The id of one decision: `<question>:request:<revision>` (`<question>:request:<revision>:<run>`
+/// once a run of the question failed: the approval retries after that run) or
+/// `<question>:response:<run>`. Replaying a decision under the same id changes nothing; an id
+/// for a revision or run that is no longer current is outdated.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ApprovalId {
     /// The request review of one revision.
@@ -443,6 +450,10 @@ pub enum ApprovalId {
         question: String,
         /// The revision approved or rejected.
         revision: i32,
+        /// The newest run of the question when it came back to request review (it failed),
+        /// so that a decision after a failed run is a new decision, not a replay of the one
+        /// that started that run.
+        after_run: Option<String>,
     },
     /// The response review of one run.
     Response {
@@ -495,10 +506,18 @@ impl FromStr for ApprovalId {
         }
         let question = question.to_owned();
         match step.parse::<Step>().map_err(|_| bad())? {
-            Step::Request => Ok(ApprovalId::Request {
-                question,
-                revision: rest.parse().map_err(|_| bad())?,
-            }),
+            Step::Request => {
+                let (revision, after_run) = match rest.split_once(':') {
+                    Some((r, run)) if !run.is_empty() => (r, Some(run.to_owned())),
+                    Some(_) => return Err(bad()),
+                    None => (rest, None),
+                };
+                Ok(ApprovalId::Request {
+                    question,
+                    revision: revision.parse().map_err(|_| bad())?,
+                    after_run,
+                })
+            }
             Step::Response => Ok(ApprovalId::Response {
                 question,
                 run: rest.to_owned(),
@@ -510,9 +529,16 @@ impl FromStr for ApprovalId {
 impl fmt::Display for ApprovalId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ApprovalId::Request { question, revision } => {
-                write!(f, "{question}:request:{revision}")
-            }
+            ApprovalId::Request {
+                question,
+                revision,
+                after_run: None,
+            } => write!(f, "{question}:request:{revision}"),
+            ApprovalId::Request {
+                question,
+                revision,
+                after_run: Some(run),
+            } => write!(f, "{question}:request:{revision}:{run}"),
             ApprovalId::Response { question, run } => write!(f, "{question}:response:{run}"),
         }
     }

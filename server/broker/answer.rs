@@ -6,11 +6,16 @@ use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
 use super::{Answerer, Broker, BrokerError, Question};
+use diesel::QueryResult;
+use sha2::{Digest, Sha256};
+
+use crate::db::approvals::{self, NewAudit};
 use crate::db::models::QuestionRow;
-use crate::domain::{Action, Audience, Kind, State};
+use crate::domain::{Action, Actor, Audience, AuditAction, Kind, State};
 use crate::metrics::RejectReason;
 use crate::protocol::jsonrpc::{RpcError, error_response, result_response};
 use crate::protocol::{FieldError, elicitation, sampling, url_safety};
+use crate::sampling::request_digest;
 use crate::wire::Answer;
 
 impl Broker {
@@ -46,8 +51,48 @@ impl Broker {
         let question = self.get(id).await?;
         check_may_answer(&question, by)?;
         let (state, response) = self.counted_response_for(&question, answer)?;
-        self.decide(&question, state, Some(response)).await?;
+        let audit = (question.kind == Kind::Sampling)
+            .then(|| self.hand_audit(&question, state, &response, by));
+        self.decide_audited(&question, state, Some(response), audit)
+            .await?;
         Ok(state)
+    }
+
+    /// The audit entry of a sampling question answered, declined or cancelled by hand (every
+    /// decision of a sampling question is audited, not only those of the model review):
+    /// digests only, and the model name the answer reports.
+    fn hand_audit(
+        &self,
+        question: &Question,
+        state: State,
+        response: &Value,
+        by: Answerer,
+    ) -> NewAudit {
+        let action = match state {
+            State::Accepted => AuditAction::Answered,
+            State::Cancelled => AuditAction::Cancelled,
+            _ => AuditAction::Declined,
+        };
+        let actor = match by {
+            Answerer::Human => Actor::Human,
+            Answerer::Agent => Actor::Agent,
+        };
+        let mut entry = NewAudit::new(
+            self.now().timestamp_millis(),
+            actor,
+            action,
+            &question.id,
+            &question.server,
+        );
+        entry.request_digest = Some(request_digest(&question.request));
+        if let Some(result) = response.get("result") {
+            entry.model_id = result
+                .get("model")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            entry.response_digest = Some(hex::encode(Sha256::digest(result.to_string())));
+        }
+        entry
     }
 
     /// The server cancelled the request: the question is withdrawn and no response is sent.
@@ -176,13 +221,32 @@ impl Broker {
         state: State,
         response: Option<Value>,
     ) -> Result<(), BrokerError> {
+        self.decide_audited(question, state, response, None).await
+    }
+
+    /// [`Broker::decide`], writing `audit` in the same transaction when the question moves.
+    async fn decide_audited(
+        &self,
+        question: &Question,
+        state: State,
+        response: Option<Value>,
+        audit: Option<NewAudit>,
+    ) -> Result<(), BrokerError> {
         let id = question.id.clone();
         let text = response.as_ref().map(Value::to_string);
         let now = self.now();
         let ms = now.timestamp_millis();
         let moved = self
             .db
-            .write(move |conn| Ok(QuestionRow::decide(conn, &id, state, text.as_deref(), ms)?))
+            .write(move |conn| {
+                Ok(conn.immediate_transaction(|conn| {
+                    let moved = QuestionRow::decide(conn, &id, state, text.as_deref(), ms)?;
+                    if let (true, Some(entry)) = (moved, &audit) {
+                        approvals::append_audit(conn, entry)?;
+                    }
+                    QueryResult::Ok(moved)
+                })?)
+            })
             .await?;
         if !moved {
             let current = Box::pin(self.get(&question.id)).await?;

@@ -34,16 +34,28 @@ fn actors_and_approval_ids_parse_what_they_print() {
         id,
         ApprovalId::Request {
             question: "q1".into(),
-            revision: 2
+            revision: 2,
+            after_run: None,
         }
     );
     assert_eq!(id.to_string(), "q1:request:2");
+    let id: ApprovalId = "q1:request:2:r-9".parse().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        id,
+        ApprovalId::Request {
+            question: "q1".into(),
+            revision: 2,
+            after_run: Some("r-9".into()),
+        }
+    );
+    assert_eq!(id.to_string(), "q1:request:2:r-9");
     let id: ApprovalId = "q1:response:r-9".parse().unwrap_or_else(|e| panic!("{e}"));
     assert_eq!((id.step(), id.run()), (Step::Response, Some("r-9")));
     for bad in [
         "q1",
         "q1:request",
         "q1:request:x",
+        "q1:request:2:",
         "q1:other:1",
         ":request:1",
     ] {
@@ -54,7 +66,11 @@ fn actors_and_approval_ids_parse_what_they_print() {
 /// The migration's CHECK constraints list exactly the words of each type.
 #[test]
 fn the_migration_checks_the_same_words() {
-    let sql = include_str!("../../migrations/2026-12-01-000000_vocabulary_checks/up.sql");
+    // The audit actions' CHECK was last widened by the hand-answers migration.
+    let sql = concat!(
+        include_str!("../../migrations/2026-12-01-000000_vocabulary_checks/up.sql"),
+        include_str!("../../migrations/2026-12-01-000002_audit_hand_answers/up.sql")
+    );
     let check = |column: &str, words: Vec<&str>| {
         let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
         let expected = format!("{column} IN ({})", quoted.join(", "));

@@ -46,10 +46,18 @@ impl Reviewer {
         let now = self.broker.now().timestamp_millis();
         match (approval_id, decision.decision) {
             (
-                ApprovalId::Request { revision, .. },
+                ApprovalId::Request {
+                    revision,
+                    after_run,
+                    ..
+                },
                 kind @ (DecisionKind::Approve | DecisionKind::Reject),
             ) => {
-                if revision != q.revision || q.phase != Some(Phase::RequestReview) {
+                let newest = review.runs.first().map(|r| r.id.as_str());
+                if revision != q.revision
+                    || q.phase != Some(Phase::RequestReview)
+                    || after_run.as_deref() != newest
+                {
                     return Err(outdated("this request approval"));
                 }
                 if kind == DecisionKind::Reject {
@@ -106,7 +114,7 @@ impl Reviewer {
                 Some(c) => c.id.clone(),
                 None => {
                     return Err(BrokerError::NoRoute(format!(
-                        "no permitted route: {}; pick a model, edit the request, or reject it",
+                        "no permitted route: {}; edit the request, answer it yourself, or reject it",
                         review.route.receipt.why
                     )));
                 }
@@ -117,6 +125,21 @@ impl Reviewer {
                 "there is no configured model {model_id:?}"
             )));
         };
+        // A model the route excluded (over the cost cap, missing a capability, not allowed for
+        // this server) is never run, even when a form posts it anyway.
+        if let Some(excluded) = review
+            .route
+            .receipt
+            .exclusions
+            .iter()
+            .find(|e| e.model == model_id)
+        {
+            return Err(invalid(format!(
+                "{model_id} may not run this request: {}; pick another model, edit the request, \
+                 or reject it",
+                excluded.reasons_text()
+            )));
+        }
         let mut receipt: Receipt = review.route.receipt.clone();
         if review.route.chosen.as_ref().map(|c| c.id.as_str()) != Some(model_id.as_str()) {
             receipt.why = format!("{} The reviewer chose {model_id} instead.", receipt.why);

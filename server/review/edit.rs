@@ -8,6 +8,7 @@ use super::*;
 impl Reviewer {
     /// Edits the current revision into a new one (system prompt and text blocks only); the
     /// result must still be a valid request. Approvals of older revisions no longer apply.
+    /// An edit that changes nothing makes no revision and returns the current one.
     ///
     /// # Errors
     /// [`BrokerError::InvalidAnswer`] for an outdated base revision or an edit that breaks the
@@ -53,6 +54,10 @@ impl Reviewer {
                 )));
             }
             block["text"] = json!(t.text);
+        }
+        if params == review.params {
+            // Nothing changed (the one-form review posts the prompt with every approval).
+            return Ok(q.revision);
         }
         sampling::validate_request(q.era, &q.client_capabilities, &params)
             .map_err(|e| invalid(format!("the edited request is not valid: {}", e.message)))?;

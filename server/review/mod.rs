@@ -119,11 +119,15 @@ pub struct Review {
 }
 
 impl Review {
-    /// The id a decision of the current revision's request review takes.
+    /// The id a decision of the current revision's request review takes: it names the newest
+    /// run when there is one (that run failed, or the question would not be back in request
+    /// review), so the decision after a failed run is not taken for a replay of the approval
+    /// that started it.
     pub fn request_approval_id(&self, question: &str) -> ApprovalId {
         ApprovalId::Request {
             question: question.to_owned(),
             revision: self.revision,
+            after_run: self.runs.first().map(|r| r.id.clone()),
         }
     }
 

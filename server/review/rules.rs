@@ -31,18 +31,15 @@ impl Reviewer {
             let actor = Actor::Rule(rule.id);
             let result = match step {
                 Step::Request => {
+                    let review = self.review(q).await?;
                     let decision = Decision {
-                        approval_id: ApprovalId::Request {
-                            question: q.id.to_string(),
-                            revision: q.revision,
-                        }
-                        .to_string(),
+                        approval_id: review.request_approval_id(&q.id).to_string(),
                         decision: DecisionKind::Approve,
                         model: None,
                     };
                     // A rule cannot pick a model for a request no model may serve: it refuses
                     // it for the person, with its own code (not -1: nobody rejected it).
-                    if self.review(q).await?.route.chosen.is_none() {
+                    if review.route.chosen.is_none() {
                         let decision = Decision {
                             decision: DecisionKind::Reject,
                             ..decision
@@ -144,6 +141,54 @@ impl Reviewer {
     /// [`BrokerError::Store`].
     pub async fn rules(&self) -> Result<Vec<approvals::RuleRow>, BrokerError> {
         Ok(self.db.run(|c| Ok(approvals::rules(c)?)).await?)
+    }
+
+    /// Sampling questions of `server` waiting in request review (the oldest 1,000): what a
+    /// rule made for that server while they waited can be applied to.
+    ///
+    /// # Errors
+    /// [`BrokerError::Store`], [`BrokerError::Corrupt`].
+    pub async fn waiting_requests(&self, server: &str) -> Result<Vec<Question>, BrokerError> {
+        Ok(self
+            .broker
+            .pending(1000)
+            .await?
+            .into_iter()
+            .filter(|q| {
+                q.kind == Kind::Sampling
+                    && q.server == server
+                    && q.phase == Some(Phase::RequestReview)
+            })
+            .collect())
+    }
+
+    /// Applies the active rule `id` to the requests of its server already waiting in request
+    /// review, as if each had just opened (each step it takes is audited as `auto_approved`
+    /// by `rule:<id>`). Returns how many it decided or started.
+    ///
+    /// # Errors
+    /// [`BrokerError::NotFound`] when `id` is not an active rule; [`BrokerError::Store`].
+    pub async fn apply_rule_to_waiting(&self, id: &str) -> Result<usize, BrokerError> {
+        let now = self.broker.now().timestamp_millis();
+        let Some(rule) = self
+            .rules()
+            .await?
+            .into_iter()
+            .find(|r| r.id == id && r.revoked_at.is_none() && r.expires_at > now)
+        else {
+            return Err(BrokerError::NotFound);
+        };
+        let mut applied = 0;
+        for q in self.waiting_requests(&rule.server).await? {
+            let runs_before = self.review(&q).await?.runs.len();
+            self.apply_rule(&q, Step::Request).await?;
+            let after = self.broker.get(&q.id).await?;
+            if after.state != State::Pending || self.review(&after).await?.runs.len() > runs_before
+            {
+                applied += 1;
+            }
+        }
+        Ok(applied)
     }
 
     /// Revokes a rule (a no-op for unknown or revoked ids).

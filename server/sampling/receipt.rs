@@ -165,6 +165,14 @@ pub struct Exclusion {
     pub reasons: Vec<ExclusionReason>,
 }
 
+impl Exclusion {
+    /// Every reason as one sentence for pages and errors, `; `-separated.
+    pub fn reasons_text(&self) -> String {
+        let each: Vec<String> = self.reasons.iter().map(ExclusionReason::message).collect();
+        each.join("; ")
+    }
+}
+
 /// A hint that named only excluded models: the request got something other than what the
 /// server hinted at.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -23,6 +23,7 @@ mod remote_auth;
 mod retention;
 mod routing;
 mod sampling_props;
+mod sampling_review;
 mod sampling_vectors;
 mod service;
 mod upgrade;

@@ -59,6 +59,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/rules", web::get().to(rules))
         .route("/rules", web::post().to(create_rule))
         .route("/rules/{rule}/revoke", web::post().to(revoke_rule))
+        .route("/rules/{rule}/apply", web::post().to(apply_rule))
         .default_service(web::to(not_found));
 }
 

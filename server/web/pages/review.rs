@@ -1,6 +1,7 @@
 //! The model review's decisions and edits posted from the question page.
 
 use super::*;
+use crate::domain::ApprovalId;
 
 /// `POST /questions/{id}/decide`: a review decision (`approvalId`, `decision`, `model`).
 pub async fn decide(
@@ -15,8 +16,35 @@ pub async fn decide(
     else {
         return Err(PageError::BadRequest("Choose a decision.".into()));
     };
+    let mut approval_id = last(&pairs, "approvalId").unwrap_or_default().to_owned();
+    // The request review is one form: the prompt as shown (maybe edited) comes with Approve.
+    // A changed prompt is recorded as a new revision (audited) and the approval moves to it,
+    // so what runs is what the person saw.
+    if decision == DecisionKind::Approve && last(&pairs, "baseRevision").is_some() {
+        let edit = edit_of(&pairs);
+        let revision = match state.review.edit_sampling(&id, &edit, &Actor::Human).await {
+            Ok(r) => r,
+            Err(e) => {
+                return refused(&state, &session, &id, e, |_| typed_revision(&pairs)).await;
+            }
+        };
+        if revision != edit.base_revision
+            && let Ok(ApprovalId::Request {
+                question,
+                after_run,
+                ..
+            }) = approval_id.parse::<ApprovalId>()
+        {
+            approval_id = ApprovalId::Request {
+                question,
+                revision,
+                after_run,
+            }
+            .to_string();
+        }
+    }
     let decision = Decision {
-        approval_id: last(&pairs, "approvalId").unwrap_or_default().to_owned(),
+        approval_id,
         decision,
         model: last(&pairs, "model")
             .filter(|m| !m.is_empty())
@@ -42,11 +70,21 @@ pub async fn revise(
 ) -> Result<HttpResponse, PageError> {
     let pairs = form_pairs(payload).await?;
     session.check_csrf(last(&pairs, "csrf"))?;
-    let edit = Edit {
-        base_revision: last(&pairs, "baseRevision")
+    let edit = edit_of(&pairs);
+    match state.review.edit_sampling(&id, &edit, &Actor::Human).await {
+        Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
+        Err(e) => refused(&state, &session, &id, e, |_| typed_revision(&pairs)).await,
+    }
+}
+
+/// The edit a request review form posts (`baseRevision`, `systemPrompt`,
+/// `text.<message>.<block>`).
+fn edit_of(pairs: &[(String, String)]) -> Edit {
+    Edit {
+        base_revision: last(pairs, "baseRevision")
             .and_then(|r| r.parse().ok())
             .unwrap_or(0),
-        system_prompt: last(&pairs, "systemPrompt").map(str::to_owned),
+        system_prompt: last(pairs, "systemPrompt").map(str::to_owned),
         texts: pairs
             .iter()
             .filter_map(|(k, v)| {
@@ -58,10 +96,6 @@ pub async fn revise(
                 })
             })
             .collect(),
-    };
-    match state.review.edit_sampling(&id, &edit, &Actor::Human).await {
-        Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
-        Err(e) => refused(&state, &session, &id, e, |_| typed_revision(&pairs)).await,
     }
 }
 

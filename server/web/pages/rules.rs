@@ -12,6 +12,9 @@ pub struct RuleView {
     pub expires_at: Moment,
     pub active: bool,
     pub status: String,
+    /// Requests of its server waiting in request review (active rules only): the page offers
+    /// to apply the rule to them.
+    pub waiting: usize,
 }
 
 #[derive(Template)]
@@ -28,7 +31,7 @@ pub async fn rules(
 ) -> Result<HttpResponse, PageError> {
     let clock = state.broker.now();
     let now = clock.timestamp_millis();
-    let rules = state
+    let mut rules: Vec<RuleView> = state
         .review
         .rules()
         .await?
@@ -49,9 +52,13 @@ pub async fn rules(
                 scope: r.scope,
                 author: r.author,
                 reason: r.reason,
+                waiting: 0,
             }
         })
         .collect();
+    for r in rules.iter_mut().filter(|r| r.active) {
+        r.waiting = state.review.waiting_requests(&r.server).await?.len();
+    }
     ok(&RulesPage {
         csrf: session.csrf.clone(),
         rules,
@@ -101,5 +108,19 @@ pub async fn revoke_rule(
     let pairs = form_pairs(payload).await?;
     session.check_csrf(last(&pairs, "csrf"))?;
     state.review.revoke_rule(&rule).await?;
+    Ok(see_other("/rules"))
+}
+
+/// `POST /rules/{rule}/apply`: applies an active rule to the requests of its server that
+/// already wait in request review.
+pub async fn apply_rule(
+    state: web::Data<AppState>,
+    session: WebSession,
+    rule: web::Path<String>,
+    payload: web::Payload,
+) -> Result<HttpResponse, PageError> {
+    let pairs = form_pairs(payload).await?;
+    session.check_csrf(last(&pairs, "csrf"))?;
+    state.review.apply_rule_to_waiting(&rule).await?;
     Ok(see_other("/rules"))
 }

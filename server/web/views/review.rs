@@ -14,11 +14,22 @@ pub struct ModelReview {
     pub estimated_tokens: String,
     pub token_method: String,
     pub estimated_cost: String,
-    pub models: Vec<(String, bool)>,
+    pub models: Vec<ModelOption>,
     pub system_prompt: String,
     pub texts: Vec<(usize, usize, String)>,
     pub run: Option<RunView>,
     pub waiting: String,
+}
+
+/// One model of the picker: its own estimate for this request and whether the route excluded
+/// it (then the option is disabled, and the server refuses it too).
+pub struct ModelOption {
+    pub id: String,
+    pub selected: bool,
+    /// Estimated cost of this request on this model, e.g. `$0.000700`.
+    pub estimate: String,
+    /// Why the route excluded it (e.g. over the per-request cost cap); empty when it may run.
+    pub excluded: String,
 }
 
 pub struct RunView {
@@ -58,17 +69,21 @@ pub async fn model_review(
         .as_ref()
         .map(|c| c.id.clone())
         .unwrap_or_default();
-    let models = state
-        .review
-        .engine()
-        .map(|e| {
-            e.catalog
-                .models()
+    let models = receipt
+        .candidates
+        .iter()
+        .map(|c| ModelOption {
+            id: c.id.clone(),
+            selected: c.id == routed,
+            estimate: usd(Some(c.estimated_cost_usd)),
+            excluded: receipt
+                .exclusions
                 .iter()
-                .map(|m| (m.id.clone(), m.id == routed))
-                .collect()
+                .find(|e| e.model == c.id)
+                .map(|e| e.reasons_text())
+                .unwrap_or_default(),
         })
-        .unwrap_or_default();
+        .collect();
     let mut texts = Vec::new();
     if let Some(messages) = review.params.get("messages").and_then(Value::as_array) {
         for (m, message) in messages.iter().enumerate() {
@@ -150,17 +165,7 @@ pub async fn model_review(
         exclusions: receipt
             .exclusions
             .iter()
-            .map(|e| {
-                format!(
-                    "{}: {}",
-                    e.model,
-                    e.reasons
-                        .iter()
-                        .map(|r| r.message())
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                )
-            })
+            .map(|e| format!("{}: {}", e.model, e.reasons_text()))
             .collect(),
         estimated_tokens: receipt
             .estimated_input_tokens

@@ -146,12 +146,8 @@ impl Config {
     /// # Errors
     /// [`ConfigError::Read`] for an unreadable file, [`ConfigError::Parse`] for bad TOML.
     pub fn load(explicit: Option<&Path>) -> Result<Config, ConfigError> {
-        let path = match explicit {
-            Some(p) => p.to_path_buf(),
-            None => match Self::default_path() {
-                Some(p) if p.exists() => p,
-                _ => return Ok(Config::default()),
-            },
+        let Some(path) = Self::file_to_read(explicit) else {
+            return Ok(Config::default());
         };
         let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
             path: path.clone(),
@@ -161,6 +157,15 @@ impl Config {
             path,
             source: Box::new(e),
         })
+    }
+
+    /// The file [`Config::load`] reads: `explicit`, else the default path when it exists;
+    /// `None` when the defaults apply.
+    pub fn file_to_read(explicit: Option<&Path>) -> Option<PathBuf> {
+        match explicit {
+            Some(p) => Some(p.to_path_buf()),
+            None => Self::default_path().filter(|p| p.exists()),
+        }
     }
 
     /// Parses TOML text and validates `[[models]]` and `[routing]`.

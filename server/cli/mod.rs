@@ -157,7 +157,9 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
     };
     let client = |broker| ServiceClient::new(StateDir::at(root.clone()), broker);
     match cli.command {
-        Command::Serve(args) => serve::run(args, root).await.map_err(CliError::Serve)?,
+        Command::Serve(args) => serve::run(args, root, cli.state_dir.is_some())
+            .await
+            .map_err(CliError::Serve)?,
         Command::Proxy(args) => {
             init_tracing("warn");
             let client = client(args.broker.clone());

@@ -24,17 +24,42 @@ pub struct ServeArgs {
 /// # Errors
 /// [`StartupError`]: the config, the state directory, the store or the listener; or the web
 /// server failing later.
-pub async fn run(args: ServeArgs, root: PathBuf) -> Result<(), StartupError> {
+pub async fn run(args: ServeArgs, root: PathBuf, explicit_root: bool) -> Result<(), StartupError> {
     super::init_tracing("info");
     super::owner_only_files();
     let descriptors = crate::app::raise_descriptor_limit(8192);
+    let config_file = Config::file_to_read(args.config.as_deref());
     let config = Config::load(args.config.as_deref())?;
     let listen = args.listen.unwrap_or_else(|| config.listen.clone());
-    let app = Application::build(&config, root, &listen).await?;
+    let login = login_command(explicit_root, &root);
+    let app = Application::build(&config, root.clone(), &listen).await?;
     println!("listening on http://{}", app.addr());
     tracing::debug!(descriptors, "open-file limit");
-    // stdout carries exactly the one line docs/design.md §serve promises; the hint goes to the
-    // log.
-    tracing::info!("to log in, run `mcp-consent login` and open the link it prints");
+    // stdout carries exactly the one line docs/design.md §serve promises; the rest goes to the
+    // log: where everything is, and how to log in from here.
+    tracing::info!(
+        state_dir = %root.display(),
+        config = %config_file.map_or_else(|| "none (defaults)".to_owned(), |p| p.display().to_string()),
+        models = ?config.models.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(),
+        "mcp-consent started"
+    );
+    tracing::info!("to log in, run `{login}` and open the link it prints");
     app.run_until_stopped().await
+}
+
+/// The login command that works from where the service was started: `cargo run --release --
+/// login` when this binary is a build in a cargo target directory (not installed yet), with
+/// `--state-dir` when the state directory is not the default one.
+fn login_command(explicit_root: bool, root: &std::path::Path) -> String {
+    let in_target = std::env::current_exe()
+        .is_ok_and(|exe| exe.components().any(|c| c.as_os_str() == "target"));
+    let mut command = if in_target {
+        "cargo run --release -- login".to_owned()
+    } else {
+        "mcp-consent login".to_owned()
+    };
+    if explicit_root {
+        command.push_str(&format!(" --state-dir {}", root.display()));
+    }
+    command
 }

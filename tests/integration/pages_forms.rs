@@ -326,3 +326,43 @@ async fn choice_groups_are_named_and_descriptions_are_tied_to_their_fields() {
         "{page}"
     );
 }
+
+/// A browser sends a textarea's line breaks as CRLF; the server gets the text as the person
+/// typed it, with `\n`.
+#[tokio::test]
+async fn typed_line_breaks_reach_the_server_as_newlines() {
+    let app = spawn_app().await;
+    let id = app.open_ok(sampling_request(7, "two lines please")).await;
+    let browser = app.login().await;
+    let csrf = csrf_of(&app.html(&browser, &format!("/questions/{id}")).await);
+    let (status, confirm) = post_form(
+        &browser,
+        format!("{}/questions/{id}/answer", app.base),
+        &[
+            ("csrf", csrf.as_str()),
+            ("text", "line one\r\nline two"),
+            ("model", "by-hand"),
+            ("stopReason", "endTurn"),
+            ("action", "accept"),
+        ],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{confirm}");
+    let payload = hidden(&confirm, "payload");
+    let (status, _) = post_form(
+        &browser,
+        format!("{}/questions/{id}/send", app.base),
+        &[
+            ("csrf", csrf.as_str()),
+            ("payload", payload.as_str()),
+            ("action", "send"),
+        ],
+    )
+    .await;
+    assert!(status.is_success() || status.is_redirection(), "{status}");
+    let (_, body) = app.response(&id, 0).await;
+    assert_eq!(
+        body["response"]["result"]["content"]["text"],
+        "line one\nline two"
+    );
+}

@@ -89,6 +89,9 @@ pub fn see_other(to: &str) -> HttpResponse {
 }
 
 /// Reads an `application/x-www-form-urlencoded` body as ordered pairs (repeated keys kept).
+/// Line breaks are `\n`: browsers send a textarea's line breaks as CRLF (HTML's form
+/// submission rules), and what the person typed must reach the server as typed, not with a
+/// `\r` before each newline.
 pub async fn form_pairs(payload: web::Payload) -> Result<Vec<(String, String)>, PageError> {
     let body = read_body(payload, MAX_BODY_BYTES)
         .await
@@ -96,5 +99,7 @@ pub async fn form_pairs(payload: web::Payload) -> Result<Vec<(String, String)>, 
             Some(limit) => PageError::TooLarge(limit),
             None => PageError::BadRequest("The form could not be read.".into()),
         })?;
-    Ok(form_urlencoded::parse(&body).into_owned().collect())
+    Ok(form_urlencoded::parse(&body)
+        .map(|(k, v)| (k.into_owned(), v.replace("\r\n", "\n")))
+        .collect())
 }

@@ -6,6 +6,7 @@ mod approvals;
 mod boundary;
 mod cli;
 mod doors;
+mod edit_approve;
 mod events;
 mod hardening;
 mod helpers;

@@ -15,6 +15,7 @@ mod lifecycle;
 mod metrics;
 mod nix_module;
 mod pages;
+mod pages_a11y;
 mod pages_forms;
 mod pages_text;
 mod providers;

@@ -115,7 +115,8 @@
   var box = document.querySelector("[data-live=question]");
   if (!box) return;
   var id = box.getAttribute("data-question-id");
-  var typed = false;
+  // A page shown again after a refused answer holds what the person entered.
+  var typed = !!document.querySelector(".error-summary");
   box.addEventListener("input", function () { typed = true; });
   box.addEventListener("change", function () { typed = true; });
 
@@ -126,16 +127,21 @@
     p.hidden = false;
   }
 
-  function refresh() {
-    fetch(window.location.pathname, { credentials: "same-origin", headers: { Accept: "text/html" } })
+  // Fetches the page and swaps in its question; with onlyIfChanged, only when the fresh page
+  // shows another decision (data-version), so a check that finds nothing new leaves the focus.
+  function refresh(onlyIfChanged) {
+    // The question's own page: after a refused answer the address is its /answer (POST only).
+    fetch("/questions/" + encodeURIComponent(id), { credentials: "same-origin", headers: { Accept: "text/html" } })
       .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
       .then(function (html) {
         var doc = new DOMParser().parseFromString(html, "text/html");
         var fresh = doc.querySelector("[data-live=question]");
         var current = document.querySelector("[data-live=question]");
         if (!fresh || !current || fresh.getAttribute("data-question-id") !== id) return;
+        if (onlyIfChanged && fresh.getAttribute("data-version") === current.getAttribute("data-version")) return;
         current.innerHTML = fresh.innerHTML;
         current.setAttribute("data-state", fresh.getAttribute("data-state") || "");
+        current.setAttribute("data-version", fresh.getAttribute("data-version") || "");
         document.title = doc.title;
         // The focused element went with the old content: start again at the heading.
         if (window.mcpConsentFocusStart) window.mcpConsentFocusStart();
@@ -144,6 +150,9 @@
   }
 
   var events = new EventSource("/api/v1/events");
+  // A change between this page's rendering and the subscription (or during a reconnect) sends
+  // no event to this page: look once each time the stream opens.
+  events.addEventListener("open", function () { if (!typed) refresh(true); });
   events.addEventListener("question", function (e) {
     var ev;
     try { ev = JSON.parse(e.data); } catch (_) { return; }

@@ -225,9 +225,9 @@ async def test_a_sampling_request_is_approved_and_sent_with_the_keyboard_only(
     assert "estimated cost" in cost, cost
     await page.keyboard.press("Enter")
     await wait_for_phase(service, qid, "response_review")
-    # The page may have landed while the model ran; the live update is test_pages.py's subject,
-    # so load the response review here (a reload, as without JavaScript).
-    await page.reload()
+    # The page may have landed while the model ran, or after it: either way the live page shows
+    # the response review without a reload (a change before its event stream opened included).
+    await page.locator("button[value=send]").wait_for()
     await expect(page.locator("main h1")).to_be_focused()
     await tab_to(page, "button[value=send]")
     async with page.expect_response(lambda r: r.request.method == "POST" and r.url.endswith("/decide")):
@@ -333,6 +333,9 @@ async def test_every_page_state_is_screenshotted_and_passes_axe(
     finally:
         await anonymous.close()
 
+    # The logged-in page rests on the live queue, which reloads itself when questions open;
+    # park it on a blank page so that reload cannot race the navigations below.
+    await page.goto("about:blank")
     form = await open_form(service, 10)
     url = await open_url(service, 11, "https://accounts.example.com/connect?client=calendar")
     local = await open_url(service, 12, "http://192.168.1.20:8080/setup")

@@ -48,6 +48,26 @@ pub struct QuestionPage {
     pub response: String,
 }
 
+impl QuestionPage {
+    /// What the live page compares to notice a change it may have missed between being rendered
+    /// and subscribing to events: the state, and for a model review its phase and the approval
+    /// ids (which name the revision and the run). Equal versions show the same decision.
+    pub fn live_version(&self) -> String {
+        match &self.model {
+            Some(m) => format!(
+                "{}|{}|{}|{}",
+                self.state,
+                m.phase.map_or("", |p| p.as_str()),
+                m.request_approval_id,
+                m.response_approval_id
+                    .as_ref()
+                    .map_or(String::new(), |a| a.to_string()),
+            ),
+            None => self.state.to_string(),
+        }
+    }
+}
+
 /// One entry of the error summary: a refused answer's problem, linked to its field when the
 /// page has an input for it (WCAG 3.3.1: the person can jump to what to fix).
 pub struct ErrorItem {

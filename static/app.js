@@ -26,6 +26,12 @@
   box.addEventListener("input", function () { typed = true; });
   box.addEventListener("change", function () { typed = true; });
 
+  // The notices' words come from the page (data-* of .live-notice), in the page's language.
+  function words(name, fallback) {
+    var p = document.querySelector(".live-notice");
+    return (p && p.getAttribute("data-" + name)) || fallback;
+  }
+
   function notice(text) {
     var p = document.querySelector(".live-notice");
     if (!p) return;
@@ -45,7 +51,7 @@
         current.setAttribute("data-state", fresh.getAttribute("data-state") || "");
         document.title = doc.title;
       })
-      .catch(function () { notice("This question changed; reload the page to see it."); });
+      .catch(function () { notice(words("changed", "This question changed; reload the page to see it.")); });
   }
 
   var events = new EventSource("/api/v1/events");
@@ -55,9 +61,9 @@
     if (!ev || ev.id !== id) return;
     if (!typed) { refresh(); return; }
     if (ev.state !== "pending") {
-      notice("This question is now " + ev.state + " (it changed while you were answering): nothing can be sent any more. What you entered stays on this page so you can copy it.");
+      notice(words("now-state", "This question is now %s.").replace("%s", words("state-" + ev.state, ev.state)));
     } else {
-      notice("This question changed while you were answering; reload the page to see it (copy what you typed first).");
+      notice(words("changed-typed", "This question changed while you were answering; reload the page to see it (copy what you typed first)."));
     }
   });
 })();

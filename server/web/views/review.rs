@@ -32,6 +32,7 @@ pub struct ModelOption {
     pub excluded: String,
 }
 
+/// The latest model run as the page shows it.
 pub struct RunView {
     pub model: String,
     pub state: RunState,
@@ -43,16 +44,16 @@ pub struct RunView {
     pub output_tokens: String,
     pub cost: String,
     pub result: String,
+    /// One sentence: model, stop reason, tokens and cost, in the page's language.
+    pub summary: String,
 }
 
-pub fn usd(x: Option<f64>) -> String {
-    x.map(|v| format!("${v:.6}"))
-        .unwrap_or_else(|| "unknown".into())
-}
-
+/// The model review of a sampling question (`None` without configured models), its words,
+/// numbers and amounts in `i18n`'s language.
 pub async fn model_review(
     state: &AppState,
     q: &Question,
+    i18n: &I18n,
 ) -> Result<Option<ModelReview>, PageError> {
     if q.kind != Kind::Sampling || state.review.engine().is_none() {
         return Ok(None);
@@ -75,7 +76,7 @@ pub async fn model_review(
         .map(|c| ModelOption {
             id: c.id.clone(),
             selected: c.id == routed,
-            estimate: usd(Some(c.estimated_cost_usd)),
+            estimate: i18n.usd(Some(c.estimated_cost_usd)),
             excluded: receipt
                 .exclusions
                 .iter()
@@ -114,7 +115,24 @@ pub async fn model_review(
             Some(b) => vec![b],
             None => Vec::new(),
         };
+        let stop_reason = result
+            .get("stopReason")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let tokens = |t: Option<i64>| t.map(|t| i18n.number(t)).unwrap_or_default();
+        let cost = i18n.usd(r.cost_usd);
         RunView {
+            summary: i18n.message(
+                "review-answer-from",
+                &[
+                    ("model", Arg::from(r.model_id.as_str())),
+                    ("stop", Arg::from(stop_reason.as_str())),
+                    ("input", Arg::from(tokens(r.input_tokens))),
+                    ("output", Arg::from(tokens(r.output_tokens))),
+                    ("cost", Arg::from(cost.as_str())),
+                ],
+            ),
             model: r.model_id.clone(),
             state: r.state,
             error: r.error.clone().unwrap_or_default(),
@@ -140,14 +158,10 @@ pub async fn model_review(
                     )
                 })
                 .collect(),
-            stop_reason: result
-                .get("stopReason")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            input_tokens: r.input_tokens.map(|t| t.to_string()).unwrap_or_default(),
-            output_tokens: r.output_tokens.map(|t| t.to_string()).unwrap_or_default(),
-            cost: usd(r.cost_usd),
+            input_tokens: tokens(r.input_tokens),
+            output_tokens: tokens(r.output_tokens),
+            cost,
+            stop_reason,
             result: if result.is_null() {
                 String::new()
             } else {
@@ -169,13 +183,13 @@ pub async fn model_review(
             .collect(),
         estimated_tokens: receipt
             .estimated_input_tokens
-            .map(|t| t.to_string())
+            .map(|t| i18n.number(t))
             .unwrap_or_default(),
         token_method: receipt
             .token_method
             .map(|m| m.label().to_owned())
             .unwrap_or_default(),
-        estimated_cost: usd(receipt.estimated_cost_usd),
+        estimated_cost: i18n.usd(receipt.estimated_cost_usd),
         routed,
         models,
         system_prompt: review
@@ -186,6 +200,6 @@ pub async fn model_review(
             .to_owned(),
         texts,
         run,
-        waiting: crate::broker::human_duration(waiting),
+        waiting: i18n.duration(waiting),
     }))
 }

@@ -287,7 +287,7 @@ sampling-raw-request = Raw request
 review-heading = Model
 review-waiting = The server has been waiting { $waiting }. Revision { $revision } of the request.
 review-routed = Routed to { $model }: { $why }
-review-routed-none = Routed to no model: { $why }
+review-no-model = no model
 review-no-route = No permitted route: no configured model may serve this request. Edit the request, write the response yourself, or reject it.
 review-estimate = Estimated input: { $tokens } tokens ({ $method }); estimated cost on { $model } at most { $cost }. Each model in the list shows its own estimate; models the route excluded cannot be picked.
 review-estimate-unrouted = Estimated input: { $tokens } tokens ({ $method }); estimated cost on the routed model at most { $cost }. Each model in the list shows its own estimate; models the route excluded cannot be picked.
@@ -315,6 +315,23 @@ manual-model = Model name reported to the server
 manual-model-placeholder = e.g. written-by-hand
 manual-json-summary = Answer with a full { $result } as JSON
 manual-json-tools = (e.g. with { $tool_use } blocks)
+
+## Routing (the receipt's reasons, rebuilt for the page)
+
+route-why-hint-id = hint { $name } (#{ $index }) is part of the model id
+route-why-hint-alias = hint { $name } (#{ $index }) matches the configured alias { $alias }
+route-why-hint-tie = { $why }; it matched { $count } eligible models and this one scored highest on the priorities
+route-why-priorities = no hint matched an eligible model; highest priorities score { $score } of { $count } eligible models
+route-why-no-models = no permitted route: no model is configured
+route-why-all-excluded = no permitted route: all { $count } configured models were excluded
+exclusion-no-tools = the request uses tools and this model does not support tools
+exclusion-modality = { $modality ->
+    [image] the messages contain an image and this model does not accept images
+   *[audio] the messages contain audio and this model does not accept audio
+}
+exclusion-over-budget = estimated cost { $cost } is over the per-request cap { $cap }
+exclusion-server-not-allowed = server { $server } is not in this model's allow-list
+token-method-chars = estimate: characters / 4
 
 ## Audit
 

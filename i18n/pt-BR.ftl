@@ -287,7 +287,7 @@ sampling-raw-request = Pedido bruto
 review-heading = Modelo
 review-waiting = O servidor está esperando há { $waiting }. Revisão { $revision } do pedido.
 review-routed = Encaminhado para { $model }: { $why }
-review-routed-none = Encaminhado para nenhum modelo: { $why }
+review-no-model = nenhum modelo
 review-no-route = Nenhuma rota permitida: nenhum modelo configurado pode atender este pedido. Edite o pedido, escreva a resposta você mesmo ou rejeite-o.
 review-estimate = Entrada estimada: { $tokens } tokens ({ $method }); custo estimado em { $model } de no máximo { $cost }. Cada modelo da lista mostra sua própria estimativa; modelos excluídos pela rota não podem ser escolhidos.
 review-estimate-unrouted = Entrada estimada: { $tokens } tokens ({ $method }); custo estimado no modelo da rota de no máximo { $cost }. Cada modelo da lista mostra sua própria estimativa; modelos excluídos pela rota não podem ser escolhidos.
@@ -315,6 +315,23 @@ manual-model = Nome do modelo informado ao servidor
 manual-model-placeholder = por exemplo written-by-hand
 manual-json-summary = Responder com um { $result } completo em JSON
 manual-json-tools = (por exemplo com blocos { $tool_use })
+
+## Routing (the receipt's reasons, rebuilt for the page)
+
+route-why-hint-id = a dica { $name } (nº { $index }) faz parte do id do modelo
+route-why-hint-alias = a dica { $name } (nº { $index }) corresponde ao apelido configurado { $alias }
+route-why-hint-tie = { $why }; ela correspondeu a { $count } modelos elegíveis e este teve a maior pontuação nas prioridades
+route-why-priorities = nenhuma dica correspondeu a um modelo elegível; maior pontuação de prioridades { $score } entre { $count } modelos elegíveis
+route-why-no-models = nenhuma rota permitida: nenhum modelo está configurado
+route-why-all-excluded = nenhuma rota permitida: todos os { $count } modelos configurados foram excluídos
+exclusion-no-tools = o pedido usa ferramentas e este modelo não suporta ferramentas
+exclusion-modality = { $modality ->
+    [image] as mensagens contêm uma imagem e este modelo não aceita imagens
+   *[audio] as mensagens contêm áudio e este modelo não aceita áudio
+}
+exclusion-over-budget = o custo estimado { $cost } passa do limite por pedido { $cap }
+exclusion-server-not-allowed = o servidor { $server } não está na lista de permitidos deste modelo
+token-method-chars = estimativa: caracteres / 4
 
 ## Audit
 

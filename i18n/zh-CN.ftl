@@ -268,7 +268,7 @@ sampling-raw-request = 原始请求
 review-heading = 模型
 review-waiting = 服务器已等待 { $waiting }。请求的第 { $revision } 版。
 review-routed = 路由到 { $model }：{ $why }
-review-routed-none = 未路由到任何模型：{ $why }
+review-no-model = 无模型
 review-no-route = 没有允许的路由：没有配置的模型可以处理此请求。请编辑请求、自己撰写回复，或驳回它。
 review-estimate = 估计输入：{ $tokens } 个令牌（{ $method }）；在 { $model } 上的估计费用至多 { $cost }。列表中每个模型都显示自己的估计；被路由排除的模型不能选择。
 review-estimate-unrouted = 估计输入：{ $tokens } 个令牌（{ $method }）；在路由到的模型上的估计费用至多 { $cost }。列表中每个模型都显示自己的估计；被路由排除的模型不能选择。
@@ -296,6 +296,23 @@ manual-model = 报告给服务器的模型名称
 manual-model-placeholder = 例如 written-by-hand
 manual-json-summary = 用完整的 { $result } JSON 回答
 manual-json-tools = （例如包含 { $tool_use } 块）
+
+## Routing (the receipt's reasons, rebuilt for the page)
+
+route-why-hint-id = 提示 { $name }（第 { $index } 个）是模型 id 的一部分
+route-why-hint-alias = 提示 { $name }（第 { $index } 个）与配置的别名 { $alias } 匹配
+route-why-hint-tie = { $why }；它匹配了 { $count } 个可用模型，此模型的优先级得分最高
+route-why-priorities = 没有提示匹配可用模型；在 { $count } 个可用模型中优先级得分最高（{ $score }）
+route-why-no-models = 没有允许的路由：没有配置任何模型
+route-why-all-excluded = 没有允许的路由：全部 { $count } 个已配置模型都被排除
+exclusion-no-tools = 请求使用了工具，而此模型不支持工具
+exclusion-modality = { $modality ->
+    [image] 消息中含有图片，而此模型不接受图片
+   *[audio] 消息中含有音频，而此模型不接受音频
+}
+exclusion-over-budget = 估计费用 { $cost } 超过了每个请求的上限 { $cap }
+exclusion-server-not-allowed = 服务器 { $server } 不在此模型的允许列表中
+token-method-chars = 估计：字符数 / 4
 
 ## Audit
 

@@ -105,14 +105,14 @@ pub fn decimal(lang: Lang, value: f64, min_fraction: usize, max_fraction: usize)
 /// selection looks at) or text (server text isolated by [`Arg::server`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Arg<'a> {
-    /// A number with at least and at most this many fraction digits.
+    /// A number; `fraction` = digits after the separator at least and at most (default 0 and 3).
+    /// Without it the number also selects exact variants (`[0]`, `[404]`): Fluent matches
+    /// them only with default options.
     Number {
         /// The value.
         value: f64,
-        /// Fraction digits always shown.
-        min_fraction: usize,
-        /// Fraction digits at most (rounded).
-        max_fraction: usize,
+        /// Fraction digits always shown and at most shown (rounded).
+        fraction: Option<(usize, usize)>,
     },
     /// Text, placed as it is (the template escapes the whole message).
     Text(Cow<'a, str>),
@@ -130,23 +130,21 @@ impl<'a> Arg<'a> {
     pub fn fixed(value: f64, digits: usize) -> Arg<'static> {
         Arg::Number {
             value,
-            min_fraction: digits,
-            max_fraction: digits,
+            fraction: Some((digits, digits)),
         }
     }
 
     fn value(&self) -> FluentValue<'a> {
         match self {
-            Arg::Number {
-                value,
-                min_fraction,
-                max_fraction,
-            } => FluentValue::Number(FluentNumber::new(
+            Arg::Number { value, fraction } => FluentValue::Number(FluentNumber::new(
                 *value,
-                FluentNumberOptions {
-                    minimum_fraction_digits: Some(*min_fraction),
-                    maximum_fraction_digits: Some(*max_fraction),
-                    ..FluentNumberOptions::default()
+                match fraction {
+                    Some((min, max)) => FluentNumberOptions {
+                        minimum_fraction_digits: Some(*min),
+                        maximum_fraction_digits: Some(*max),
+                        ..FluentNumberOptions::default()
+                    },
+                    None => FluentNumberOptions::default(),
                 },
             )),
             Arg::Text(t) => FluentValue::String(t.clone()),
@@ -159,7 +157,7 @@ macro_rules! number_args {
         impl From<$t> for Arg<'static> {
             #[allow(clippy::cast_precision_loss, clippy::cast_lossless)]
             fn from(v: $t) -> Self {
-                Arg::Number { value: v as f64, min_fraction: 0, max_fraction: 3 }
+                Arg::Number { value: v as f64, fraction: None }
             }
         }
         impl From<&$t> for Arg<'static> {
@@ -277,7 +275,11 @@ impl I18n {
     pub fn message(&self, key: &str, args: &[(&str, Arg<'_>)]) -> String {
         let bundle = &BUNDLES[self.lang.index()];
         let Some(pattern) = bundle.get_message(key).and_then(|m| m.value()) else {
-            tracing::warn!(lang = self.lang.tag(), key, "message missing from the catalogue");
+            tracing::warn!(
+                lang = self.lang.tag(),
+                key,
+                "message missing from the catalogue"
+            );
             return key.to_owned();
         };
         let mut fluent_args = FluentArgs::new();
@@ -287,7 +289,12 @@ impl I18n {
         let mut errors = Vec::new();
         let text = bundle.format_pattern(pattern, Some(&fluent_args), &mut errors);
         if !errors.is_empty() {
-            tracing::warn!(lang = self.lang.tag(), key, ?errors, "message formatted with errors");
+            tracing::warn!(
+                lang = self.lang.tag(),
+                key,
+                ?errors,
+                "message formatted with errors"
+            );
         }
         text.into_owned()
     }
@@ -394,7 +401,10 @@ impl I18n {
                 (second, Arg::Text(Cow::Borrowed(SLOT2))),
             ],
         );
-        match text.split_once(SLOT).map(|(b, rest)| (b, rest.split_once(SLOT2))) {
+        match text
+            .split_once(SLOT)
+            .map(|(b, rest)| (b, rest.split_once(SLOT2)))
+        {
             Some((before, Some((middle, after)))) => Parts3 {
                 before: before.to_owned(),
                 middle: middle.to_owned(),
@@ -409,7 +419,13 @@ impl I18n {
     }
 
     /// [`I18n::parts_with`] with one other argument (for templates).
-    pub fn parts1<'a>(&self, key: &str, slot: &str, name: &str, value: impl Into<Arg<'a>>) -> Parts {
+    pub fn parts1<'a>(
+        &self,
+        key: &str,
+        slot: &str,
+        name: &str,
+        value: impl Into<Arg<'a>>,
+    ) -> Parts {
         self.parts_with(key, slot, &[(name, value.into())])
     }
 
@@ -543,7 +559,12 @@ mod tests {
     fn every_key_the_pages_name_exists() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut files: Vec<std::path::PathBuf> = Vec::new();
-        for dir in ["templates", "server/web", "server/web/pages", "server/web/views"] {
+        for dir in [
+            "templates",
+            "server/web",
+            "server/web/pages",
+            "server/web/views",
+        ] {
             for entry in std::fs::read_dir(root.join(dir)).unwrap() {
                 let path = entry.unwrap().path();
                 if path.extension().is_some_and(|e| e == "html" || e == "rs") {
@@ -557,8 +578,16 @@ mod tests {
         for path in files {
             let text = std::fs::read_to_string(&path).unwrap();
             for marker in [
-                ".t(\"", ".t1(\"", ".t2(\"", ".t3(\"", ".t4(\"", ".parts(\"", ".parts1(\"",
-                ".parts2(\"", ".word(\"", ".message(\"",
+                ".t(\"",
+                ".t1(\"",
+                ".t2(\"",
+                ".t3(\"",
+                ".t4(\"",
+                ".parts(\"",
+                ".parts1(\"",
+                ".parts2(\"",
+                ".word(\"",
+                ".message(\"",
             ] {
                 for (at, _) in text.match_indices(marker) {
                     let rest = &text[at + marker.len()..];
@@ -571,7 +600,11 @@ mod tests {
             }
         }
         assert!(seen > 200, "the scan found the keys ({seen})");
-        assert!(missing.is_empty(), "missing from en.ftl:\n{}", missing.join("\n"));
+        assert!(
+            missing.is_empty(),
+            "missing from en.ftl:\n{}",
+            missing.join("\n")
+        );
         assert_eq!(en.t("nav-queue"), "Queue");
     }
 
@@ -587,6 +620,9 @@ mod tests {
         assert_eq!(en.number(1234_i64), "1,234");
         assert_eq!(en.number(2.5_f64), "2.5");
         assert_eq!(pt.number(2.5_f64), "2,5");
+        // Exact numeric variants match numbers passed in.
+        assert_eq!(en.t1("error-title", "status", 404_u32), "Not Found");
+        assert_eq!(en.t1("queue-title", "count", 0_i64), "Waiting");
     }
 
     #[test]
@@ -640,7 +676,13 @@ mod tests {
                 );
             }
         }
-        let title = en.t2("question-title", "kind", "form", "server", Arg::server("x\u{202E}y"));
+        let title = en.t2(
+            "question-title",
+            "kind",
+            "form",
+            "server",
+            Arg::server("x\u{202E}y"),
+        );
         assert!(title.contains("\u{2068}x\u{202E}y\u{2069}"), "{title}");
     }
 }

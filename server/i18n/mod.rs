@@ -91,15 +91,10 @@ impl Lang {
         ranges.sort_by(|a, b| b.0.total_cmp(&a.0));
         let requested: Vec<LanguageIdentifier> = ranges.into_iter().map(|(_, id)| id).collect();
         let available: Vec<LanguageIdentifier> = Lang::ALL.iter().map(|l| l.langid()).collect();
-        negotiate_languages(
-            &requested,
-            &available,
-            None,
-            NegotiationStrategy::Lookup,
-        )
-        .first()
-        .and_then(|id| Lang::from_tag(&id.to_string()))
-        .unwrap_or_default()
+        negotiate_languages(&requested, &available, None, NegotiationStrategy::Lookup)
+            .first()
+            .and_then(|id| Lang::from_tag(&id.to_string()))
+            .unwrap_or_default()
     }
 
     /// The Unicode language identifier of [`Lang::tag`].

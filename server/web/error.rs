@@ -252,7 +252,11 @@ impl PageError {
         let status = self.status_code();
         let page = ErrorPage {
             i18n: i18n.clone(),
-            title: i18n.t1("error-title", "status", Arg::from(u32::from(status.as_u16()))),
+            title: i18n.t1(
+                "error-title",
+                "status",
+                Arg::from(u32::from(status.as_u16())),
+            ),
             message: self.message(i18n),
             status: status.as_u16(),
         };

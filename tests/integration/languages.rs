@@ -10,7 +10,12 @@ use serde_json::json;
 use crate::helpers::*;
 
 /// The HTML of `path` as `browser` gets it with `Accept-Language: accept`.
-async fn page_in(app: &TestApp, browser: &Client, path: &str, accept: &str) -> (StatusCode, String) {
+async fn page_in(
+    app: &TestApp,
+    browser: &Client,
+    path: &str,
+    accept: &str,
+) -> (StatusCode, String) {
     let res = browser
         .get(format!("{}{path}", app.base))
         .header("Accept-Language", accept)
@@ -30,18 +35,33 @@ async fn accept_language_zh_cn_gives_chinese_queue_and_form_with_server_text_unt
     assert!(queue.contains("<html lang=\"zh-CN\">"), "{queue}");
     assert!(queue.contains("<h1>等待你处理</h1>"), "{queue}");
     assert!(queue.contains("1 个问题待处理"), "{queue}");
-    assert!(queue.contains("<title>(1) 待处理 · mcp-consent</title>"), "{queue}");
-    assert!(queue.contains(">刚刚</time>"), "relative times in Chinese: {queue}");
-    assert!(queue.contains("<bdi>Profile</bdi>"), "the server's preview as sent");
+    assert!(
+        queue.contains("<title>(1) 待处理 · mcp-consent</title>"),
+        "{queue}"
+    );
+    assert!(
+        queue.contains(">刚刚</time>"),
+        "relative times in Chinese: {queue}"
+    );
+    assert!(
+        queue.contains("<bdi>Profile</bdi>"),
+        "the server's preview as sent"
+    );
 
     let (_, page) = page_in(&app, &browser, &format!("/questions/{id}"), "zh-CN").await;
     assert!(page.contains("<html lang=\"zh-CN\">"));
-    assert!(page.contains("<bdi class=\"server\">test-server</bdi> 请你填写信息"), "{page}");
+    assert!(
+        page.contains("<bdi class=\"server\">test-server</bdi> 请你填写信息"),
+        "{page}"
+    );
     assert!(page.contains("<h2>服务器的消息</h2>"), "{page}");
     assert!(page.contains(">检查并发送…</button>"), "{page}");
     assert!(page.contains("整数，18 到 130"), "the integer hint: {page}");
     // Server text (message, field names, option titles) is never translated.
-    assert!(page.contains(">Profile</p>") && page.contains(">Red</option>"), "{page}");
+    assert!(
+        page.contains(">Profile</p>") && page.contains(">Red</option>"),
+        "{page}"
+    );
     assert!(!page.contains("Review and send"), "no English left: {page}");
 }
 
@@ -72,7 +92,13 @@ async fn pt_br_writes_a_sampling_cost_with_a_decimal_comma() {
     let id = app.open_ok(sampling_request(1, "hello")).await;
     let browser = app.login().await;
 
-    let (_, page) = page_in(&app, &browser, &format!("/questions/{id}"), "pt-BR,pt;q=0.9").await;
+    let (_, page) = page_in(
+        &app,
+        &browser,
+        &format!("/questions/{id}"),
+        "pt-BR,pt;q=0.9",
+    )
+    .await;
     assert!(page.contains("<html lang=\"pt-BR\">"), "{page}");
     assert!(page.contains(">Aprovar e executar</button>"), "{page}");
     // maxTokens 100 at $4/Mtok output (+ the prompt): at most $0.0004…, written 0,0004….
@@ -92,7 +118,9 @@ async fn the_switchers_cookie_wins_over_accept_language_and_only_goes_back_to_lo
 
     let (_, queue) = page_in(&app, &browser, "/", "zh-CN").await;
     assert!(
-        queue.contains("href=\"/language?set=pt-BR&amp;next=%2F\" lang=\"pt-BR\" hreflang=\"pt-BR\""),
+        queue.contains(
+            "href=\"/language?set=pt-BR&#38;next=%2F\" lang=\"pt-BR\" hreflang=\"pt-BR\""
+        ),
         "the switcher links each language: {queue}"
     );
     let res = browser
@@ -106,7 +134,10 @@ async fn the_switchers_cookie_wins_over_accept_language_and_only_goes_back_to_lo
     let (_, queue) = page_in(&app, &browser, "/", "zh-CN").await;
     assert!(queue.contains("<html lang=\"pt-BR\">"), "{queue}");
     assert!(queue.contains("<h1>Aguardando você</h1>"), "{queue}");
-    assert!(queue.contains("aria-current=\"true\">Português (Brasil)</a>"), "{queue}");
+    assert!(
+        queue.contains("aria-current=\"true\">Português (Brasil)</a>"),
+        "{queue}"
+    );
 
     // `?lang=` picks the language of one page, the cookie stays.
     let (_, once) = page_in(&app, &browser, "/?lang=zh-CN", "en").await;
@@ -115,17 +146,27 @@ async fn the_switchers_cookie_wins_over_accept_language_and_only_goes_back_to_lo
     assert!(queue.contains("<h1>Aguardando você</h1>"));
 
     // Anything but a path of this service goes back to the queue.
-    for next in ["//evil.example/", "https://evil.example/", "/\\evil.example"] {
+    for next in [
+        "//evil.example/",
+        "https://evil.example/",
+        "/\\evil.example",
+    ] {
+        let query: String = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("set", "en")
+            .append_pair("next", next)
+            .finish();
         let res = browser
-            .get(format!("{}/language", app.base))
-            .query(&[("set", "en"), ("next", next)])
+            .get(format!("{}/language?{query}", app.base))
             .send()
             .await
             .unwrap();
         assert_eq!(res.headers()["location"], "/", "{next}");
     }
     let (_, queue) = page_in(&app, &browser, "/", "zh-CN").await;
-    assert!(queue.contains("<h1>Waiting for you</h1>"), "the cookie now says en");
+    assert!(
+        queue.contains("<h1>Waiting for you</h1>"),
+        "the cookie now says en"
+    );
 }
 
 #[tokio::test]
@@ -141,7 +182,10 @@ async fn unknown_languages_fall_back_to_english_and_errors_speak_the_language() 
     let (status, page) = page_in(&app, &browser, "/no/such/page", "zh-CN").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert!(page.contains("<html lang=\"zh-CN\">"), "{page}");
-    assert!(page.contains("404 未找到") && page.contains("此地址没有页面。"), "{page}");
+    assert!(
+        page.contains("404 未找到") && page.contains("此地址没有页面。"),
+        "{page}"
+    );
 
     let (_, login) = page_in(&app, &http_client(), "/login?ended=1", "pt-BR").await;
     assert!(login.contains("Sua sessão terminou"), "{login}");
@@ -154,5 +198,8 @@ async fn unknown_languages_fall_back_to_english_and_errors_speak_the_language() 
         .unwrap();
     assert_eq!(res.status(), StatusCode::FORBIDDEN);
     let page = res.text().await.unwrap();
-    assert!(page.contains("O token de segurança do formulário"), "{page}");
+    assert!(
+        page.contains("O token de segurança do formulário"),
+        "{page}"
+    );
 }

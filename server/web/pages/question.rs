@@ -439,10 +439,8 @@ pub async fn send(
     if last(&pairs, "action") != Some("send") {
         return Ok(see_other(&format!("/questions/{id}")));
     }
-    let result: Value =
-        serde_json::from_str(last(&pairs, "payload").unwrap_or_default()).map_err(|_| {
-            PageError::Refused(Refusal::UnreadableConfirmation)
-        })?;
+    let result: Value = serde_json::from_str(last(&pairs, "payload").unwrap_or_default())
+        .map_err(|_| PageError::Refused(Refusal::UnreadableConfirmation))?;
     let q = state.broker.get(&id).await?;
     if q.state != State::Pending {
         return gone(&state, &i18n, &session, &q.id, |q| {

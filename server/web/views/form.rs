@@ -140,7 +140,11 @@ pub fn field_views(
                     view.step = if *integer { "1" } else { "any" };
                     view.min = *minimum;
                     view.max = *maximum;
-                    let prefix = if *integer { "form-hint-integer" } else { "form-hint" };
+                    let prefix = if *integer {
+                        "form-hint-integer"
+                    } else {
+                        "form-hint"
+                    };
                     view.hint = match (minimum, maximum) {
                         (Some(a), Some(b)) => i18n.t2(
                             &format!("{prefix}-range"),
@@ -196,9 +200,7 @@ pub fn field_views(
                         })
                         .collect();
                     view.hint = match (min_items, max_items) {
-                        (Some(a), Some(b)) => {
-                            i18n.t2("form-hint-choose-range", "min", a, "max", b)
-                        }
+                        (Some(a), Some(b)) => i18n.t2("form-hint-choose-range", "min", a, "max", b),
                         (Some(a), None) => i18n.t1("form-hint-choose-min", "min", a),
                         (None, Some(b)) => i18n.t1("form-hint-choose-max", "max", b),
                         (None, None) => String::new(),

@@ -128,7 +128,7 @@ pub fn result_summary(i18n: &I18n, q: &Question, result: &Value) -> Vec<SummaryR
     match (q.kind, result.get("content"), q.form_schema()) {
         (Kind::Form, Some(Value::Object(content)), Ok(schema)) => {
             content_summary(i18n, &schema, content)
-            .into_iter()
+                .into_iter()
                 .filter(|r| r.sent)
                 .collect()
         }

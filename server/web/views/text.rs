@@ -17,18 +17,18 @@ pub fn is_bidi_control(c: char) -> bool {
 /// Where server text holds bidi controls, as "place (U+202E, …)" lines: `server name`, `tool`,
 /// then each string or key of the request by its JSON path (`message`,
 /// `requestedSchema/properties/x/title`, …). At most [`MAX_PLACES`] places.
-pub fn bidi_places(
-    i18n: &I18n,
-    server: &str,
-    tool: Option<&str>,
-    request: &Value,
-) -> Vec<String> {
+pub fn bidi_places(i18n: &I18n, server: &str, tool: Option<&str>, request: &Value) -> Vec<String> {
     let mut places = Vec::new();
     note(&i18n.t("bidi-place-server"), server, &mut places);
     if let Some(t) = tool {
         note(&i18n.t("bidi-place-tool"), t, &mut places);
     }
-    walk(request, String::new(), &i18n.t("bidi-place-request"), &mut places);
+    walk(
+        request,
+        String::new(),
+        &i18n.t("bidi-place-request"),
+        &mut places,
+    );
     places.truncate(MAX_PLACES);
     places
 }
@@ -190,8 +190,13 @@ mod tests {
             ]
         );
         assert!(
-            bidi_places(&I18n::default(), "plain", Some("t"), &json!({"message": "שלום"}))
-                .is_empty()
+            bidi_places(
+                &I18n::default(),
+                "plain",
+                Some("t"),
+                &json!({"message": "שלום"})
+            )
+            .is_empty()
         );
     }
 }

@@ -58,13 +58,13 @@ pub fn url_view(i18n: &I18n, raw: &str) -> UrlView {
             host_ascii: String::new(),
             host_unicode: String::new(),
             idn: false,
-            warnings: vec![i18n.t(
-                if matches!(e, url_safety::UrlError::SchemeNotAllowed(_)) {
+            warnings: vec![
+                i18n.t(if matches!(e, url_safety::UrlError::SchemeNotAllowed(_)) {
                     "url-not-web"
                 } else {
                     "url-invalid"
-                },
-            )],
+                }),
+            ],
             openable: false,
             confirm_first: false,
         },

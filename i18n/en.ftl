@@ -191,7 +191,7 @@ bidi-body = The server's text contains invisible characters that change the orde
 bidi-place-server = server name
 bidi-place-tool = tool
 bidi-place-request = request
-answer-not-sent = The answer was not sent:
+answer-not-sent = The answer was not sent
 outcome-heading = Outcome: { $state }
 outcome-withdrawn = The server withdrew this question: it no longer needs an answer, so there is nothing to fill in; nothing was sent.
 outcome-expired = This question expired: nobody answered before its deadline; the server was told so and nothing else was sent.
@@ -250,7 +250,7 @@ url-finding = { $finding ->
 open-local-title = Open a local address?
 open-local-heading = Open { $domain } for { $server }?
 open-local-warning-title = This address is not on the public internet.
-open-local-warning-body = It points at this computer, a private network or a bare IP address. Whatever listens there receives this browser's cookies for that host, including your mcp-consent session (cookies are not kept apart by port), and could act as you. Open it only if you started that program yourself and expect this page.
+open-local-warning-body = It points at this computer, a private network or a bare IP address. Whatever listens there receives this browser's cookies for that host, including your mcp-consent session (cookies are not kept apart by port), and could act as you here. Open it only if you started that program yourself and expect this page.
 open-local-consent = Opening it tells the server you consent (it receives { $accept }, nothing else).
 open-local-anyway = Open this local address anyway
 
@@ -332,6 +332,28 @@ exclusion-modality = { $modality ->
 exclusion-over-budget = estimated cost { $cost } is over the per-request cap { $cap }
 exclusion-server-not-allowed = server { $server } is not in this model's allow-list
 token-method-chars = estimate: characters / 4
+
+## Decisions (dialogs, Escape, prompt diff, tool use)
+
+skip-link = Skip to content
+url-decision = Open this address?
+escape-reject-title = Reject this request?
+escape-decline-title = Decline this question?
+escape-reject-body = You pressed Escape. Rejecting tells the server the request was refused (error -1); no model text is sent.
+escape-decline-body = You pressed Escape. Declining tells the server you said no; nothing you typed is sent.
+escape-keep = Keep answering
+diff-heading = Your changes to the server's original
+diff-removed = removed:
+diff-added = added:
+diff-unchanged = unchanged:
+diff-gap = unchanged lines left out
+response-decision = Send this answer to { $server }?
+tool-use-asks = { $count ->
+    [one] The model asks to use a tool.
+   *[other] The model asks to use { $count } tools.
+}
+tool-use-nothing-runs = Nothing runs unless you choose Send.
+tool-use-lets = Sending lets { $server } run the tool { $tool } with these arguments
 
 ## Audit
 

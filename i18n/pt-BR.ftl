@@ -191,7 +191,7 @@ bidi-body = O texto do servidor contém caracteres invisíveis que mudam a ordem
 bidi-place-server = nome do servidor
 bidi-place-tool = ferramenta
 bidi-place-request = pedido
-answer-not-sent = A resposta não foi enviada:
+answer-not-sent = A resposta não foi enviada
 outcome-heading = Resultado: { $state }
 outcome-withdrawn = O servidor retirou esta pergunta: ela não precisa mais de resposta, então não há nada a preencher; nada foi enviado.
 outcome-expired = Esta pergunta expirou: ninguém respondeu antes do prazo; o servidor foi avisado e nada mais foi enviado.
@@ -332,6 +332,28 @@ exclusion-modality = { $modality ->
 exclusion-over-budget = o custo estimado { $cost } passa do limite por pedido { $cap }
 exclusion-server-not-allowed = o servidor { $server } não está na lista de permitidos deste modelo
 token-method-chars = estimativa: caracteres / 4
+
+## Decisions (dialogs, Escape, prompt diff, tool use)
+
+skip-link = Pular para o conteúdo
+url-decision = Abrir este endereço?
+escape-reject-title = Rejeitar este pedido?
+escape-decline-title = Recusar esta pergunta?
+escape-reject-body = Você apertou Esc. Rejeitar avisa o servidor de que o pedido foi recusado (erro -1); nenhum texto de modelo é enviado.
+escape-decline-body = Você apertou Esc. Recusar avisa o servidor de que você disse não; nada do que você digitou é enviado.
+escape-keep = Continuar respondendo
+diff-heading = Suas mudanças no original do servidor
+diff-removed = removido:
+diff-added = adicionado:
+diff-unchanged = sem mudança:
+diff-gap = linhas sem mudança omitidas
+response-decision = Enviar esta resposta para { $server }?
+tool-use-asks = { $count ->
+    [one] O modelo pede para usar uma ferramenta.
+   *[other] O modelo pede para usar { $count } ferramentas.
+}
+tool-use-nothing-runs = Nada roda a menos que você escolha Enviar.
+tool-use-lets = Enviar permite que { $server } rode a ferramenta { $tool } com estes argumentos
 
 ## Audit
 

@@ -172,7 +172,7 @@ bidi-body = 服务器的文字中含有改变字母显示顺序的不可见字�
 bidi-place-server = 服务器名称
 bidi-place-tool = 工具
 bidi-place-request = 请求
-answer-not-sent = 回答未发送：
+answer-not-sent = 回答未发送
 outcome-heading = 结果：{ $state }
 outcome-withdrawn = 服务器撤回了此问题：它不再需要回答，因此无需填写；没有发送任何内容。
 outcome-expired = 此问题已过期：在截止时间前无人回答；已告知服务器，没有发送其他内容。
@@ -313,6 +313,25 @@ exclusion-modality = { $modality ->
 exclusion-over-budget = 估计费用 { $cost } 超过了每个请求的上限 { $cap }
 exclusion-server-not-allowed = 服务器 { $server } 不在此模型的允许列表中
 token-method-chars = 估计：字符数 / 4
+
+## Decisions (dialogs, Escape, prompt diff, tool use)
+
+skip-link = 跳到正文
+url-decision = 打开此地址？
+escape-reject-title = 驳回此请求？
+escape-decline-title = 拒绝此问题？
+escape-reject-body = 你按了 Esc。驳回会告诉服务器请求被拒绝（错误 -1）；不会发送任何模型文本。
+escape-decline-body = 你按了 Esc。拒绝会告诉服务器你说了不；你输入的内容都不会发送。
+escape-keep = 继续回答
+diff-heading = 你对服务器原始内容的修改
+diff-removed = 删除：
+diff-added = 添加：
+diff-unchanged = 未改：
+diff-gap = 省略了未修改的行
+response-decision = 将此回答发送给 { $server }？
+tool-use-asks = 模型请求使用 { $count } 个工具。
+tool-use-nothing-runs = 除非你选择“发送”，否则什么都不会运行。
+tool-use-lets = 发送后，{ $server } 将以下列参数运行工具 { $tool }
 
 ## Audit
 

@@ -239,6 +239,11 @@ pub struct Decision {
     /// For `approve` and `regenerate`: another catalog model than the routed one.
     #[serde(default)]
     pub model: Option<String>,
+    /// For `approve` of a request approval only: an edit of the request (the revisions
+    /// endpoint's body), applied first as a new revision (audited `edited`); the approval then
+    /// applies to that revision. A malformed edit is refused (422) and changes nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edit: Option<Edit>,
 }
 
 /// What a decision did.

@@ -1,5 +1,64 @@
 // Progressive enhancement only: every page works without this file (reload to see changes).
 // Server-sent events (/api/v1/events) carry summaries only; the pages fetch the details.
+
+// Focus and the Escape key (WCAG 2.4.3, 3.3.1). Without JS nothing changes: the error summary
+// and the reject/decline buttons are plain HTML.
+(function () {
+  "use strict";
+
+  // On load the focus goes to the error summary when the answer was refused, else to the
+  // page's heading, unless something (the login field) took it already.
+  function focusStart() {
+    if (document.activeElement && document.activeElement !== document.body) return;
+    var target = document.querySelector(".error-summary") || document.querySelector("main h1");
+    if (!target) return;
+    if (!target.hasAttribute("tabindex")) target.setAttribute("tabindex", "-1");
+    target.focus();
+  }
+  focusStart();
+  window.mcpConsentFocusStart = focusStart;
+
+  // A link of the error summary puts the focus into its field (following the fragment alone
+  // only scrolls); for a group of choices, into its first choice.
+  document.addEventListener("click", function (e) {
+    var link = e.target instanceof Element ? e.target.closest(".error-summary a[href^='#']") : null;
+    if (!link) return;
+    var field = document.getElementById(decodeURIComponent(link.getAttribute("href").slice(1)));
+    if (!field) return;
+    var target = field.matches("fieldset") ? field.querySelector("input, select, textarea") : field;
+    if (!target) return;
+    e.preventDefault();
+    target.focus();
+    if (target.scrollIntoView) target.scrollIntoView({ block: "center" });
+  });
+
+  // Escape = reject (sampling) / decline (forms, URL), after a confirmation: the in-page
+  // <dialog> asks, and only its confirm button submits the page's own [data-escape] button.
+  document.addEventListener("keydown", function (e) {
+    if (e.key !== "Escape" || e.defaultPrevented || e.isComposing) return;
+    var dialog = document.querySelector("dialog.escape-confirm");
+    var button = document.querySelector("button[data-escape]");
+    if (!dialog || !button || dialog.open || typeof dialog.showModal !== "function") return;
+    e.preventDefault();
+    dialog.showModal();
+    var confirm = dialog.querySelector("[data-escape-confirm]");
+    if (confirm) confirm.focus();
+  });
+  document.addEventListener("click", function (e) {
+    var t = e.target;
+    if (!(t instanceof Element)) return;
+    var dialog = t.closest("dialog.escape-confirm");
+    if (!dialog) return;
+    if (t.closest("[data-escape-cancel]")) {
+      dialog.close();
+    } else if (t.closest("[data-escape-confirm]")) {
+      var button = document.querySelector("button[data-escape]");
+      dialog.close();
+      if (button && button.form) button.form.requestSubmit(button);
+    }
+  });
+})();
+
 (function () {
   "use strict";
   if (typeof EventSource === "undefined") return;
@@ -50,6 +109,8 @@
         current.innerHTML = fresh.innerHTML;
         current.setAttribute("data-state", fresh.getAttribute("data-state") || "");
         document.title = doc.title;
+        // The focused element went with the old content: start again at the heading.
+        if (window.mcpConsentFocusStart) window.mcpConsentFocusStart();
       })
       .catch(function () { notice(words("changed", "This question changed; reload the page to see it.")); });
   }

@@ -10,13 +10,14 @@
 //! text a server sent is never translated, only placed into messages as an argument.
 
 pub mod catalog;
+pub mod translator;
 
 use std::fmt;
 
 use fluent_langneg::{NegotiationStrategy, negotiate_languages};
 use unic_langid::LanguageIdentifier;
 
-pub use catalog::{Arg, I18n, Parts, Parts3};
+pub use translator::{Arg, I18n, Parts, Parts3};
 
 /// A language the pages are written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

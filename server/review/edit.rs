@@ -6,6 +6,73 @@ use serde_json::{Value, json};
 use super::*;
 
 impl Reviewer {
+    /// A decision that may carry an edit ([`Decision::edit`]): without one it is
+    /// [`Reviewer::decide_sampling`]. With one (only `approve` of the current revision's request
+    /// approval), the edit is checked and recorded first as a new revision (audited `edited`),
+    /// and the approval is then decided for that revision, so what runs is the edited prompt.
+    /// A refused edit leaves the question as it was. An edit that changes nothing approves the
+    /// current revision.
+    ///
+    /// # Errors
+    /// Those of [`Reviewer::edit_sampling`] and [`Reviewer::decide_sampling`];
+    /// [`BrokerError::InvalidAnswer`] for an edit with another decision than `approve` or with
+    /// a response approval id.
+    pub async fn decide(
+        &self,
+        id: &str,
+        decision: &Decision,
+        actor: &Actor,
+    ) -> Result<Applied, BrokerError> {
+        let Some(edit) = &decision.edit else {
+            return self.decide_sampling(id, decision, actor).await;
+        };
+        if decision.decision != DecisionKind::Approve {
+            return Err(invalid(format!(
+                "an edit can come only with \"approve\", not \"{}\"",
+                decision.decision
+            )));
+        }
+        // A repeated post of an approval already decided (a double click, an unchanged
+        // prompt) is a replay, as without an edit.
+        let aid = decision.approval_id.clone();
+        if self
+            .db
+            .run(move |c| Ok(approvals::approval(c, &aid)?))
+            .await?
+            .is_some()
+        {
+            return self.decide_sampling(id, decision, actor).await;
+        }
+        let q = self.broker.get(id).await?;
+        let ApprovalId::Request {
+            question,
+            revision,
+            after_run,
+        } = approval_id_of(&q, &decision.approval_id)?
+        else {
+            return Err(invalid("an edit can come only with a request approval id"));
+        };
+        if revision != edit.base_revision {
+            return Err(invalid(format!(
+                "the edit's baseRevision {} is not the approval id's revision {revision}",
+                edit.base_revision
+            )));
+        }
+        let new_revision = self.edit_sampling(id, edit, actor).await?;
+        let decision = Decision {
+            approval_id: ApprovalId::Request {
+                question,
+                revision: new_revision,
+                after_run,
+            }
+            .to_string(),
+            decision: decision.decision,
+            model: decision.model.clone(),
+            edit: None,
+        };
+        self.decide_sampling(id, &decision, actor).await
+    }
+
     /// Edits the current revision into a new one (system prompt and text blocks only); the
     /// result must still be a valid request. Approvals of older revisions no longer apply.
     /// An edit that changes nothing makes no revision and returns the current one.

@@ -36,6 +36,7 @@ impl Reviewer {
                         approval_id: review.request_approval_id(&q.id).to_string(),
                         decision: DecisionKind::Approve,
                         model: None,
+                        edit: None,
                     };
                     // A rule cannot pick a model for a request no model may serve: it refuses
                     // it for the person, with its own code (not -1: nobody rejected it).
@@ -78,6 +79,7 @@ impl Reviewer {
                         .to_string(),
                         decision: DecisionKind::Send,
                         model: None,
+                        edit: None,
                     };
                     self.decide_sampling(&q.id, &decision, &actor).await
                 }

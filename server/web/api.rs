@@ -360,10 +360,7 @@ async fn decide_approval(
             "this question is for a person in the browser".into(),
         ));
     }
-    let applied = state
-        .review
-        .decide_sampling(&id, &decision, &actor(&caller))
-        .await?;
+    let applied = state.review.decide(&id, &decision, &actor(&caller)).await?;
     let q = state.broker.get(&id).await?;
     Ok(HttpResponse::Ok().json(Decided {
         applied,

@@ -118,11 +118,21 @@ class Service:
 
 
 @pytest.fixture
-def service(mcp_consent_bin: Path, state_dir: Path, tmp_path: Path) -> Iterator[Service]:
+def service_config() -> Path | None:
+    """The config file ``serve`` reads (``--config``); none by default. A test module overrides
+    this fixture to configure models (test_a11y.py)."""
+    return None
+
+
+@pytest.fixture
+def service(
+    mcp_consent_bin: Path, state_dir: Path, tmp_path: Path, service_config: Path | None
+) -> Iterator[Service]:
     log_path = tmp_path / "service.log"
     log = log_path.open("w")
+    config = ["--config", str(service_config)] if service_config else []
     proc = subprocess.Popen(
-        [str(mcp_consent_bin), "serve", "--listen", "127.0.0.1:0", "--state-dir", str(state_dir)],
+        [str(mcp_consent_bin), "serve", "--listen", "127.0.0.1:0", "--state-dir", str(state_dir), *config],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=log,

@@ -15,13 +15,13 @@ use crate::helpers::*;
 
 /// A fake OpenAI-compatible API: answers "answer <n> from <model>" (or a tool call when the
 /// request offers tools) with usage, and records every request body.
-struct FakeModel {
+pub(crate) struct FakeModel {
     base: String,
     seen: Arc<Mutex<Vec<Value>>>,
 }
 
 impl FakeModel {
-    async fn start() -> FakeModel {
+    pub(crate) async fn start() -> FakeModel {
         let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
         let recorded = seen.clone();
         let server = HttpServer::new(move || {
@@ -60,7 +60,7 @@ impl FakeModel {
         }
     }
 
-    fn calls(&self) -> Vec<Value> {
+    pub(crate) fn calls(&self) -> Vec<Value> {
         self.seen.lock().unwrap().clone()
     }
 }
@@ -84,7 +84,7 @@ fn model(id: &str, base: &str, tools: bool, input_price: f64) -> ModelConfig {
     }
 }
 
-async fn app_with_models(fake: &FakeModel, routing: RoutingConfig) -> TestApp {
+pub(crate) async fn app_with_models(fake: &FakeModel, routing: RoutingConfig) -> TestApp {
     spawn_with(Config {
         models: vec![
             model("fast-mini", &fake.base, false, 0.1),
@@ -96,14 +96,14 @@ async fn app_with_models(fake: &FakeModel, routing: RoutingConfig) -> TestApp {
     .await
 }
 
-fn hinted(id: i64, hints: &[&str]) -> Value {
+pub(crate) fn hinted(id: i64, hints: &[&str]) -> Value {
     let hints: Vec<Value> = hints.iter().map(|h| json!({"name": h})).collect();
     json!({"jsonrpc": "2.0", "id": id, "method": "sampling/createMessage", "params": {
         "messages": [{"role": "user", "content": {"type": "text", "text": "SECRET-PROMPT-1f2e"}}],
         "systemPrompt": "Be kind.", "maxTokens": 100, "modelPreferences": {"hints": hints}}})
 }
 
-async fn decide(
+pub(crate) async fn decide(
     app: &TestApp,
     id: &str,
     approval_id: &str,
@@ -121,7 +121,7 @@ async fn decide(
     (status, res.json().await.unwrap_or(Value::Null))
 }
 
-async fn phase_becomes(app: &TestApp, id: &str, phase: &str) -> Value {
+pub(crate) async fn phase_becomes(app: &TestApp, id: &str, phase: &str) -> Value {
     let reached = eventually(Duration::from_secs(10), || async {
         let q = app.question(id).await;
         (q["phase"] == phase).then_some(q)
@@ -505,7 +505,7 @@ async fn the_review_pages_show_the_route_and_take_decisions() {
     assert!(audit.contains("delivered") && !audit.contains("SECRET-PROMPT"));
 }
 
-fn weather_round(id: i64, history: &[Value]) -> Value {
+pub(crate) fn weather_round(id: i64, history: &[Value]) -> Value {
     let mut messages =
         vec![json!({"role": "user", "content": {"type": "text", "text": "Weather in Paris?"}})];
     messages.extend(history.iter().cloned());

@@ -28,6 +28,7 @@ mod queue;
 mod review;
 mod rules;
 
+use super::views::diff::LineChange;
 use super::views::form::*;
 use super::views::last;
 use super::views::review::*;

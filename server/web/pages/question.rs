@@ -43,9 +43,22 @@ pub struct QuestionPage {
     pub answer_json: String,
     /// Two-step model review, when models are configured.
     pub model: Option<ModelReview>,
-    pub errors: Vec<String>,
+    /// The error summary at the top of the page (every error, form fields' ones linked).
+    pub errors: Vec<ErrorItem>,
     pub raw_request: String,
     pub response: String,
+}
+
+/// One entry of the error summary: a refused answer's problem, linked to its field when the
+/// page has an input for it (WCAG 3.3.1: the person can jump to what to fix).
+pub struct ErrorItem {
+    /// What names the field: a form field's label, else the answer's field name; empty when the
+    /// error concerns the whole answer.
+    pub field: String,
+    /// The id of the field's input (`field.<name>`), the link's target; empty when none.
+    pub target: String,
+    /// What is wrong.
+    pub message: String,
 }
 
 /// The second confirmation before a URL to this computer, a private network or a bare IP opens.
@@ -169,7 +182,6 @@ pub fn question_page(
         Kind::Form => field_views(i18n, &q.form_schema()?, input, errors),
         _ => Vec::new(),
     };
-    let field_names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
     let sampling_input = input.map(SamplingInput::from_pairs);
     let s = |k: &str| {
         q.request
@@ -223,13 +235,17 @@ pub fn question_page(
         stop_reasons: StopReason::FORM,
         errors: errors
             .iter()
-            .filter(|e| !field_names.contains(&e.field.as_str()))
-            .map(|e| {
-                if e.field.is_empty() {
-                    e.message.clone()
-                } else {
-                    format!("{}: {}", e.field, e.message)
-                }
+            .map(|e| match fields.iter().find(|f| f.name == e.field) {
+                Some(f) => ErrorItem {
+                    field: f.label.clone(),
+                    target: f.input.clone(),
+                    message: e.message.clone(),
+                },
+                None => ErrorItem {
+                    field: e.field.clone(),
+                    target: String::new(),
+                    message: e.message.clone(),
+                },
             })
             .collect(),
         raw_request: pretty(&q.request),

@@ -1,7 +1,6 @@
 //! The model review's decisions and edits posted from the question page.
 
 use super::*;
-use crate::domain::ApprovalId;
 
 /// `POST /questions/{id}/decide`: a review decision (`approvalId`, `decision`, `model`).
 pub async fn decide(
@@ -17,50 +16,27 @@ pub async fn decide(
     else {
         return Err(PageError::Refused(Refusal::ChooseDecision));
     };
-    let mut approval_id = last(&pairs, "approvalId").unwrap_or_default().to_owned();
     // The request review is one form: the prompt as shown (maybe edited) comes with Approve.
     // A changed prompt is recorded as a new revision (audited) and the approval moves to it,
     // so what runs is what the person saw.
-    if decision == DecisionKind::Approve && last(&pairs, "baseRevision").is_some() {
-        let edit = edit_of(&pairs);
-        let revision = match state.review.edit_sampling(&id, &edit, &Actor::Human).await {
-            Ok(r) => r,
-            Err(e) => {
-                return refused(&state, &i18n, &session, &id, e, |_| {
-                    typed_revision(&i18n, &pairs)
-                })
-                .await;
-            }
-        };
-        if revision != edit.base_revision
-            && let Ok(ApprovalId::Request {
-                question,
-                after_run,
-                ..
-            }) = approval_id.parse::<ApprovalId>()
-        {
-            approval_id = ApprovalId::Request {
-                question,
-                revision,
-                after_run,
-            }
-            .to_string();
-        }
-    }
+    let edit = (decision == DecisionKind::Approve && last(&pairs, "baseRevision").is_some())
+        .then(|| edit_of(&pairs));
     let decision = Decision {
-        approval_id,
+        approval_id: last(&pairs, "approvalId").unwrap_or_default().to_owned(),
         decision,
         model: last(&pairs, "model")
             .filter(|m| !m.is_empty())
             .map(str::to_owned),
+        edit,
     };
-    match state
-        .review
-        .decide_sampling(&id, &decision, &Actor::Human)
-        .await
-    {
+    match state.review.decide(&id, &decision, &Actor::Human).await {
         Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
-        Err(e) => refused(&state, &i18n, &session, &id, e, |_| Vec::new()).await,
+        Err(e) => {
+            refused(&state, &i18n, &session, &id, e, |_| {
+                typed_revision(&i18n, &pairs)
+            })
+            .await
+        }
     }
 }
 

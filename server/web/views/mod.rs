@@ -1,6 +1,7 @@
 //! View models the page templates render, and the parsing of what the person typed: built
 //! from questions, reviews and forms, never touching HTTP.
 
+pub mod diff;
 pub mod form;
 pub mod review;
 pub mod sampling;

@@ -1,5 +1,6 @@
 //! The model review (route, runs, approval ids) as the page shows it.
 
+use super::diff::{BlockDiff, editable_texts, prompt_diffs};
 use super::*;
 use crate::sampling::receipt::{ExclusionReason, HintMatch, Modality, Selection};
 use crate::sampling::{Receipt, TokenMethod};
@@ -19,6 +20,8 @@ pub struct ModelReview {
     pub models: Vec<ModelOption>,
     pub system_prompt: String,
     pub texts: Vec<(usize, usize, String)>,
+    /// What the person changed against the server's original request (empty when nothing).
+    pub diffs: Vec<BlockDiff>,
     pub run: Option<RunView>,
     pub waiting: String,
 }
@@ -187,25 +190,10 @@ pub async fn model_review(
                 .unwrap_or_default(),
         })
         .collect();
-    let mut texts = Vec::new();
-    if let Some(messages) = review.params.get("messages").and_then(Value::as_array) {
-        for (m, message) in messages.iter().enumerate() {
-            let blocks: Vec<&Value> = match message.get("content") {
-                Some(Value::Array(items)) => items.iter().collect(),
-                Some(b) => vec![b],
-                None => Vec::new(),
-            };
-            for (b, block) in blocks.iter().enumerate() {
-                if let Some(text) = block
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .filter(|_| block["type"] == "text")
-                {
-                    texts.push((m, b, text.to_owned()));
-                }
-            }
-        }
-    }
+    let texts = editable_texts(&review.params)
+        .into_iter()
+        .filter_map(|(key, text)| key.map(|(m, b)| (m, b, text)))
+        .collect();
     let run = review.runs.first().map(|r| {
         let result: Value = r
             .result
@@ -301,6 +289,7 @@ pub async fn model_review(
             .unwrap_or_default()
             .to_owned(),
         texts,
+        diffs: prompt_diffs(&q.request, &review.params),
         run,
         waiting: i18n.duration(waiting),
     }))

@@ -355,6 +355,24 @@ tool-use-asks = { $count ->
 tool-use-nothing-runs = Nothing runs unless you choose Send.
 tool-use-lets = Sending lets { $server } run the tool { $tool } with these arguments
 
+## Sessions and notifications
+
+nav-sessions = Sessions
+login-remember = Remember this browser for 30 days
+login-session-length = A session lasts 12 hours; to stay logged in on this browser for 30 days, check "Remember this browser" above or use the Sessions page once logged in.
+sessions-title = Sessions
+sessions-intro = Every browser logged in to this service. Revoking a session logs that browser out at once.
+sessions-browser = Browser
+sessions-created = Created
+sessions-last-used = Last used
+sessions-this-browser = (this browser)
+sessions-revoke-others = Log out everywhere else
+notify-kind-form = asks for input
+notify-kind-sampling = asks to run a model
+notify-kind-url = asks you to open a link
+notify-ask = Notify me in this browser
+notify-on = This browser shows a notification when a question opens (while this page is open).
+
 ## Audit
 
 audit-title = Audit

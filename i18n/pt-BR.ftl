@@ -355,6 +355,24 @@ tool-use-asks = { $count ->
 tool-use-nothing-runs = Nada roda a menos que você escolha Enviar.
 tool-use-lets = Enviar permite que { $server } rode a ferramenta { $tool } com estes argumentos
 
+## Sessions and notifications
+
+nav-sessions = Sessões
+login-remember = Lembrar este navegador por 30 dias
+login-session-length = Uma sessão dura 12 horas; para continuar conectado neste navegador por 30 dias, marque "Lembrar este navegador" acima ou use a página Sessões depois de entrar.
+sessions-title = Sessões
+sessions-intro = Cada navegador conectado a este serviço. Revogar uma sessão desconecta aquele navegador na hora.
+sessions-browser = Navegador
+sessions-created = Criada
+sessions-last-used = Último uso
+sessions-this-browser = (este navegador)
+sessions-revoke-others = Sair de todos os outros lugares
+notify-kind-form = pede informações
+notify-kind-sampling = pede para rodar um modelo
+notify-kind-url = pede que você abra um link
+notify-ask = Notificar-me neste navegador
+notify-on = Este navegador mostra uma notificação quando uma pergunta chega (enquanto esta página estiver aberta).
+
 ## Audit
 
 audit-title = Auditoria

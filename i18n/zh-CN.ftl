@@ -333,6 +333,24 @@ tool-use-asks = 模型请求使用 { $count } 个工具。
 tool-use-nothing-runs = 除非你选择“发送”，否则什么都不会运行。
 tool-use-lets = 发送后，{ $server } 将以下列参数运行工具 { $tool }
 
+## Sessions and notifications
+
+nav-sessions = 会话
+login-remember = 在此浏览器上记住我 30 天
+login-session-length = 会话持续 12 小时；如需在此浏览器上保持登录 30 天，请勾选上方的“记住此浏览器”，或登录后使用“会话”页面。
+sessions-title = 会话
+sessions-intro = 登录到本服务的每个浏览器。撤销会话会立即让该浏览器退出登录。
+sessions-browser = 浏览器
+sessions-created = 创建时间
+sessions-last-used = 最近使用
+sessions-this-browser = （此浏览器）
+sessions-revoke-others = 退出其他所有地方的登录
+notify-kind-form = 请你填写信息
+notify-kind-sampling = 请求运行一个模型
+notify-kind-url = 请你打开一个链接
+notify-ask = 在此浏览器中通知我
+notify-on = 有问题出现时，此浏览器会显示通知（在本页打开期间）。
+
 ## Audit
 
 audit-title = 审计

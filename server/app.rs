@@ -11,15 +11,17 @@ use actix_web::{App, HttpServer, web};
 use crate::auth::passphrase::{self, PassphraseError};
 use crate::auth::rotate::{self, TokenError};
 use crate::auth::{Auth, throttle::LoginGuard};
-use crate::broker::{Broker, BrokerError, BrokerSettings};
+use crate::broker::{Broker, BrokerError};
 use crate::clock::{Clock, SystemClock};
-use crate::config::{Config, ConfigError, Retention};
+use crate::config::{Config, ConfigError};
 use crate::db::{Db, DbError};
 use crate::jobs::retention;
 use crate::metrics::{Metrics, MetricsError};
+use crate::notify::{DesktopNotifier, Notifications, Notifier};
 use crate::paths::{PathError, StateDir, write_private};
-use crate::review::{Reviewer, SamplingEngine};
-use crate::sampling::{ProviderError, Providers};
+use crate::reload::{self, ReloadError, Reloader};
+use crate::review::Reviewer;
+use crate::sampling::ProviderError;
 use crate::web::auth::{body_deadline, check_host_and_origin, mark_socket_connections};
 use crate::web::{AppState, allowed_hosts};
 
@@ -121,7 +123,10 @@ pub struct Application {
     /// Kept alive for the broker's sampling hooks (the broker holds them weakly).
     _review: std::sync::Arc<Reviewer>,
     db: Db,
-    retention: Retention,
+    reloader: Reloader,
+    /// SIGHUP, listened for from the build on so a reload request is never the default
+    /// action (which ends the process).
+    hangup: Option<tokio::signal::unix::Signal>,
 }
 
 impl Application {
@@ -138,8 +143,8 @@ impl Application {
         Self::build_with_clock(config, state_root, listen, Arc::new(SystemClock)).await
     }
 
-    /// [`Application::build`] with every part of the service reading the time from `clock`
-    /// (tests move a [`crate::clock::ManualClock`]).
+    /// [`Application::build_with_clock`] with the desktop notifier when this session has one
+    /// (a session bus, or macOS), else without notifications (logged once).
     ///
     /// # Errors
     /// [`StartupError`] naming what failed.
@@ -148,6 +153,30 @@ impl Application {
         state_root: std::path::PathBuf,
         listen: &str,
         clock: Arc<dyn Clock>,
+    ) -> Result<Application, StartupError> {
+        let notifier: Option<Arc<dyn Notifier>> = if DesktopNotifier::available() {
+            Some(Arc::new(DesktopNotifier))
+        } else {
+            tracing::info!(
+                "no session bus (DBUS_SESSION_BUS_ADDRESS): desktop notifications are skipped"
+            );
+            None
+        };
+        Self::build_with(config, state_root, listen, clock, notifier).await
+    }
+
+    /// [`Application::build`] with every part of the service reading the time from `clock`
+    /// (tests move a [`crate::clock::ManualClock`]) and showing notifications through
+    /// `notifier` (none: never; the config's `[notifications] desktop` turns them on and off).
+    ///
+    /// # Errors
+    /// [`StartupError`] naming what failed.
+    pub async fn build_with(
+        config: &Config,
+        state_root: std::path::PathBuf,
+        listen: &str,
+        clock: Arc<dyn Clock>,
+        notifier: Option<Arc<dyn Notifier>>,
     ) -> Result<Application, StartupError> {
         config.check_listen(listen)?;
         // `prepare` tightens the store's files before SQLite opens them: tightening after would
@@ -172,28 +201,17 @@ impl Application {
         write_private(&state.service_url_file(), &format!("{base_url}\n"))?;
 
         let metrics = Metrics::new().map_err(StartupError::Metrics)?;
-        let engine = if config.models.is_empty() {
-            None
-        } else {
-            Some(SamplingEngine {
-                catalog: config.catalog()?,
-                routing: config.routing.clone(),
-                providers: Providers::new()
-                    .and_then(|p| p.with_key_files(&config.models))
-                    .map_err(StartupError::Models)?,
-                budgets: config.budgets.clone(),
-            })
+        let engine = reload::engine(config).map_err(|e| match e {
+            ReloadError::Config(e) => StartupError::Config(e),
+            ReloadError::Models(e) => StartupError::Models(e),
+        })?;
+        let notifications = match notifier {
+            Some(n) => Notifications::start(n, config.notifications.desktop),
+            None => Notifications::none(),
         };
-        let broker = Broker::new(
-            db.clone(),
-            BrokerSettings {
-                question_timeout: Duration::from_secs(config.question_timeout_secs),
-                max_pending_per_server: config.max_pending_per_server,
-                forms_person_only: config.forms_person_only,
-            },
-            metrics,
-        )
-        .with_clock(clock.clone());
+        let broker = Broker::new(db.clone(), reload::broker_settings(config), metrics)
+            .with_clock(clock.clone())
+            .with_notifications(notifications);
         let review = Reviewer::new(broker.clone(), db.clone(), engine).attach();
         let interrupted = review.recover_runs().await.map_err(StartupError::Recover)?;
         if interrupted > 0 {
@@ -266,10 +284,17 @@ impl Application {
         Ok(Application {
             addr,
             server,
-            broker,
-            _review: review,
+            broker: broker.clone(),
             db,
-            retention: config.retention.clone(),
+            reloader: Reloader::new(broker, review.clone(), config.clone(), None),
+            hangup: match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot listen for SIGHUP; reloads need a restart");
+                    None
+                }
+            },
+            _review: review,
         })
     }
 
@@ -281,6 +306,19 @@ impl Application {
     /// A handle to stop the server (graceful with `stop(true)`).
     pub fn handle(&self) -> actix_web::dev::ServerHandle {
         self.server.handle()
+    }
+
+    /// This service re-reading `file` on SIGHUP (`None`: the default config file).
+    #[must_use]
+    pub fn with_config_file(mut self, file: Option<std::path::PathBuf>) -> Application {
+        let current = self.reloader.clone();
+        self.reloader = current.with_file(file);
+        self
+    }
+
+    /// What swaps a new config in (SIGHUP does through it; tests call it directly).
+    pub fn reloader(&self) -> &Reloader {
+        &self.reloader
     }
 
     /// The broker (tests drive it directly).
@@ -305,12 +343,21 @@ impl Application {
                 }
             }
         });
-        let pruner = tokio::spawn(retention::run(
+        let pruner = tokio::spawn(prune_with_reloads(
             self.db.clone(),
-            self.retention.clone(),
+            self.reloader.retention(),
             self.broker.metrics().clone(),
             self.broker.clock(),
         ));
+        let reloader = self.reloader.clone();
+        let hangup = self.hangup;
+        let reloads = tokio::spawn(async move {
+            let Some(mut hangup) = hangup else { return };
+            while hangup.recv().await.is_some() {
+                tracing::info!("SIGHUP: reloading the config");
+                reloader.reload_from_file();
+            }
+        });
         let handle = self.server.handle();
         let broker = self.broker.clone();
         let signals = tokio::spawn(async move {
@@ -324,8 +371,32 @@ impl Application {
         let result = self.server.await.map_err(StartupError::Server);
         sweeper.abort();
         pruner.abort();
+        reloads.abort();
         signals.abort();
         result
+    }
+}
+
+/// The retention job with the bounds in force, restarted when a reload changes them.
+async fn prune_with_reloads(
+    db: Db,
+    mut policy: tokio::sync::watch::Receiver<crate::config::Retention>,
+    metrics: Metrics,
+    clock: Arc<dyn Clock>,
+) {
+    loop {
+        let current = policy.borrow_and_update().clone();
+        let job = tokio::spawn(retention::run(
+            db.clone(),
+            current,
+            metrics.clone(),
+            clock.clone(),
+        ));
+        let changed = policy.changed().await;
+        job.abort();
+        if changed.is_err() {
+            return;
+        }
     }
 }
 

@@ -86,6 +86,23 @@ pub struct Config {
     /// `[routing]`: route policy settings (see [`crate::sampling::RoutingConfig`]). Default: no
     /// per-request cost cap.
     pub routing: RoutingConfig,
+    /// `[notifications]`: telling the person a question waits.
+    pub notifications: NotificationSettings,
+}
+
+/// `[notifications]`: how the person is told that a question opened.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NotificationSettings {
+    /// Show a desktop notification (server name and kind only) when a question opens. Default
+    /// `true`; skipped where there is no session bus (Linux) and no macOS notification centre.
+    pub desktop: bool,
+}
+
+impl Default for NotificationSettings {
+    fn default() -> Self {
+        NotificationSettings { desktop: true }
+    }
 }
 
 /// `[retention]`: how long decided questions are kept. Pending questions are never pruned.
@@ -118,6 +135,7 @@ impl Default for Config {
             models: Vec::new(),
             budgets: Budgets::default(),
             routing: RoutingConfig::default(),
+            notifications: NotificationSettings::default(),
         }
     }
 }
@@ -216,6 +234,13 @@ mod tests {
         assert_eq!(c.question_timeout_secs, 900);
         assert_eq!(c.max_request_bytes, 16_777_216);
         assert!(!c.forms_person_only);
+        assert!(c.notifications.desktop);
+        assert!(
+            !Config::parse("[notifications]\ndesktop = false")
+                .unwrap()
+                .notifications
+                .desktop
+        );
         assert!(
             Config::parse("forms_person_only = true")
                 .unwrap()

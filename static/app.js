@@ -66,13 +66,47 @@
   // The queue reloads itself when any question changes.
   var queue = document.querySelector("[data-live=queue]");
   if (queue) {
+    var notify = browserNotifications(queue);
     var source = new EventSource("/api/v1/events");
     var pending = null;
-    source.addEventListener("question", function () {
+    source.addEventListener("question", function (e) {
+      notify(e);
       if (pending) return;
       pending = setTimeout(function () { window.location.reload(); }, 300);
     });
     return;
+  }
+
+  // "Notify me in this browser": after the person allows it, a question that opens while the
+  // queue is open shows a browser notification naming the server and the kind only.
+  function browserNotifications(queue) {
+    var box = document.querySelector(".browser-notify");
+    if (!box || typeof Notification === "undefined") return function () {};
+    var ask = box.querySelector("[data-notify-ask]");
+    var on = box.querySelector("[data-notify-on]");
+    function show() {
+      var granted = Notification.permission === "granted";
+      ask.hidden = granted || Notification.permission === "denied";
+      on.hidden = !granted;
+      box.hidden = ask.hidden && on.hidden;
+    }
+    show();
+    ask.addEventListener("click", function () {
+      Promise.resolve(Notification.requestPermission()).then(show, show);
+    });
+    return function (e) {
+      if (Notification.permission !== "granted") return;
+      var ev;
+      try { ev = JSON.parse(e.data); } catch (_) { return; }
+      if (!ev || ev.state !== "pending") return;
+      var known = queue.querySelectorAll("[data-question-id]");
+      for (var i = 0; i < known.length; i++) {
+        if (known[i].getAttribute("data-question-id") === ev.id) return;
+      }
+      var what = box.getAttribute("data-kind-" + ev.kind);
+      if (!what) return;
+      new Notification("mcp-consent", { body: ev.server + " " + what, tag: ev.id });
+    };
   }
 
   // An open question page follows its own question: while the person has typed nothing the

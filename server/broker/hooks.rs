@@ -26,6 +26,12 @@ pub enum Round {
 
 /// What the broker calls while opening a sampling question.
 pub trait SamplingHooks: Send + Sync {
+    /// Whether the hooks take part now (the review does only while models are configured,
+    /// which a config reload may change). Default: always.
+    fn active(&self) -> bool {
+        true
+    }
+
     /// Before the question is stored: links the request (its `params`) to the conversation
     /// whose delivered `tool_use` it answers, and checks the budgets.
     fn admit<'a>(&'a self, server: &'a str, params: &'a Value) -> HookFuture<'a, Round>;

@@ -22,7 +22,7 @@ pub mod open;
 pub mod question;
 pub mod waiters;
 
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock, Weak};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -32,6 +32,7 @@ use crate::db::Db;
 use crate::db::models::QuestionRow;
 pub use crate::domain::{Audience, Kind, Phase, State};
 use crate::metrics::Metrics;
+use crate::notify::{Notice, Notifications};
 pub use error::BrokerError;
 pub use events::{Event, EventBus};
 pub use expiry::human_duration;
@@ -41,7 +42,7 @@ pub use question::{Answerer, Question, Waited, rfc3339};
 use waiters::Waiters;
 
 /// Broker settings taken from the config.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BrokerSettings {
     /// How long a question waits for an answer.
     pub question_timeout: Duration,
@@ -55,7 +56,10 @@ pub struct BrokerSettings {
 #[derive(Clone)]
 pub struct Broker {
     db: Db,
-    settings: BrokerSettings,
+    /// Shared by the clones; replaced when the config is reloaded.
+    settings: Arc<RwLock<BrokerSettings>>,
+    /// Tells the person a question opened.
+    notifications: Notifications,
     waiters: Waiters,
     events: EventBus,
     metrics: Metrics,
@@ -72,7 +76,8 @@ impl Broker {
     pub fn new(db: Db, settings: BrokerSettings, metrics: Metrics) -> Broker {
         Broker {
             db,
-            settings,
+            settings: Arc::new(RwLock::new(settings)),
+            notifications: Notifications::none(),
             waiters: Waiters::default(),
             events: EventBus::default(),
             metrics,
@@ -88,6 +93,40 @@ impl Broker {
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Broker {
         self.clock = clock;
         self
+    }
+
+    /// This broker telling the person through `notifications` when a question opens.
+    #[must_use]
+    pub fn with_notifications(mut self, notifications: Notifications) -> Broker {
+        self.notifications = notifications;
+        self
+    }
+
+    /// The notifications this broker sends (the config reload turns them on and off).
+    pub fn notifications(&self) -> &Notifications {
+        &self.notifications
+    }
+
+    /// The settings in force.
+    pub fn settings(&self) -> BrokerSettings {
+        *self.settings.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Replaces the settings (config reload): questions opened from now on use them; open
+    /// questions keep their deadline and audience.
+    pub fn set_settings(&self, settings: BrokerSettings) {
+        *self
+            .settings
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = settings;
+    }
+
+    /// Tells the person that `question` opened (server and kind only; never blocks).
+    fn notify_opened(&self, question: &Question) {
+        self.notifications.opened(Notice {
+            server: question.server.clone(),
+            kind: question.kind,
+        });
     }
 
     /// The current time by this broker's clock.
@@ -111,7 +150,10 @@ impl Broker {
 
     /// The sampling hooks, when set and still alive.
     fn sampling_hooks(&self) -> Option<Arc<dyn SamplingHooks>> {
-        self.hooks.get().and_then(Weak::upgrade)
+        self.hooks
+            .get()
+            .and_then(Weak::upgrade)
+            .filter(|h| h.active())
     }
 
     /// The metrics this broker counts into.

@@ -93,6 +93,7 @@ impl Broker {
         };
         let params = req.request.get("params").cloned().unwrap_or(Value::Null);
         let caps = &req.client_capabilities;
+        let settings = self.settings();
         let (kind, audience, elicitation_id, phase) = match method {
             "sampling/createMessage" => match sampling::validate_request(era, caps, &params) {
                 Ok(_) => (
@@ -105,8 +106,7 @@ impl Broker {
             },
             "elicitation/create" => match elicitation::validate_request(era, caps, &params) {
                 Ok(elicitation::Request::Form { message, schema }) => {
-                    let audience =
-                        audience::of_form(&message, &schema, self.settings.forms_person_only);
+                    let audience = audience::of_form(&message, &schema, settings.forms_person_only);
                     (Kind::Form, audience, None, None)
                 }
                 Ok(elicitation::Request::Url { elicitation_id, .. }) => {
@@ -132,8 +132,8 @@ impl Broker {
             None
         };
         let now = self.now();
-        let timeout = chrono::Duration::from_std(self.settings.question_timeout)
-            .unwrap_or(chrono::Duration::MAX);
+        let timeout =
+            chrono::Duration::from_std(settings.question_timeout).unwrap_or(chrono::Duration::MAX);
         let expires_at = now
             .checked_add_signed(timeout)
             .unwrap_or(DateTime::<Utc>::MAX_UTC);
@@ -160,7 +160,7 @@ impl Broker {
             revision: 1,
             conversation,
         };
-        let limit = i64::try_from(self.settings.max_pending_per_server).unwrap_or(i64::MAX);
+        let limit = i64::try_from(settings.max_pending_per_server).unwrap_or(i64::MAX);
         let admission = self
             .db
             .write(move |conn| {
@@ -194,6 +194,7 @@ impl Broker {
                     .with_label_values(&[question.kind.as_str()])
                     .inc();
                 self.changed(&question);
+                self.notify_opened(&question);
                 if let Some(hooks) = &hooks {
                     hooks.opened(&question).await?;
                 }
@@ -214,7 +215,7 @@ impl Broker {
                 self.metrics.reject(counted_kind, RejectReason::Budget);
                 let e = RpcError::internal(format!(
                     "too many open questions from this server (limit {}); answer or decline some first",
-                    self.settings.max_pending_per_server
+                    settings.max_pending_per_server
                 ));
                 Ok(OpenOutcome::Refused(error_response(Some(&rpc_id), &e)))
             }

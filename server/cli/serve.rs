@@ -32,7 +32,9 @@ pub async fn run(args: ServeArgs, root: PathBuf, explicit_root: bool) -> Result<
     let config = Config::load(args.config.as_deref())?;
     let listen = args.listen.unwrap_or_else(|| config.listen.clone());
     let login = login_command(explicit_root, &root);
-    let app = Application::build(&config, root.clone(), &listen).await?;
+    let app = Application::build(&config, root.clone(), &listen)
+        .await?
+        .with_config_file(args.config.clone());
     println!("listening on http://{}", app.addr());
     tracing::debug!(descriptors, "open-file limit");
     // stdout carries exactly the one line docs/design.md §serve promises; the rest goes to the

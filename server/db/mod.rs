@@ -18,6 +18,7 @@ pub mod approvals;
 pub mod models;
 pub mod schema;
 pub mod schema_check;
+pub mod sessions;
 
 pub mod sql;
 

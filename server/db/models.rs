@@ -296,47 +296,6 @@ pub fn take_login_link(conn: &mut SqliteConnection, sha256: &str, now: i64) -> Q
     Ok(deleted == 1)
 }
 
-/// A browser session: digest of its cookie secret and its CSRF token.
-#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
-#[diesel(table_name = web_sessions, check_for_backend(Sqlite))]
-pub struct WebSessionRow {
-    pub id_sha256: String,
-    pub csrf_token: String,
-    pub created_at: i64,
-    pub expires_at: i64,
-}
-
-impl WebSessionRow {
-    /// Inserts a session.
-    pub fn insert(conn: &mut SqliteConnection, row: &WebSessionRow) -> QueryResult<()> {
-        diesel::insert_into(web_sessions::table)
-            .values(row)
-            .execute(conn)
-            .map(|_| ())
-    }
-
-    /// The unexpired session with this digest.
-    pub fn find_valid(
-        conn: &mut SqliteConnection,
-        sha256: &str,
-        now: i64,
-    ) -> QueryResult<Option<WebSessionRow>> {
-        web_sessions::table
-            .find(sha256)
-            .filter(web_sessions::expires_at.gt(now))
-            .select(WebSessionRow::as_select())
-            .first(conn)
-            .optional()
-    }
-
-    /// Deletes the session with this digest.
-    pub fn delete(conn: &mut SqliteConnection, sha256: &str) -> QueryResult<()> {
-        diesel::delete(web_sessions::table.find(sha256))
-            .execute(conn)
-            .map(|_| ())
-    }
-}
-
 /// Ids of terminal questions decided before `cutoff` (ms), at most `limit`.
 pub fn terminal_decided_before(
     conn: &mut SqliteConnection,

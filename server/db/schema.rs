@@ -118,6 +118,8 @@ diesel::table! {
         csrf_token -> Text,
         created_at -> BigInt,
         expires_at -> BigInt,
+        last_used_at -> BigInt,
+        label -> Text,
     }
 }
 

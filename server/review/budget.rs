@@ -125,7 +125,7 @@ impl Reviewer {
         server: &str,
         params: &Value,
     ) -> Result<Round, BrokerError> {
-        let Some(engine) = &self.engine else {
+        let Some(engine) = self.engine() else {
             return Ok(Round::New);
         };
         let budgets = engine.budgets.clone();

@@ -70,7 +70,9 @@ pub struct SamplingEngine {
 pub struct Reviewer {
     broker: Broker,
     db: Db,
-    engine: Option<Arc<SamplingEngine>>,
+    /// Shared by the clones; replaced when the config is reloaded (runs under way keep the
+    /// engine they started with).
+    engine: Arc<std::sync::RwLock<Option<Arc<SamplingEngine>>>>,
 }
 
 impl Reviewer {
@@ -79,23 +81,35 @@ impl Reviewer {
         Reviewer {
             broker,
             db,
-            engine: engine.map(Arc::new),
+            engine: Arc::new(std::sync::RwLock::new(engine.map(Arc::new))),
         }
     }
 
-    /// Takes part in the broker's sampling questions (only when models are configured): the
-    /// returned handle must be kept alive as long as the broker serves.
+    /// Replaces the engine (config reload): `None` when no models are configured any more.
+    /// Questions under review stay; their next route and run use the new models.
+    pub fn set_engine(&self, engine: Option<SamplingEngine>) {
+        *self
+            .engine
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = engine.map(Arc::new);
+    }
+
+    /// Takes part in the broker's sampling questions (while models are configured, see
+    /// [`SamplingHooks::active`]): the returned handle must be kept alive as long as the broker
+    /// serves.
     pub fn attach(self) -> Arc<Reviewer> {
         let me = Arc::new(self);
-        if me.engine.is_some() {
-            let hooks: Arc<dyn SamplingHooks> = me.clone();
-            me.broker.set_sampling_hooks(&hooks);
-        }
+        let hooks: Arc<dyn SamplingHooks> = me.clone();
+        me.broker.set_sampling_hooks(&hooks);
         me
     }
 }
 
 impl SamplingHooks for Reviewer {
+    fn active(&self) -> bool {
+        self.engine().is_some()
+    }
+
     fn admit<'a>(&'a self, server: &'a str, params: &'a Value) -> HookFuture<'a, Round> {
         Box::pin(self.admit_round(server, params))
     }
@@ -179,8 +193,11 @@ fn digest_text(text: &str) -> String {
 
 impl Reviewer {
     /// The engine, when models are configured.
-    pub fn engine(&self) -> Option<&Arc<SamplingEngine>> {
-        self.engine.as_ref()
+    pub fn engine(&self) -> Option<Arc<SamplingEngine>> {
+        self.engine
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// The broker the reviews decide questions of.
@@ -189,8 +206,8 @@ impl Reviewer {
     }
 
     fn engine_for(&self, q: &Question) -> Result<Arc<SamplingEngine>, BrokerError> {
-        match (&self.engine, q.kind) {
-            (Some(e), Kind::Sampling) => Ok(e.clone()),
+        match (self.engine(), q.kind) {
+            (Some(e), Kind::Sampling) => Ok(e),
             _ => Err(BrokerError::NotFound),
         }
     }

@@ -8,7 +8,7 @@ use std::pin::Pin;
 
 use super::AppState;
 use super::error::{ApiError, PageError};
-use crate::auth::{AuthError, SESSION_HOURS, Session};
+use crate::auth::{AuthError, Lifetime, Session};
 use actix_web::body::BoxBody;
 use actix_web::cookie::{Cookie, SameSite, time::Duration as CookieDuration};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
@@ -45,13 +45,14 @@ impl WebSession {
     }
 }
 
-/// The session cookie for `secret`.
-pub fn session_cookie(secret: &str) -> Cookie<'static> {
+/// The session cookie for `secret`, kept by the browser for `lifetime` (the store ends the
+/// session at the same time).
+pub fn session_cookie(secret: &str, lifetime: Lifetime) -> Cookie<'static> {
     Cookie::build(SESSION_COOKIE, secret.to_owned())
         .path("/")
         .http_only(true)
         .same_site(SameSite::Strict)
-        .max_age(CookieDuration::hours(SESSION_HOURS))
+        .max_age(CookieDuration::seconds(lifetime.seconds()))
         .finish()
 }
 

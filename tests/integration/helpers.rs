@@ -4,8 +4,13 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use mcp_consent::app::Application;
+use mcp_consent::clock::{Clock, SystemClock};
 use mcp_consent::config::Config;
+use mcp_consent::notify::Notifier;
+use mcp_consent::reload::Reloader;
 use reqwest::{Client, Response, StatusCode};
 use serde_json::{Value, json};
 
@@ -36,6 +41,8 @@ pub struct TestApp {
     pub client: Client,
     pub state: PathBuf,
     pub handle: actix_web::dev::ServerHandle,
+    /// Swaps a new config in, as SIGHUP does.
+    pub reloader: Reloader,
     _tmp: Option<tempfile::TempDir>,
 }
 
@@ -62,11 +69,35 @@ pub async fn spawn_with(config: Config) -> TestApp {
 
 /// Starts a service on an existing state directory (for restart tests).
 pub async fn spawn_on(config: Config, state: &Path) -> TestApp {
-    let app = Application::build(&config, state.to_path_buf(), "127.0.0.1:0")
+    spawn_parts(config, state, Arc::new(SystemClock), None).await
+}
+
+/// Starts a service reading the time from `clock` and showing notifications through
+/// `notifier`.
+pub async fn spawn_with_parts(
+    config: Config,
+    clock: Arc<dyn Clock>,
+    notifier: Option<Arc<dyn Notifier>>,
+) -> TestApp {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    let mut app = spawn_parts(config, &state, clock, notifier).await;
+    app._tmp = Some(tmp);
+    app
+}
+
+async fn spawn_parts(
+    config: Config,
+    state: &Path,
+    clock: Arc<dyn Clock>,
+    notifier: Option<Arc<dyn Notifier>>,
+) -> TestApp {
+    let app = Application::build_with(&config, state.to_path_buf(), "127.0.0.1:0", clock, notifier)
         .await
         .unwrap();
     let base = format!("http://{}", app.addr());
     let handle = app.handle();
+    let reloader = app.reloader().clone();
     tokio::spawn(app.run_until_stopped());
     let token = std::fs::read_to_string(state.join("api-token"))
         .unwrap()
@@ -78,6 +109,7 @@ pub async fn spawn_on(config: Config, state: &Path) -> TestApp {
         client: http_client(),
         state: state.to_path_buf(),
         handle,
+        reloader,
         _tmp: None,
     }
 }

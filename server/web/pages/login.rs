@@ -1,6 +1,7 @@
 //! Login by one-time link or passphrase, and logout.
 
 use super::*;
+use crate::auth::{Lifetime, label};
 
 #[derive(Template)]
 #[template(path = "login.html")]
@@ -22,6 +23,7 @@ pub struct LoginQuery {
 /// `GET /login[?token=…]`: with a valid one-time token, starts a session and redirects to the
 /// queue; without one, explains how to get a link.
 pub async fn login(
+    req: actix_web::HttpRequest,
     state: web::Data<AppState>,
     query: web::Query<LoginQuery>,
     i18n: I18n,
@@ -45,15 +47,26 @@ pub async fn login(
             page.render()?,
         ));
     }
-    logged_in(&state).await
+    logged_in(&state, &req, Lifetime::Day).await
 }
 
-/// Starts a session and sends the browser to the queue with its cookie.
-pub async fn logged_in(state: &AppState) -> Result<HttpResponse, PageError> {
-    let (secret, _) = state.auth.create_session().await?;
+/// Starts a session lasting `lifetime` and sends the browser to the queue with its cookie.
+pub async fn logged_in(
+    state: &AppState,
+    req: &actix_web::HttpRequest,
+    lifetime: Lifetime,
+) -> Result<HttpResponse, PageError> {
+    let user_agent = req
+        .headers()
+        .get(actix_web::http::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok());
+    let (secret, _) = state
+        .auth
+        .create_session(lifetime, label::of_user_agent(user_agent))
+        .await?;
     Ok(HttpResponse::SeeOther()
         .insert_header((LOCATION, "/"))
-        .cookie(auth::session_cookie(&secret))
+        .cookie(auth::session_cookie(&secret, lifetime))
         .finish())
 }
 
@@ -88,7 +101,12 @@ pub async fn login_with_passphrase(
             page.render()?,
         ));
     }
-    logged_in(&state).await
+    let lifetime = if last(&pairs, "remember").is_some() {
+        Lifetime::Remembered
+    } else {
+        Lifetime::Day
+    };
+    logged_in(&state, &req, lifetime).await
 }
 
 /// `POST /logout`.
@@ -100,7 +118,7 @@ pub async fn logout(
     let pairs = form_pairs(payload).await?;
     session.check_csrf(last(&pairs, "csrf"))?;
     state.auth.end_session(&session).await?;
-    let mut removal = auth::session_cookie("");
+    let mut removal = auth::session_cookie("", Lifetime::Day);
     removal.make_removal();
     Ok(HttpResponse::SeeOther()
         .insert_header((LOCATION, "/login"))

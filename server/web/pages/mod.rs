@@ -27,6 +27,7 @@ mod question;
 mod queue;
 mod review;
 mod rules;
+mod sessions;
 
 use super::views::diff::LineChange;
 use super::views::form::*;
@@ -42,6 +43,7 @@ use question::*;
 use queue::*;
 use review::*;
 use rules::*;
+use sessions::*;
 
 /// Registers the page routes.
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -62,6 +64,13 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/rules", web::post().to(create_rule))
         .route("/rules/{rule}/revoke", web::post().to(revoke_rule))
         .route("/rules/{rule}/apply", web::post().to(apply_rule))
+        .route("/sessions", web::get().to(sessions))
+        .route("/sessions/remember", web::post().to(remember_session))
+        .route(
+            "/sessions/revoke-others",
+            web::post().to(revoke_other_sessions),
+        )
+        .route("/sessions/{handle}/revoke", web::post().to(revoke_session))
         .default_service(web::to(not_found));
 }
 

@@ -1,0 +1,102 @@
+//! The sessions page: every logged-in browser, with Revoke, "Log out everywhere else" and
+//! "Remember this browser for 30 days".
+
+use super::*;
+use crate::auth::Lifetime;
+
+/// One session as the page shows it.
+pub struct SessionView {
+    pub handle: String,
+    pub label: String,
+    pub created_at: Moment,
+    pub last_used_at: Moment,
+    pub expires_at: Moment,
+    pub current: bool,
+}
+
+#[derive(Template)]
+#[template(path = "sessions.html")]
+pub struct SessionsPage {
+    pub i18n: I18n,
+    pub csrf: String,
+    pub sessions: Vec<SessionView>,
+    /// This browser's session already lasts longer than a default one.
+    pub remembered: bool,
+}
+
+/// `GET /sessions`.
+pub async fn sessions(
+    state: web::Data<AppState>,
+    session: WebSession,
+    i18n: I18n,
+) -> Result<HttpResponse, PageError> {
+    let now = state.broker.now();
+    let sessions: Vec<SessionView> = state
+        .auth
+        .sessions(&session)
+        .await?
+        .into_iter()
+        .map(|s| SessionView {
+            handle: s.handle,
+            label: s.label,
+            created_at: moment_ms(s.created_at, now),
+            last_used_at: moment_ms(s.last_used_at, now),
+            expires_at: moment_ms(s.expires_at, now),
+            current: s.current,
+        })
+        .collect();
+    ok(&SessionsPage {
+        i18n,
+        csrf: session.csrf.clone(),
+        remembered: session.expires_at - now.timestamp_millis() > Lifetime::Day.millis(),
+        sessions,
+    })
+}
+
+/// `POST /sessions/{handle}/revoke`: ends that session (this browser's too, if named).
+pub async fn revoke_session(
+    state: web::Data<AppState>,
+    session: WebSession,
+    handle: web::Path<String>,
+    payload: web::Payload,
+) -> Result<HttpResponse, PageError> {
+    let pairs = form_pairs(payload).await?;
+    session.check_csrf(last(&pairs, "csrf"))?;
+    if !state.auth.revoke(&handle).await? {
+        // Already revoked (or never was): the page's address names nothing.
+        return Err(PageError::NoPage);
+    }
+    Ok(see_other("/sessions"))
+}
+
+/// `POST /sessions/revoke-others`: "Log out everywhere else".
+pub async fn revoke_other_sessions(
+    state: web::Data<AppState>,
+    session: WebSession,
+    payload: web::Payload,
+) -> Result<HttpResponse, PageError> {
+    let pairs = form_pairs(payload).await?;
+    session.check_csrf(last(&pairs, "csrf"))?;
+    let ended = state.auth.end_other_sessions(&session).await?;
+    tracing::info!(sessions = ended, "logged out everywhere else");
+    Ok(see_other("/sessions"))
+}
+
+/// `POST /sessions/remember`: this browser's session lasts 30 days from now, and so does its
+/// cookie.
+pub async fn remember_session(
+    req: actix_web::HttpRequest,
+    state: web::Data<AppState>,
+    session: WebSession,
+    payload: web::Payload,
+) -> Result<HttpResponse, PageError> {
+    let pairs = form_pairs(payload).await?;
+    session.check_csrf(last(&pairs, "csrf"))?;
+    let lifetime = state.auth.remember(&session).await?;
+    let mut res = see_other("/sessions");
+    if let Some(cookie) = req.cookie(auth::SESSION_COOKIE) {
+        res.add_cookie(&auth::session_cookie(cookie.value(), lifetime))
+            .map_err(|e| PageError::Internal(Box::new(e)))?;
+    }
+    Ok(res)
+}

@@ -365,11 +365,6 @@ pub fn audit(
     query.order(audit_log::seq.desc()).limit(limit).load(conn)
 }
 
-/// Deletes audit entries older than `cutoff` (its own retention bound).
-pub fn prune_audit(conn: &mut SqliteConnection, cutoff: i64) -> QueryResult<usize> {
-    diesel::delete(audit_log::table.filter(audit_log::at.lt(cutoff))).execute(conn)
-}
-
 /// Stores a rule.
 pub fn insert_rule(conn: &mut SqliteConnection, rule: &RuleRow) -> QueryResult<()> {
     diesel::insert_into(auto_approve_rules::table)

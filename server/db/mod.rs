@@ -16,6 +16,7 @@
 
 pub mod approvals;
 pub mod models;
+pub mod prune;
 pub mod schema;
 pub mod schema_check;
 pub mod sessions;
@@ -199,25 +200,30 @@ impl Db {
 
     /// Runs `job` on the writer connection, after every write queued before it. Use it for
     /// anything that writes: it never sleeps in SQLite's busy handler behind another of our
-    /// writes.
+    /// writes. The job is queued when `write` is called, not when the future is first polled,
+    /// so writes queued one after another run in that order (retention queues one batch at a
+    /// time, and a write queued between two batches runs between them).
     ///
     /// # Errors
-    /// Whatever `job` returns, or [`DbError::Join`] when the task panicked.
-    pub async fn write<T, F>(&self, job: F) -> Result<T, DbError>
+    /// Whatever `job` returns, or [`DbError::Writer`] when the writer thread is gone or the
+    /// job panicked.
+    pub fn write<T, F>(&self, job: F) -> impl Future<Output = Result<T, DbError>> + Send + use<T, F>
     where
         T: Send + 'static,
         F: FnOnce(&mut SqliteConnection) -> Result<T, DbError> + Send + 'static,
     {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        self.writer
-            .send(Box::new(move |conn| {
-                // The caller may have gone (a dropped request); the write stands.
-                let _ = tx.send(job(conn));
-            }))
-            .map_err(|_| DbError::Writer)?;
-        let result = rx.await.map_err(|_| DbError::Writer)?;
-        self.count_job();
-        result
+        let queued = self.writer.send(Box::new(move |conn| {
+            // The caller may have gone (a dropped request); the write stands.
+            let _ = tx.send(job(conn));
+        }));
+        let db = self.clone();
+        async move {
+            queued.map_err(|_| DbError::Writer)?;
+            let result = rx.await.map_err(|_| DbError::Writer)?;
+            db.count_job();
+            result
+        }
     }
 
     /// Counts a job; every [`CHECKPOINT_EVERY`] jobs starts a checkpoint. Jobs of [`Db::run`]

@@ -296,47 +296,6 @@ pub fn take_login_link(conn: &mut SqliteConnection, sha256: &str, now: i64) -> Q
     Ok(deleted == 1)
 }
 
-/// Ids of terminal questions decided before `cutoff` (ms), at most `limit`.
-pub fn terminal_decided_before(
-    conn: &mut SqliteConnection,
-    cutoff: i64,
-    limit: i64,
-) -> QueryResult<Vec<String>> {
-    questions::table
-        .filter(questions::state.ne(State::Pending))
-        .filter(questions::decided_at.lt(cutoff))
-        .select(questions::id)
-        .limit(limit)
-        .load(conn)
-}
-
-/// Ids of terminal questions beyond the newest `keep` (by decision time, ties by id), at most
-/// `limit`.
-pub fn terminal_beyond_newest(
-    conn: &mut SqliteConnection,
-    keep: i64,
-    limit: i64,
-) -> QueryResult<Vec<String>> {
-    questions::table
-        .filter(questions::state.ne(State::Pending))
-        .order((questions::decided_at.desc(), questions::id.desc()))
-        .select(questions::id)
-        .limit(limit)
-        .offset(keep)
-        .load(conn)
-}
-
-/// Deletes the questions with these ids, unless pending (a question decided by nobody is never
-/// pruned, whatever the caller computed).
-pub fn delete_terminal(conn: &mut SqliteConnection, ids: &[String]) -> QueryResult<usize> {
-    diesel::delete(
-        questions::table
-            .filter(questions::id.eq_any(ids))
-            .filter(questions::state.ne(State::Pending)),
-    )
-    .execute(conn)
-}
-
 /// Deletes expired browser sessions and login links; returns how many rows went.
 pub fn delete_expired_auth(conn: &mut SqliteConnection, now: i64) -> QueryResult<usize> {
     let sessions = diesel::delete(web_sessions::table.filter(web_sessions::expires_at.le(now)))

@@ -1,21 +1,31 @@
 //! Retention: terminal questions decided more than `max_age_days` ago, or beyond the newest
 //! `max_terminal` (by decision time, ties by id), are deleted; pending questions never are.
-//! Runs at start and on a tokio interval; deletes in bounded batches so the write lock is held
-//! briefly. Deleted content is overwritten (`secure_delete`, set on every connection) and the
-//! WAL truncated after each run, so nothing pruned stays readable in the database files.
+//! Runs at start (in the background: the service is already serving) and on a tokio interval.
+//!
+//! A run never holds up other requests for long: the bounds are found once, then rows go in
+//! batches of [`BATCH`], each its own statement queued on the store's single writer
+//! ([`Db::write`]). The next batch is queued only when the last one is done, so a request's
+//! write that arrives meanwhile runs between two batches: it waits for one batch at most,
+//! never for the whole prune. Deleted content is overwritten (`secure_delete`, set on every
+//! connection) and the WAL, which still holds the pages as they were, is checkpointed and
+//! truncated at the end of every run, so nothing pruned stays readable in the database files.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use diesel::SqliteConnection;
 use diesel::connection::SimpleConnection;
 
 use crate::clock::Clock;
 use crate::config::Retention;
-use crate::db::{Db, DbError, approvals, models};
+use crate::db::prune::{self, Below};
+use crate::db::{Db, DbError, models};
 use crate::metrics::Metrics;
 
-/// Rows deleted per transaction.
-const BATCH: i64 = 500;
+/// Rows deleted per batch. A batch of decided questions (with their revisions, runs and
+/// approvals, and the zeroing of `secure_delete`) takes a few milliseconds: what a request's
+/// write may wait behind a running prune.
+pub const BATCH: i64 = 500;
 
 /// What one run removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -37,51 +47,112 @@ impl PruneReport {
     }
 }
 
+/// What a batch deleted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pruned {
+    /// Questions decided before the age cutoff.
+    ByAge,
+    /// Questions beyond the newest `max_terminal`.
+    ByCount,
+    /// Audit entries older than `audit_max_age_days`.
+    Audit,
+}
+
+/// One committed batch of a run, as [`prune_with`] reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Batch {
+    /// What it deleted.
+    pub what: Pruned,
+    /// How many rows (at most [`BATCH`]).
+    pub rows: usize,
+}
+
 /// Prunes once, judging age against `now_ms` (Unix milliseconds).
 ///
 /// # Errors
 /// [`DbError`] from the store.
 pub async fn prune_once(db: &Db, policy: &Retention, now_ms: i64) -> Result<PruneReport, DbError> {
-    let max_age_ms = i64::try_from(policy.max_age_days)
-        .unwrap_or(i64::MAX)
-        .saturating_mul(86_400_000);
-    let cutoff = now_ms.saturating_sub(max_age_ms);
+    prune_with(db, policy, now_ms, |_| {}).await
+}
+
+/// [`prune_once`], calling `after_batch` after each batch has committed and before the next
+/// one is queued (a write queued from it runs before the next batch).
+///
+/// # Errors
+/// [`DbError`] from the store; batches committed before the error stay deleted.
+pub async fn prune_with(
+    db: &Db,
+    policy: &Retention,
+    now_ms: i64,
+    mut after_batch: impl FnMut(Batch) + Send,
+) -> Result<PruneReport, DbError> {
+    let cutoff = now_ms.saturating_sub(days_ms(policy.max_age_days));
+    let audit_cutoff = now_ms.saturating_sub(days_ms(policy.audit_max_age_days));
     let keep = i64::try_from(policy.max_terminal).unwrap_or(i64::MAX);
-    let policy = policy.clone();
-    db.run(move |conn| {
-        let mut report = PruneReport::default();
-        loop {
-            let n = conn.immediate_transaction(|c| {
-                let ids = models::terminal_decided_before(c, cutoff, BATCH)?;
-                models::delete_terminal(c, &ids)
-            })?;
-            report.by_age += n;
-            if n == 0 {
-                break;
-            }
-        }
-        loop {
-            let n = conn.immediate_transaction(|c| {
-                let ids = models::terminal_beyond_newest(c, keep, BATCH)?;
-                models::delete_terminal(c, &ids)
-            })?;
-            report.by_count += n;
-            if n == 0 {
-                break;
-            }
-        }
-        report.expired_logins = models::delete_expired_auth(conn, now_ms)?;
-        let audit_age_ms = i64::try_from(policy.audit_max_age_days)
-            .unwrap_or(i64::MAX)
-            .saturating_mul(86_400_000);
-        report.audit_entries = approvals::prune_audit(conn, now_ms.saturating_sub(audit_age_ms))?;
-        // Deleted is gone: the connection zeroes deleted content (`secure_delete`), and the WAL,
-        // which still holds the pages as they were, is copied back and truncated to nothing.
-        conn.batch_execute("PRAGMA wal_checkpoint(TRUNCATE);")
-            .map_err(DbError::Query)?;
-        Ok(report)
+    // The count bound, found once on a reader: questions decided while the run goes on are
+    // newer than it, so it still marks the oldest questions beyond the newest `keep`.
+    let beyond = db.run(move |c| Ok(prune::newest_beyond(c, keep)?)).await?;
+    let mut report = PruneReport::default();
+    let by_age = Below::Time(cutoff);
+    report.by_age = in_batches(db, Pruned::ByAge, &mut after_batch, move |c| {
+        prune::delete_decided(c, &by_age, BATCH)
     })
-    .await
+    .await?;
+    if let Some(key) = beyond {
+        let by_count = Below::Key(key);
+        report.by_count = in_batches(db, Pruned::ByCount, &mut after_batch, move |c| {
+            prune::delete_decided(c, &by_count, BATCH)
+        })
+        .await?;
+    }
+    report.audit_entries = in_batches(db, Pruned::Audit, &mut after_batch, move |c| {
+        prune::delete_audit(c, audit_cutoff, BATCH)
+    })
+    .await?;
+    report.expired_logins = db
+        .write(move |c| Ok(models::delete_expired_auth(c, now_ms)?))
+        .await?;
+    // Deleted is gone: `secure_delete` zeroed the content in the database file, and the WAL,
+    // which still holds the pages as they were, is copied back and truncated to nothing. The
+    // copying is done first by a passive checkpoint on a reader, which never blocks a write;
+    // the truncating one on the writer then has only the last few pages left to copy.
+    db.run(|c| Ok(c.batch_execute("PRAGMA wal_checkpoint(PASSIVE);")?))
+        .await?;
+    db.write(|c| Ok(c.batch_execute("PRAGMA wal_checkpoint(TRUNCATE);")?))
+        .await?;
+    Ok(report)
+}
+
+/// Runs `batch` on the writer until it deletes fewer than [`BATCH`] rows, one job at a time;
+/// returns the rows deleted in all.
+async fn in_batches<F>(
+    db: &Db,
+    what: Pruned,
+    after_batch: &mut (impl FnMut(Batch) + Send),
+    batch: F,
+) -> Result<usize, DbError>
+where
+    F: Fn(&mut SqliteConnection) -> diesel::QueryResult<usize> + Clone + Send + 'static,
+{
+    let mut total = 0;
+    loop {
+        let job = batch.clone();
+        let rows = db.write(move |c| Ok(job(c)?)).await?;
+        total += rows;
+        if rows > 0 {
+            after_batch(Batch { what, rows });
+        }
+        if i64::try_from(rows).unwrap_or(i64::MAX) < BATCH {
+            return Ok(total);
+        }
+    }
+}
+
+/// `days` in milliseconds, saturating.
+fn days_ms(days: u64) -> i64 {
+    i64::try_from(days)
+        .unwrap_or(i64::MAX)
+        .saturating_mul(86_400_000)
 }
 
 /// Prunes now and then every `policy.interval_secs`, forever; a failed run is logged and the

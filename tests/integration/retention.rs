@@ -5,8 +5,9 @@ use diesel::RunQueryDsl;
 use diesel::sql_types::{BigInt, Text};
 use mcp_consent::config::{Config, Retention};
 use mcp_consent::db::Db;
-use mcp_consent::jobs::retention::prune_once;
+use mcp_consent::jobs::retention::{BATCH, Pruned, prune_once, prune_with};
 use serde_json::json;
+use std::sync::{Arc, Mutex};
 
 use crate::helpers::*;
 
@@ -115,6 +116,86 @@ async fn count_bound_keeps_the_newest_by_decision_time_then_id() {
     let report = prune_once(&db, &policy(30, 0), now).await.unwrap();
     assert_eq!(report.by_count, 2);
     assert!(exists(&app, &pending).await);
+}
+
+/// Adds `count` copies of question `template` (decided as it was) with ids `copy-<n>`.
+async fn copy_question(db: &Db, template: &str, count: i64) {
+    let template = template.to_owned();
+    db.write(move |conn| {
+        conn.immediate_transaction(|c| {
+            diesel::sql_query("CREATE TEMP TABLE copy AS SELECT * FROM questions WHERE id = ?")
+                .bind::<Text, _>(&template)
+                .execute(c)?;
+            for n in 0..count {
+                diesel::sql_query("UPDATE copy SET id = ?")
+                    .bind::<Text, _>(format!("copy-{n}"))
+                    .execute(c)?;
+                diesel::sql_query("INSERT INTO questions SELECT * FROM copy").execute(c)?;
+            }
+            diesel::sql_query("DROP TABLE copy").execute(c)?;
+            Ok::<_, diesel::result::Error>(())
+        })?;
+        Ok(())
+    })
+    .await
+    .unwrap();
+}
+
+#[derive(diesel::QueryableByName)]
+struct Count {
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+#[tokio::test]
+async fn a_write_during_a_prune_runs_after_one_batch_not_after_the_whole_prune() {
+    let app = spawn_app().await;
+    let db = Db::open(&app.state.join("broker/broker.db")).unwrap();
+    let template = decided(&app, 1).await;
+    let total = 3 * BATCH + 1;
+    copy_question(&db, &template, total - 1).await;
+
+    // After the first batch, a write is queued (as a request's would be) that counts the
+    // decided questions left; the prune goes on.
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let mut write = None;
+    let report = prune_with(
+        &db,
+        &policy(30, 0),
+        chrono::Utc::now().timestamp_millis(),
+        |b| {
+            assert_eq!(b.what, Pruned::ByCount);
+            events.lock().unwrap().push(format!("batch of {}", b.rows));
+            if write.is_none() {
+                let events = events.clone();
+                write = Some(db.write(move |conn| {
+                    let left = diesel::sql_query("SELECT count(*) AS n FROM questions")
+                        .get_result::<Count>(conn)?
+                        .n;
+                    events.lock().unwrap().push("write".to_owned());
+                    Ok(left)
+                }));
+            }
+        },
+    )
+    .await
+    .unwrap();
+    let left_when_written = write.unwrap().await.unwrap();
+
+    assert_eq!(report.by_count, total as usize);
+    assert_eq!(
+        *events.lock().unwrap(),
+        [
+            format!("batch of {BATCH}"),
+            "write".to_owned(),
+            format!("batch of {BATCH}"),
+            format!("batch of {BATCH}"),
+            "batch of 1".to_owned()
+        ],
+        "the write ran right after the batch it was queued behind"
+    );
+    assert_eq!(left_when_written, total - BATCH);
+    assert!(!exists(&app, &template).await);
 }
 
 #[tokio::test]

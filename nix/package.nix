@@ -11,7 +11,8 @@
 }:
 let
   # What the binary is compiled from: the crate's sources, templates/ and static/ (askama,
-  # include_str!, including templates/units/service.toml, the unit's fixed part) and
+  # include_str!, including templates/units/service.toml, the unit's fixed part), i18n/ (the
+  # message catalogues, include_str!) and
   # migrations/ (embed_migrations!), and the license files it ships. Tests, benches, the fuzz
   # crate and the Nix files are left out, so editing them does not rebuild the package.
   packageFiles = lib.fileset.unions [
@@ -21,6 +22,7 @@ let
     ../server
     ../templates
     ../static
+    ../i18n
     ../migrations
     ../LICENSE-MIT
     ../LICENSE-APACHE

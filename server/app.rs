@@ -258,6 +258,7 @@ impl Application {
         let server = HttpServer::new(move || {
             App::new()
                 .app_data(data.clone())
+                .wrap(from_fn(crate::web::lang::localize_errors))
                 .wrap(from_fn(body_deadline))
                 .wrap(from_fn(check_host_and_origin))
                 .wrap(security_headers())

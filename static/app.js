@@ -120,6 +120,12 @@
   box.addEventListener("input", function () { typed = true; });
   box.addEventListener("change", function () { typed = true; });
 
+  // The notices' words come from the page (data-* of .live-notice), in the page's language.
+  function words(name, fallback) {
+    var p = document.querySelector(".live-notice");
+    return (p && p.getAttribute("data-" + name)) || fallback;
+  }
+
   function notice(text) {
     var p = document.querySelector(".live-notice");
     if (!p) return;
@@ -146,7 +152,10 @@
         // The focused element went with the old content: start again at the heading.
         if (window.mcpConsentFocusStart) window.mcpConsentFocusStart();
       })
-      .catch(function () { notice("This question changed; reload the page to see it."); });
+      .catch(function () {
+        // A look on (re)connecting that fails says nothing: no change is known.
+        if (!onlyIfChanged) notice(words("changed", "This question changed; reload the page to see it."));
+      });
   }
 
   var events = new EventSource("/api/v1/events");
@@ -159,9 +168,9 @@
     if (!ev || ev.id !== id) return;
     if (!typed) { refresh(); return; }
     if (ev.state !== "pending") {
-      notice("This question is now " + ev.state + " (it changed while you were answering): nothing can be sent any more. What you entered stays on this page so you can copy it.");
+      notice(words("now-state", "This question is now %s.").replace("%s", words("state-" + ev.state, ev.state)));
     } else {
-      notice("This question changed while you were answering; reload the page to see it (copy what you typed first).");
+      notice(words("changed-typed", "This question changed while you were answering; reload the page to see it (copy what you typed first)."));
     }
   });
 })();

@@ -35,14 +35,12 @@ impl WebSession {
     /// Checks a submitted CSRF token, in constant time.
     ///
     /// # Errors
-    /// [`PageError::Forbidden`] when it does not match.
+    /// [`PageError::Refused`] ([`super::error::Refusal::Csrf`]) when it does not match.
     pub fn check_csrf(&self, submitted: Option<&str>) -> Result<(), PageError> {
         if self.csrf_matches(submitted) {
             Ok(())
         } else {
-            Err(PageError::Forbidden(
-                "The form's security token is missing or out of date; reload the page and try again.".into(),
-            ))
+            Err(PageError::Refused(super::error::Refusal::Csrf))
         }
     }
 }

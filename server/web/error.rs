@@ -9,6 +9,7 @@ use askama::Template;
 use serde_json::json;
 
 use crate::broker::{BrokerError, State};
+use crate::i18n::{Arg, I18n};
 use crate::protocol::FieldError;
 
 /// An error of the JSON API (`/api/v1`). Non-2xx bodies are `{"error": "…"}`; 422 is
@@ -116,9 +117,12 @@ pub enum PageError {
     /// 413.
     #[error("The form is larger than {0} bytes.")]
     TooLarge(usize),
-    /// 400.
+    /// 400 (a message of the domain, e.g. a rule refused; shown as it is).
     #[error("{0}")]
     BadRequest(String),
+    /// 400 or 403: a request the pages refuse, in words of ours (translated).
+    #[error("{0}")]
+    Refused(Refusal),
     /// 500: logged with its cause.
     #[error("Something went wrong inside mcp-consent; the details are in its log.")]
     Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -129,7 +133,7 @@ impl From<BrokerError> for PageError {
         match e {
             BrokerError::NotFound => PageError::NotFound,
             BrokerError::AlreadyDecided(s) => PageError::Conflict(s),
-            BrokerError::HumanOnly => PageError::Forbidden(e.to_string()),
+            BrokerError::HumanOnly => PageError::Refused(Refusal::HumanOnly),
             BrokerError::InvalidAnswer(errors) => PageError::BadRequest(
                 errors
                     .iter()
@@ -165,12 +169,107 @@ impl From<crate::auth::AuthError> for ApiError {
     }
 }
 
+/// A request the pages refuse, named so the message can be translated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// 403: the form's CSRF token is missing or stale.
+    #[error("The form's security token is missing or out of date; reload the page and try again.")]
+    Csrf,
+    /// 403: only a person in the browser may answer this question.
+    #[error("Only a person may answer this question.")]
+    HumanOnly,
+    /// 400: the form body could not be read.
+    #[error("The form could not be read.")]
+    UnreadableForm,
+    /// 400: an answer form without accept, decline or cancel.
+    #[error("Choose Accept, Decline or Cancel.")]
+    ChooseAction,
+    /// 400: a review form without a decision.
+    #[error("Choose a decision.")]
+    ChooseDecision,
+    /// 400: the confirm page's payload is not JSON.
+    #[error("The confirmed answer could not be read; answer again.")]
+    UnreadableConfirmation,
+    /// 400: a confirmed form/URL answer that is not an accept.
+    #[error("Only an accepted answer is confirmed here.")]
+    AcceptOnly,
+}
+
+impl Refusal {
+    /// The catalogue key of its message.
+    pub fn key(self) -> &'static str {
+        match self {
+            Refusal::Csrf => "refused-csrf",
+            Refusal::HumanOnly => "refused-human-only",
+            Refusal::UnreadableForm => "refused-unreadable-form",
+            Refusal::ChooseAction => "refused-choose-action",
+            Refusal::ChooseDecision => "refused-choose-decision",
+            Refusal::UnreadableConfirmation => "refused-unreadable-confirmation",
+            Refusal::AcceptOnly => "refused-accept-only",
+        }
+    }
+}
+
 #[derive(Template)]
 #[template(path = "error.html")]
-struct ErrorPage<'a> {
-    title: &'a str,
+struct ErrorPage {
+    i18n: I18n,
+    title: String,
     message: String,
     status: u16,
+}
+
+impl PageError {
+    /// What the error page says, in the page's language. Domain messages (`BadRequest`,
+    /// `Forbidden`) are shown as they are.
+    pub fn message(&self, i18n: &I18n) -> String {
+        match self {
+            PageError::LoginRequired => i18n.t("error-login-required"),
+            PageError::SessionEnded => i18n.t("error-session-ended"),
+            PageError::Forbidden(m) | PageError::BadRequest(m) => m.clone(),
+            PageError::NotFound => i18n.t("error-no-question"),
+            PageError::NoPage => i18n.t("error-no-page"),
+            PageError::Conflict(s) => i18n.t1("error-conflict", "state", i18n.word("state", s)),
+            PageError::TooLarge(n) => i18n.t1("error-too-large", "bytes", Arg::from(*n)),
+            PageError::Refused(r) => i18n.t(r.key()),
+            PageError::Internal(_) => i18n.t("error-internal"),
+        }
+    }
+
+    /// The styled error page in `i18n`'s language (a redirect to `/login` for the session
+    /// errors), with a plain-text fallback if rendering fails.
+    pub fn render(&self, i18n: &I18n) -> HttpResponse {
+        let login = match self {
+            PageError::LoginRequired => Some("/login"),
+            PageError::SessionEnded => Some("/login?ended=1"),
+            _ => None,
+        };
+        if let Some(to) = login {
+            return HttpResponse::SeeOther()
+                .insert_header((LOCATION, to))
+                .finish();
+        }
+        let status = self.status_code();
+        let page = ErrorPage {
+            i18n: i18n.clone(),
+            title: i18n.t1(
+                "error-title",
+                "status",
+                Arg::from(u32::from(status.as_u16())),
+            ),
+            message: self.message(i18n),
+            status: status.as_u16(),
+        };
+        match page.render() {
+            Ok(html) => HttpResponse::build(status)
+                .insert_header((CONTENT_TYPE, "text/html; charset=utf-8"))
+                .insert_header(("Cache-Control", "no-store"))
+                .body(html),
+            Err(_) => HttpResponse::build(status)
+                .insert_header((CONTENT_TYPE, "text/plain; charset=utf-8"))
+                .body(self.message(i18n)),
+        }
+    }
 }
 
 impl ResponseError for PageError {
@@ -182,37 +281,18 @@ impl ResponseError for PageError {
             PageError::Conflict(_) => StatusCode::CONFLICT,
             PageError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             PageError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            PageError::Refused(Refusal::Csrf | Refusal::HumanOnly) => StatusCode::FORBIDDEN,
+            PageError::Refused(_) => StatusCode::BAD_REQUEST,
             PageError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
+    /// English: the request's language is not known here; `web::lang::localize_errors`
+    /// renders the page again in it.
     fn error_response(&self) -> HttpResponse {
-        let login = match self {
-            PageError::LoginRequired => Some("/login"),
-            PageError::SessionEnded => Some("/login?ended=1"),
-            _ => None,
-        };
-        if let Some(to) = login {
-            return HttpResponse::SeeOther()
-                .insert_header((LOCATION, to))
-                .finish();
-        }
         if let PageError::Internal(cause) = self {
             tracing::error!(error = %cause, source = ?std::error::Error::source(&**cause), "page request failed");
         }
-        let status = self.status_code();
-        let page = ErrorPage {
-            title: status.canonical_reason().unwrap_or("Error"),
-            message: self.to_string(),
-            status: status.as_u16(),
-        };
-        match page.render() {
-            Ok(html) => HttpResponse::build(status)
-                .insert_header((CONTENT_TYPE, "text/html; charset=utf-8"))
-                .body(html),
-            Err(_) => HttpResponse::build(status)
-                .insert_header((CONTENT_TYPE, "text/plain; charset=utf-8"))
-                .body(self.to_string()),
-        }
+        self.render(&I18n::default())
     }
 }

@@ -6,6 +6,7 @@ pub mod api_local;
 pub mod assets;
 pub mod auth;
 pub mod error;
+pub mod lang;
 pub mod metrics;
 pub mod pages;
 pub mod views;
@@ -52,6 +53,7 @@ pub struct AppState {
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.configure(api_local::configure)
         .configure(api::configure)
+        .configure(lang::configure)
         .configure(pages::configure)
         .configure(metrics::configure)
         .configure(assets::configure);

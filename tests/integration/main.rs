@@ -11,6 +11,7 @@ mod events;
 mod hardening;
 mod helpers;
 mod host;
+mod languages;
 mod lifecycle;
 mod metrics;
 mod nix_module;

@@ -2,6 +2,7 @@
 
 use super::*;
 
+/// An audit entry as the page shows it.
 pub struct AuditView {
     pub at: Moment,
     pub actor: Actor,
@@ -18,6 +19,7 @@ pub struct AuditView {
 #[derive(Template)]
 #[template(path = "audit.html")]
 pub struct AuditPage {
+    pub i18n: I18n,
     pub csrf: String,
     pub server: String,
     /// The action filtered by, if any.
@@ -37,6 +39,7 @@ pub struct AuditFilter {
 pub async fn audit(
     state: web::Data<AppState>,
     session: WebSession,
+    i18n: I18n,
     query: web::Query<AuditFilter>,
 ) -> Result<HttpResponse, PageError> {
     let f = query.into_inner();
@@ -56,6 +59,7 @@ pub async fn audit(
             .unwrap_or_default()
     };
     ok(&AuditPage {
+        i18n: i18n.clone(),
         csrf: session.csrf.clone(),
         server: server.unwrap_or_default(),
         action: action.and_then(Result::ok),
@@ -70,10 +74,10 @@ pub async fn audit(
                 server: r.server.clone(),
                 model: r.model_id.clone().unwrap_or_default(),
                 tokens: match (r.input_tokens, r.output_tokens) {
-                    (Some(i), Some(o)) => format!("{i} in / {o} out"),
+                    (Some(i), Some(o)) => i18n.t2("audit-tokens-value", "input", i, "output", o),
                     _ => String::new(),
                 },
-                cost: r.cost_usd.map(|c| format!("${c:.6}")).unwrap_or_default(),
+                cost: r.cost_usd.map(|c| i18n.usd(Some(c))).unwrap_or_default(),
                 request_digest: short(&r.request_digest),
                 response_digest: short(&r.response_digest),
             })

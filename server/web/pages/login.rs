@@ -6,7 +6,9 @@ use crate::auth::{Lifetime, label};
 #[derive(Template)]
 #[template(path = "login.html")]
 pub struct LoginPage {
-    pub message: Option<String>,
+    pub i18n: I18n,
+    /// The catalogue key of a message to show above the form.
+    pub message: Option<&'static str>,
     /// A passphrase is configured: show its form.
     pub passphrase: bool,
 }
@@ -24,18 +26,20 @@ pub async fn login(
     req: actix_web::HttpRequest,
     state: web::Data<AppState>,
     query: web::Query<LoginQuery>,
+    i18n: I18n,
 ) -> Result<HttpResponse, PageError> {
     let Some(token) = query.token.as_deref() else {
         return ok(&LoginPage {
-            message: query.ended.is_some().then(|| {
-                "Your session has ended (it expired, or you logged out). Log in again to continue.".to_owned()
-            }),
+            i18n,
+            message: query.ended.is_some().then_some("login-session-ended"),
             passphrase: state.passphrase_hash.is_some(),
         });
     };
     if !state.auth.take_login_link(token).await? {
         let page = LoginPage {
-            message: Some("This login link is invalid, expired or already used.".into()),
+            // The link's token must not come back in the switcher's return address.
+            i18n: i18n.at("/login"),
+            message: Some("login-link-invalid"),
             passphrase: state.passphrase_hash.is_some(),
         };
         return Ok(html(
@@ -71,6 +75,7 @@ pub async fn logged_in(
 pub async fn login_with_passphrase(
     req: actix_web::HttpRequest,
     state: web::Data<AppState>,
+    i18n: I18n,
     payload: web::Payload,
 ) -> Result<HttpResponse, PageError> {
     let pairs = form_pairs(payload).await?;
@@ -87,7 +92,8 @@ pub async fn login_with_passphrase(
     if !ok {
         tracing::warn!("wrong passphrase at /login");
         let page = LoginPage {
-            message: Some("Wrong passphrase.".into()),
+            i18n: i18n.at("/login"),
+            message: Some("login-wrong-passphrase"),
             passphrase: true,
         };
         return Ok(html(

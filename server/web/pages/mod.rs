@@ -11,11 +11,12 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::auth::{self, WebSession};
-use super::error::PageError;
+use super::error::{PageError, Refusal};
 use super::{AppState, MAX_BODY_BYTES, read_body};
 use crate::auth::throttle::Attempt;
 use crate::broker::{Answerer, BrokerError, Kind, Question, State};
 use crate::domain::{Action, Actor, Audience, AuditAction, Phase, RuleScope, RunState, StopReason};
+use crate::i18n::{Arg, I18n};
 use crate::protocol::FieldError;
 use crate::review::{Decision, DecisionKind, Edit, TextEdit};
 use crate::wire::Answer;
@@ -107,7 +108,7 @@ pub async fn form_pairs(payload: web::Payload) -> Result<Vec<(String, String)>, 
         .await
         .map_err(|e| match e {
             Some(limit) => PageError::TooLarge(limit),
-            None => PageError::BadRequest("The form could not be read.".into()),
+            None => PageError::Refused(Refusal::UnreadableForm),
         })?;
     Ok(form_urlencoded::parse(&body)
         .map(|(k, v)| (k.into_owned(), v.replace("\r\n", "\n")))

@@ -6,6 +6,7 @@ use crate::domain::QuestionId;
 #[derive(Template)]
 #[template(path = "question.html")]
 pub struct QuestionPage {
+    pub i18n: I18n,
     pub csrf: String,
     /// The `<title>`: kind and server, the server name isolated with U+2068/U+2069 (a title
     /// cannot hold markup).
@@ -84,6 +85,7 @@ pub struct ErrorItem {
 #[derive(Template)]
 #[template(path = "open_confirm.html")]
 pub struct OpenConfirmPage {
+    pub i18n: I18n,
     pub csrf: String,
     pub id: QuestionId,
     pub server: String,
@@ -100,9 +102,10 @@ const CONFIRM_LOCAL: &str = "local-network";
 pub async fn open_url(
     state: web::Data<AppState>,
     session: WebSession,
+    i18n: I18n,
     id: web::Path<String>,
 ) -> Result<HttpResponse, PageError> {
-    open_or_confirm(&state, &session, &id, false).await
+    open_or_confirm(&state, &session, &i18n, &id, false).await
 }
 
 /// `POST /questions/{id}/open`: the confirmation page's button (CSRF-checked). Opens the URL
@@ -110,24 +113,28 @@ pub async fn open_url(
 pub async fn open_url_confirmed(
     state: web::Data<AppState>,
     session: WebSession,
+    i18n: I18n,
     id: web::Path<String>,
     payload: web::Payload,
 ) -> Result<HttpResponse, PageError> {
     let pairs = form_pairs(payload).await?;
     session.check_csrf(last(&pairs, "csrf"))?;
     let confirmed = last(&pairs, "confirm") == Some(CONFIRM_LOCAL);
-    open_or_confirm(&state, &session, &id, confirmed).await
+    let i18n = i18n.at(&format!("/questions/{id}"));
+    open_or_confirm(&state, &session, &i18n, &id, confirmed).await
 }
 
 async fn open_or_confirm(
     state: &AppState,
     session: &WebSession,
+    i18n: &I18n,
     id: &str,
     confirmed: bool,
 ) -> Result<HttpResponse, PageError> {
     let q = state.broker.get(id).await?;
     if q.kind == Kind::Url && !confirmed {
         let u = url_view(
+            i18n,
             q.request
                 .get("url")
                 .and_then(Value::as_str)
@@ -135,6 +142,7 @@ async fn open_or_confirm(
         );
         if u.confirm_first {
             return ok(&OpenConfirmPage {
+                i18n: i18n.clone(),
                 csrf: session.csrf.clone(),
                 id: q.id.clone(),
                 server: q.server.clone(),
@@ -181,16 +189,17 @@ pub fn result_skeleton(request: &Value) -> String {
     pretty(&skeleton)
 }
 
-/// The page of `q`; `now` (the broker's clock) dates its times.
+/// The page of `q` in `i18n`'s language; `now` (the broker's clock) dates its times.
 pub fn question_page(
     now: chrono::DateTime<chrono::Utc>,
+    i18n: &I18n,
     session: &WebSession,
     q: &Question,
     input: Option<&[(String, String)]>,
     errors: &[FieldError],
 ) -> Result<QuestionPage, PageError> {
     let fields = match q.kind {
-        Kind::Form => field_views(&q.form_schema()?, input, errors),
+        Kind::Form => field_views(i18n, &q.form_schema()?, input, errors),
         _ => Vec::new(),
     };
     let sampling_input = input.map(SamplingInput::from_pairs);
@@ -202,9 +211,17 @@ pub fn question_page(
             .to_owned()
     };
     Ok(QuestionPage {
+        // Also the page of the POSTs that render it (422, 409): the switcher comes back here.
+        i18n: i18n.clone().at(&format!("/questions/{}", q.id)),
         csrf: session.csrf.clone(),
-        title: format!("{} from \u{2068}{}\u{2069}", q.kind, q.server),
-        bidi: bidi_places(&q.server, q.tool.as_deref(), &q.request),
+        title: i18n.t2(
+            "question-title",
+            "kind",
+            i18n.word("kind", &q.kind),
+            "server",
+            Arg::server(&q.server),
+        ),
+        bidi: bidi_places(i18n, &q.server, q.tool.as_deref(), &q.request),
         lost: Vec::new(),
         id: q.id.to_string(),
         kind: q.kind,
@@ -219,7 +236,7 @@ pub fn question_page(
         created_at: moment(q.created_at, now),
         expires_at: moment(q.expires_at, now),
         message: s("message"),
-        url: (q.kind == Kind::Url).then(|| url_view(&s("url"))),
+        url: (q.kind == Kind::Url).then(|| url_view(i18n, &s("url"))),
         sampling: (q.kind == Kind::Sampling).then(|| sampling_view(q)),
         answer_text: sampling_input
             .as_ref()
@@ -261,17 +278,19 @@ pub fn question_page(
 pub async fn question(
     state: web::Data<AppState>,
     session: WebSession,
+    i18n: I18n,
     id: web::Path<String>,
 ) -> Result<HttpResponse, PageError> {
     let q = state.broker.get(&id).await?;
-    let mut page = question_page(state.broker.now(), &session, &q, None, &[])?;
-    page.model = model_review(&state, &q).await?;
+    let mut page = question_page(state.broker.now(), &i18n, &session, &q, None, &[])?;
+    page.model = model_review(&state, &q, &i18n).await?;
     ok(&page)
 }
 
 #[derive(Template)]
 #[template(path = "confirm.html")]
 pub struct ConfirmPage {
+    pub i18n: I18n,
     pub csrf: String,
     pub id: String,
     pub kind: &'static str,
@@ -322,13 +341,14 @@ pub fn answer_from_form(
 /// The question page again with the person's input: 422 with `errors`, or 200 for "Back".
 pub async fn rerender(
     state: &AppState,
+    i18n: &I18n,
     session: &WebSession,
     q: &Question,
     pairs: Option<&[(String, String)]>,
     errors: &[FieldError],
 ) -> Result<HttpResponse, PageError> {
-    let mut page = question_page(state.broker.now(), session, q, pairs, errors)?;
-    page.model = model_review(state, q).await?;
+    let mut page = question_page(state.broker.now(), i18n, session, q, pairs, errors)?;
+    page.model = model_review(state, q, i18n).await?;
     let status = if errors.is_empty() {
         StatusCode::OK
     } else {
@@ -341,14 +361,15 @@ pub async fn rerender(
 /// expired): 409 with the page saying what happened and showing back what they typed.
 pub async fn gone(
     state: &AppState,
+    i18n: &I18n,
     session: &WebSession,
     id: &str,
     lost: impl FnOnce(&Question) -> Vec<SummaryRow>,
 ) -> Result<HttpResponse, PageError> {
     let q = state.broker.get(id).await?;
-    let mut page = question_page(state.broker.now(), session, &q, None, &[])?;
+    let mut page = question_page(state.broker.now(), i18n, session, &q, None, &[])?;
     page.lost = lost(&q);
-    page.model = model_review(state, &q).await?;
+    page.model = model_review(state, &q, i18n).await?;
     Ok(html(StatusCode::CONFLICT, page.render()?))
 }
 
@@ -358,6 +379,7 @@ pub async fn gone(
 pub async fn answer(
     state: web::Data<AppState>,
     session: WebSession,
+    i18n: I18n,
     id: web::Path<String>,
     payload: web::Payload,
 ) -> Result<HttpResponse, PageError> {
@@ -365,18 +387,19 @@ pub async fn answer(
     session.check_csrf(last(&pairs, "csrf"))?;
     let q = state.broker.get(&id).await?;
     if q.state != State::Pending {
-        return gone(&state, &session, &q.id, |q| typed_summary(q, &pairs)).await;
+        return gone(&state, &i18n, &session, &q.id, |q| {
+            typed_summary(&i18n, q, &pairs)
+        })
+        .await;
     }
     let action = match last(&pairs, "action") {
         Some("accept") => Action::Accept,
         Some("decline") => Action::Decline,
         Some("cancel") => Action::Cancel,
         // "Back" from the confirm page: the form again, exactly as submitted.
-        Some("edit") => return rerender(&state, &session, &q, Some(&pairs), &[]).await,
+        Some("edit") => return rerender(&state, &i18n, &session, &q, Some(&pairs), &[]).await,
         _ => {
-            return Err(PageError::BadRequest(
-                "Choose Accept, Decline or Cancel.".into(),
-            ));
+            return Err(PageError::Refused(Refusal::ChooseAction));
         }
     };
     if action != Action::Accept {
@@ -388,25 +411,28 @@ pub async fn answer(
         return match state.broker.answer(&q.id, &refusal, Answerer::Human).await {
             Ok(_) => Ok(see_other(&format!("/questions/{}", q.id))),
             Err(BrokerError::AlreadyDecided(_)) => {
-                gone(&state, &session, &q.id, |_| Vec::new()).await
+                gone(&state, &i18n, &session, &q.id, |_| Vec::new()).await
             }
             Err(e) => Err(e.into()),
         };
     }
     let answer = match answer_from_form(&q, &pairs) {
         Ok(a) => a,
-        Err(errors) => return rerender(&state, &session, &q, Some(&pairs), &errors).await,
+        Err(errors) => {
+            return rerender(&state, &i18n, &session, &q, Some(&pairs), &errors).await;
+        }
     };
     match state.broker.preview(&q.id, &answer, Answerer::Human).await {
         Ok(response) => {
             let result = response.get("result").cloned().unwrap_or(Value::Null);
             let summary = match (q.kind, &answer.content) {
                 (Kind::Form, Some(Value::Object(content))) => {
-                    content_summary(&q.form_schema()?, content)
+                    content_summary(&i18n, &q.form_schema()?, content)
                 }
                 _ => Vec::new(),
             };
             ok(&ConfirmPage {
+                i18n: i18n.clone().at(&format!("/questions/{}", q.id)),
                 summary,
                 kept: pairs
                     .iter()
@@ -423,10 +449,13 @@ pub async fn answer(
             })
         }
         Err(BrokerError::InvalidAnswer(errors)) => {
-            rerender(&state, &session, &q, Some(&pairs), &errors).await
+            rerender(&state, &i18n, &session, &q, Some(&pairs), &errors).await
         }
         Err(BrokerError::AlreadyDecided(_)) => {
-            gone(&state, &session, &q.id, |q| typed_summary(q, &pairs)).await
+            gone(&state, &i18n, &session, &q.id, |q| {
+                typed_summary(&i18n, q, &pairs)
+            })
+            .await
         }
         Err(e) => Err(e.into()),
     }
@@ -437,6 +466,7 @@ pub async fn answer(
 pub async fn send(
     state: web::Data<AppState>,
     session: WebSession,
+    i18n: I18n,
     id: web::Path<String>,
     payload: web::Payload,
 ) -> Result<HttpResponse, PageError> {
@@ -445,13 +475,14 @@ pub async fn send(
     if last(&pairs, "action") != Some("send") {
         return Ok(see_other(&format!("/questions/{id}")));
     }
-    let result: Value =
-        serde_json::from_str(last(&pairs, "payload").unwrap_or_default()).map_err(|_| {
-            PageError::BadRequest("The confirmed answer could not be read; answer again.".into())
-        })?;
+    let result: Value = serde_json::from_str(last(&pairs, "payload").unwrap_or_default())
+        .map_err(|_| PageError::Refused(Refusal::UnreadableConfirmation))?;
     let q = state.broker.get(&id).await?;
     if q.state != State::Pending {
-        return gone(&state, &session, &q.id, |q| result_summary(q, &result)).await;
+        return gone(&state, &i18n, &session, &q.id, |q| {
+            result_summary(&i18n, q, &result)
+        })
+        .await;
     }
     let answer = match q.kind {
         Kind::Sampling => Answer {
@@ -461,9 +492,7 @@ pub async fn send(
         },
         Kind::Form | Kind::Url => {
             if result.get("action").and_then(Value::as_str) != Some("accept") {
-                return Err(PageError::BadRequest(
-                    "Only an accepted answer is confirmed here.".into(),
-                ));
+                return Err(PageError::Refused(Refusal::AcceptOnly));
             }
             Answer {
                 action: Action::Accept,
@@ -475,10 +504,13 @@ pub async fn send(
     match state.broker.answer(&id, &answer, Answerer::Human).await {
         Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
         Err(BrokerError::AlreadyDecided(_)) => {
-            gone(&state, &session, &id, |q| result_summary(q, &result)).await
+            gone(&state, &i18n, &session, &id, |q| {
+                result_summary(&i18n, q, &result)
+            })
+            .await
         }
         Err(BrokerError::InvalidAnswer(errors)) => {
-            rerender(&state, &session, &q, None, &errors).await
+            rerender(&state, &i18n, &session, &q, None, &errors).await
         }
         Err(e) => Err(e.into()),
     }

@@ -36,6 +36,7 @@ impl Row {
 #[derive(Template)]
 #[template(path = "queue.html")]
 pub struct QueuePage {
+    pub i18n: I18n,
     pub csrf: String,
     pub pending: Vec<Row>,
     /// Pending questions in all (more than `pending.len()` when the list is cut).
@@ -47,6 +48,7 @@ pub struct QueuePage {
 pub async fn queue(
     state: web::Data<AppState>,
     session: WebSession,
+    i18n: I18n,
 ) -> Result<HttpResponse, PageError> {
     // Whole questions (for the preview), in the order of the pending index, at most
     // `MAX_LISTED` of them.
@@ -54,6 +56,7 @@ pub async fn queue(
     let total = state.broker.count_pending().await?;
     let now = state.broker.now();
     ok(&QueuePage {
+        i18n,
         csrf: session.csrf.clone(),
         pending: pending.iter().map(|q| Row::of(q, now)).collect(),
         total,
@@ -63,6 +66,7 @@ pub async fn queue(
 #[derive(Template)]
 #[template(path = "history.html")]
 pub struct HistoryPage {
+    pub i18n: I18n,
     pub csrf: String,
     pub decided: Vec<Row>,
 }
@@ -71,10 +75,12 @@ pub struct HistoryPage {
 pub async fn history(
     state: web::Data<AppState>,
     session: WebSession,
+    i18n: I18n,
 ) -> Result<HttpResponse, PageError> {
     let decided = state.broker.history(200).await?;
     let now = state.broker.now();
     ok(&HistoryPage {
+        i18n,
         csrf: session.csrf.clone(),
         decided: decided.iter().map(|q| Row::of(q, now)).collect(),
     })

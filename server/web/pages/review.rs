@@ -6,6 +6,7 @@ use super::*;
 pub async fn decide(
     state: web::Data<AppState>,
     session: WebSession,
+    i18n: I18n,
     id: web::Path<String>,
     payload: web::Payload,
 ) -> Result<HttpResponse, PageError> {
@@ -13,7 +14,7 @@ pub async fn decide(
     session.check_csrf(last(&pairs, "csrf"))?;
     let Some(decision) = last(&pairs, "decision").and_then(|d| d.parse::<DecisionKind>().ok())
     else {
-        return Err(PageError::BadRequest("Choose a decision.".into()));
+        return Err(PageError::Refused(Refusal::ChooseDecision));
     };
     // The request review is one form: the prompt as shown (maybe edited) comes with Approve.
     // A changed prompt is recorded as a new revision (audited) and the approval moves to it,
@@ -30,7 +31,12 @@ pub async fn decide(
     };
     match state.review.decide(&id, &decision, &Actor::Human).await {
         Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
-        Err(e) => refused(&state, &session, &id, e, |_| typed_revision(&pairs)).await,
+        Err(e) => {
+            refused(&state, &i18n, &session, &id, e, |_| {
+                typed_revision(&i18n, &pairs)
+            })
+            .await
+        }
     }
 }
 
@@ -39,6 +45,7 @@ pub async fn decide(
 pub async fn revise(
     state: web::Data<AppState>,
     session: WebSession,
+    i18n: I18n,
     id: web::Path<String>,
     payload: web::Payload,
 ) -> Result<HttpResponse, PageError> {
@@ -47,7 +54,12 @@ pub async fn revise(
     let edit = edit_of(&pairs);
     match state.review.edit_sampling(&id, &edit, &Actor::Human).await {
         Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
-        Err(e) => refused(&state, &session, &id, e, |_| typed_revision(&pairs)).await,
+        Err(e) => {
+            refused(&state, &i18n, &session, &id, e, |_| {
+                typed_revision(&i18n, &pairs)
+            })
+            .await
+        }
     }
 }
 
@@ -77,6 +89,7 @@ fn edit_of(pairs: &[(String, String)]) -> Edit {
 /// "gone" page (409, with `lost` shown back) when it went away meanwhile, else the error.
 async fn refused(
     state: &AppState,
+    i18n: &I18n,
     session: &WebSession,
     id: &str,
     e: BrokerError,
@@ -84,12 +97,12 @@ async fn refused(
 ) -> Result<HttpResponse, PageError> {
     if let Some(errors) = e.field_errors() {
         let q = state.broker.get(id).await?;
-        return rerender(state, session, &q, None, &errors).await;
+        return rerender(state, i18n, session, &q, None, &errors).await;
     }
     if let BrokerError::AlreadyDecided(_) = e {
         // Also raised for a reused approval id while the question is still open.
         if state.broker.get(id).await?.state != State::Pending {
-            return gone(state, session, id, lost).await;
+            return gone(state, i18n, session, id, lost).await;
         }
     }
     Err(e.into())

@@ -2,6 +2,7 @@
 
 use super::*;
 
+/// A rule as the page shows it.
 pub struct RuleView {
     pub id: String,
     pub server: String,
@@ -10,8 +11,10 @@ pub struct RuleView {
     pub reason: String,
     pub created_at: Moment,
     pub expires_at: Moment,
+    /// Neither revoked nor expired.
     pub active: bool,
-    pub status: String,
+    /// When it was revoked (local date and time), if it was.
+    pub revoked: Option<String>,
     /// Requests of its server waiting in request review (active rules only): the page offers
     /// to apply the rule to them.
     pub waiting: usize,
@@ -20,6 +23,7 @@ pub struct RuleView {
 #[derive(Template)]
 #[template(path = "rules.html")]
 pub struct RulesPage {
+    pub i18n: I18n,
     pub csrf: String,
     pub rules: Vec<RuleView>,
 }
@@ -28,6 +32,7 @@ pub struct RulesPage {
 pub async fn rules(
     state: web::Data<AppState>,
     session: WebSession,
+    i18n: I18n,
 ) -> Result<HttpResponse, PageError> {
     let clock = state.broker.now();
     let now = clock.timestamp_millis();
@@ -37,14 +42,10 @@ pub async fn rules(
         .await?
         .into_iter()
         .map(|r| {
-            let status = match r.revoked_at {
-                Some(at) => format!("revoked {}", moment_ms(at, clock).local),
-                None if r.expires_at <= now => "expired".to_owned(),
-                None => "active".to_owned(),
-            };
+            let revoked = r.revoked_at.map(|at| moment_ms(at, clock).local);
             RuleView {
-                active: status == "active",
-                status,
+                active: revoked.is_none() && r.expires_at > now,
+                revoked,
                 created_at: moment_ms(r.created_at, clock),
                 expires_at: moment_ms(r.expires_at, clock),
                 id: r.id,
@@ -60,6 +61,7 @@ pub async fn rules(
         r.waiting = state.review.waiting_requests(&r.server).await?.len();
     }
     ok(&RulesPage {
+        i18n,
         csrf: session.csrf.clone(),
         rules,
     })

@@ -17,6 +17,7 @@ pub struct SessionView {
 #[derive(Template)]
 #[template(path = "sessions.html")]
 pub struct SessionsPage {
+    pub i18n: I18n,
     pub csrf: String,
     pub sessions: Vec<SessionView>,
     /// This browser's session already lasts longer than a default one.
@@ -27,6 +28,7 @@ pub struct SessionsPage {
 pub async fn sessions(
     state: web::Data<AppState>,
     session: WebSession,
+    i18n: I18n,
 ) -> Result<HttpResponse, PageError> {
     let now = state.broker.now();
     let sessions: Vec<SessionView> = state
@@ -44,6 +46,7 @@ pub async fn sessions(
         })
         .collect();
     ok(&SessionsPage {
+        i18n,
         csrf: session.csrf.clone(),
         remembered: session.expires_at - now.timestamp_millis() > Lifetime::Day.millis(),
         sessions,

@@ -59,8 +59,9 @@ pub enum Control {
 }
 
 /// Builds the field views from the schema, with values from the person's submission when
-/// re-rendering after an error, else from the schema's defaults.
+/// re-rendering after an error, else from the schema's defaults; hints in `i18n`'s language.
 pub fn field_views(
+    i18n: &I18n,
     schema: &FormSchema,
     input: Option<&[(String, String)]>,
     errors: &[FieldError],
@@ -124,7 +125,7 @@ pub fn field_views(
                         None => Control::Text,
                     };
                     if *format == Some(TextFormat::DateTime) {
-                        view.hint = "RFC 3339, e.g. 2026-01-31T09:30:00Z".into();
+                        view.hint = i18n.t("form-hint-datetime");
                     }
                     view.minlength = *min_length;
                     view.maxlength = *max_length;
@@ -139,15 +140,24 @@ pub fn field_views(
                     view.step = if *integer { "1" } else { "any" };
                     view.min = *minimum;
                     view.max = *maximum;
+                    let prefix = if *integer {
+                        "form-hint-integer"
+                    } else {
+                        "form-hint"
+                    };
                     view.hint = match (minimum, maximum) {
-                        (Some(a), Some(b)) => format!("{a} to {b}"),
-                        (Some(a), None) => format!("at least {a}"),
-                        (None, Some(b)) => format!("at most {b}"),
+                        (Some(a), Some(b)) => i18n.t2(
+                            &format!("{prefix}-range"),
+                            "min",
+                            Arg::from(*a),
+                            "max",
+                            Arg::from(*b),
+                        ),
+                        (Some(a), None) => i18n.t1(&format!("{prefix}-min"), "min", Arg::from(*a)),
+                        (None, Some(b)) => i18n.t1(&format!("{prefix}-max"), "max", Arg::from(*b)),
+                        (None, None) if *integer => i18n.t("form-hint-integer"),
                         (None, None) => String::new(),
                     };
-                    if *integer {
-                        view.hint = format!("whole number {}", view.hint).trim().to_owned();
-                    }
                 }
                 FieldKind::Boolean { default: None } if !f.required => {
                     view.control = Control::OptionalBoolean;
@@ -190,9 +200,9 @@ pub fn field_views(
                         })
                         .collect();
                     view.hint = match (min_items, max_items) {
-                        (Some(a), Some(b)) => format!("choose {a} to {b}"),
-                        (Some(a), None) => format!("choose at least {a}"),
-                        (None, Some(b)) => format!("choose at most {b}"),
+                        (Some(a), Some(b)) => i18n.t2("form-hint-choose-range", "min", a, "max", b),
+                        (Some(a), None) => i18n.t1("form-hint-choose-min", "min", a),
+                        (None, Some(b)) => i18n.t1("form-hint-choose-max", "max", b),
                         (None, None) => String::new(),
                     };
                 }

@@ -13,6 +13,7 @@ use super::AppState;
 use super::error::PageError;
 use crate::broker::{BrokerError, Kind, Question};
 use crate::domain::{ApprovalId, IncludeContext, Phase, RunState, StopReason};
+use crate::i18n::{Arg, I18n};
 use crate::protocol::FieldError;
 use crate::protocol::elicitation::{Choice, FieldKind, FormSchema, TextFormat};
 use crate::protocol::url_safety::{self, Finding};

@@ -2,6 +2,8 @@
 
 use super::diff::{BlockDiff, editable_texts, prompt_diffs};
 use super::*;
+use crate::sampling::receipt::{ExclusionReason, HintMatch, Modality, Selection};
+use crate::sampling::{Receipt, TokenMethod};
 
 /// The model review as the page shows it.
 pub struct ModelReview {
@@ -35,6 +37,7 @@ pub struct ModelOption {
     pub excluded: String,
 }
 
+/// The latest model run as the page shows it.
 pub struct RunView {
     pub model: String,
     pub state: RunState,
@@ -46,16 +49,116 @@ pub struct RunView {
     pub output_tokens: String,
     pub cost: String,
     pub result: String,
+    /// One sentence: model, stop reason, tokens and cost, in the page's language.
+    pub summary: String,
 }
 
-pub fn usd(x: Option<f64>) -> String {
-    x.map(|v| format!("${v:.6}"))
-        .unwrap_or_else(|| "unknown".into())
+/// Why the route chose what it chose, in the page's language: the receipt's `why` sentence
+/// rebuilt from its structured fields (the receipt itself keeps its English sentence).
+fn why_text(i18n: &I18n, receipt: &Receipt) -> String {
+    let eligible = receipt.candidates.iter().filter(|c| c.eligible).count();
+    match receipt.selection {
+        Selection::Hint => match &receipt.matched_hint {
+            Some(h) => {
+                let name = format!("{:?}", h.name);
+                let why = match &h.via {
+                    HintMatch::Id => {
+                        i18n.t2("route-why-hint-id", "name", name, "index", h.index + 1)
+                    }
+                    HintMatch::Alias(alias) => i18n.t3(
+                        "route-why-hint-alias",
+                        "name",
+                        name,
+                        "index",
+                        h.index + 1,
+                        "alias",
+                        format!("{alias:?}"),
+                    ),
+                };
+                if h.matched.len() > 1 {
+                    i18n.t2("route-why-hint-tie", "why", why, "count", h.matched.len())
+                } else {
+                    why
+                }
+            }
+            None => receipt.why.clone(),
+        },
+        Selection::Priorities => {
+            let score = receipt
+                .chosen
+                .as_ref()
+                .and_then(|c| receipt.candidates.iter().find(|x| x.id == c.id))
+                .and_then(|c| c.score)
+                .unwrap_or(0.0);
+            i18n.t2(
+                "route-why-priorities",
+                "score",
+                Arg::fixed(score, 4),
+                "count",
+                eligible,
+            )
+        }
+        Selection::NoPermittedRoute if receipt.candidates.is_empty() => {
+            i18n.t("route-why-no-models")
+        }
+        Selection::NoPermittedRoute => {
+            i18n.t1("route-why-all-excluded", "count", receipt.candidates.len())
+        }
+    }
 }
 
+/// Every reason a model was excluded, in the page's language, `; `-separated
+/// ([`crate::sampling::receipt::Exclusion::reasons_text`] in English).
+fn reasons_text(i18n: &I18n, reasons: &[ExclusionReason]) -> String {
+    reasons
+        .iter()
+        .map(|r| match r {
+            ExclusionReason::NoToolSupport => i18n.t("exclusion-no-tools"),
+            ExclusionReason::MissingModality { modality } => i18n.t1(
+                "exclusion-modality",
+                "modality",
+                match modality {
+                    Modality::Image => "image",
+                    Modality::Audio => "audio",
+                },
+            ),
+            ExclusionReason::OverBudget {
+                estimated_cost_usd,
+                cap_usd,
+            } => i18n.t2(
+                "exclusion-over-budget",
+                "cost",
+                i18n.usd(Some(*estimated_cost_usd)),
+                "cap",
+                i18n.usd(Some(*cap_usd)),
+            ),
+            ExclusionReason::ServerNotAllowed { server } => i18n.t1(
+                "exclusion-server-not-allowed",
+                "server",
+                Arg::server(&format!("{server:?}")),
+            ),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// How the route counted the input tokens, in the page's language.
+fn token_method_text(i18n: &I18n, method: TokenMethod) -> String {
+    match method {
+        // The tokenizer's own names.
+        TokenMethod::TiktokenO200kBase | TokenMethod::TiktokenCl100kBase => {
+            method.label().to_owned()
+        }
+        TokenMethod::CharsDiv4 => i18n.t("token-method-chars"),
+    }
+}
+
+/// The model review of a sampling question (`None` without configured models), its words,
+/// numbers and amounts in `i18n`'s language.
 pub async fn model_review(
     state: &AppState,
     q: &Question,
+    i18n: &I18n,
 ) -> Result<Option<ModelReview>, PageError> {
     if q.kind != Kind::Sampling || state.review.engine().is_none() {
         return Ok(None);
@@ -78,12 +181,12 @@ pub async fn model_review(
         .map(|c| ModelOption {
             id: c.id.clone(),
             selected: c.id == routed,
-            estimate: usd(Some(c.estimated_cost_usd)),
+            estimate: i18n.usd(Some(c.estimated_cost_usd)),
             excluded: receipt
                 .exclusions
                 .iter()
                 .find(|e| e.model == c.id)
-                .map(|e| e.reasons_text())
+                .map(|e| reasons_text(i18n, &e.reasons))
                 .unwrap_or_default(),
         })
         .collect();
@@ -102,7 +205,24 @@ pub async fn model_review(
             Some(b) => vec![b],
             None => Vec::new(),
         };
+        let stop_reason = result
+            .get("stopReason")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let tokens = |t: Option<i64>| t.map(|t| i18n.number(t)).unwrap_or_default();
+        let cost = i18n.usd(r.cost_usd);
         RunView {
+            summary: i18n.message(
+                "review-answer-from",
+                &[
+                    ("model", Arg::from(r.model_id.as_str())),
+                    ("stop", Arg::from(stop_reason.as_str())),
+                    ("input", Arg::from(tokens(r.input_tokens))),
+                    ("output", Arg::from(tokens(r.output_tokens))),
+                    ("cost", Arg::from(cost.as_str())),
+                ],
+            ),
             model: r.model_id.clone(),
             state: r.state,
             error: r.error.clone().unwrap_or_default(),
@@ -128,14 +248,10 @@ pub async fn model_review(
                     )
                 })
                 .collect(),
-            stop_reason: result
-                .get("stopReason")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            input_tokens: r.input_tokens.map(|t| t.to_string()).unwrap_or_default(),
-            output_tokens: r.output_tokens.map(|t| t.to_string()).unwrap_or_default(),
-            cost: usd(r.cost_usd),
+            input_tokens: tokens(r.input_tokens),
+            output_tokens: tokens(r.output_tokens),
+            cost,
+            stop_reason,
             result: if result.is_null() {
                 String::new()
             } else {
@@ -149,21 +265,21 @@ pub async fn model_review(
         revision: review.revision,
         request_approval_id: review.request_approval_id(&q.id),
         response_approval_id: review.response_approval_id(&q.id),
-        why: receipt.why.clone(),
+        why: why_text(i18n, receipt),
         exclusions: receipt
             .exclusions
             .iter()
-            .map(|e| format!("{}: {}", e.model, e.reasons_text()))
+            .map(|e| format!("{}: {}", e.model, reasons_text(i18n, &e.reasons)))
             .collect(),
         estimated_tokens: receipt
             .estimated_input_tokens
-            .map(|t| t.to_string())
+            .map(|t| i18n.number(t))
             .unwrap_or_default(),
         token_method: receipt
             .token_method
-            .map(|m| m.label().to_owned())
+            .map(|m| token_method_text(i18n, m))
             .unwrap_or_default(),
-        estimated_cost: usd(receipt.estimated_cost_usd),
+        estimated_cost: i18n.usd(receipt.estimated_cost_usd),
         routed,
         models,
         system_prompt: review
@@ -175,6 +291,6 @@ pub async fn model_review(
         texts,
         diffs: prompt_diffs(&q.request, &review.params),
         run,
-        waiting: crate::broker::human_duration(waiting),
+        waiting: i18n.duration(waiting),
     }))
 }

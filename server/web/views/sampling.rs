@@ -59,6 +59,7 @@ pub struct SamplingView {
     pub temperature: String,
     pub stop_sequences: Vec<String>,
     pub hints: Vec<String>,
+    /// `modelPreferences.costPriority` as sent, `–` when absent (so for the other two).
     pub cost_priority: String,
     pub speed_priority: String,
     pub intelligence_priority: String,
@@ -121,6 +122,11 @@ pub fn block_view(block: &Value) -> BlockView {
     }
 }
 
+/// A priority of `modelPreferences` as sent (JSON), `–` when absent.
+fn priority(v: Option<&Value>) -> String {
+    v.map_or_else(|| "–".to_owned(), Value::to_string)
+}
+
 pub fn sampling_view(q: &Question) -> SamplingView {
     let p = &q.request;
     let f = |v: Option<&Value>| v.map(|x| x.to_string()).unwrap_or_default();
@@ -178,9 +184,9 @@ pub fn sampling_view(q: &Question) -> SamplingView {
                     .collect()
             })
             .unwrap_or_default(),
-        cost_priority: f(prefs.and_then(|pr| pr.get("costPriority"))),
-        speed_priority: f(prefs.and_then(|pr| pr.get("speedPriority"))),
-        intelligence_priority: f(prefs.and_then(|pr| pr.get("intelligencePriority"))),
+        cost_priority: priority(prefs.and_then(|pr| pr.get("costPriority"))),
+        speed_priority: priority(prefs.and_then(|pr| pr.get("speedPriority"))),
+        intelligence_priority: priority(prefs.and_then(|pr| pr.get("intelligencePriority"))),
         include_context,
         tools: p
             .get("tools")

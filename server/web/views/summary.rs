@@ -14,7 +14,11 @@ pub struct SummaryRow {
 }
 
 /// Every field of `schema` with what `content` sends for it, in the schema's order.
-pub fn content_summary(schema: &FormSchema, content: &Map<String, Value>) -> Vec<SummaryRow> {
+pub fn content_summary(
+    i18n: &I18n,
+    schema: &FormSchema,
+    content: &Map<String, Value>,
+) -> Vec<SummaryRow> {
     schema
         .fields
         .iter()
@@ -22,15 +26,15 @@ pub fn content_summary(schema: &FormSchema, content: &Map<String, Value>) -> Vec
             let value = content.get(&f.name);
             SummaryRow {
                 label: f.label().to_owned(),
-                value: value.map(|v| shown(&f.kind, v)).unwrap_or_default(),
+                value: value.map(|v| shown(i18n, &f.kind, v)).unwrap_or_default(),
                 sent: value.is_some(),
             }
         })
         .collect()
 }
 
-/// A sent value in the form's words.
-fn shown(kind: &FieldKind, v: &Value) -> String {
+/// A sent value in the form's words ("yes"/"no" in the page's language).
+fn shown(i18n: &I18n, kind: &FieldKind, v: &Value) -> String {
     let title = |options: &[Choice], s: &str| {
         options
             .iter()
@@ -38,7 +42,7 @@ fn shown(kind: &FieldKind, v: &Value) -> String {
             .map_or_else(|| s.to_owned(), |o| o.title.clone())
     };
     match (kind, v) {
-        (FieldKind::Boolean { .. }, Value::Bool(b)) => if *b { "yes" } else { "no" }.to_owned(),
+        (FieldKind::Boolean { .. }, Value::Bool(b)) => i18n.t(if *b { "yes" } else { "no" }),
         (FieldKind::Select { options, .. }, Value::String(s)) => title(options, s),
         (FieldKind::MultiSelect { options, .. }, Value::Array(items)) => {
             let titles: Vec<String> = items
@@ -46,7 +50,7 @@ fn shown(kind: &FieldKind, v: &Value) -> String {
                 .map(|i| title(options, i.as_str().unwrap_or_default()))
                 .collect();
             if titles.is_empty() {
-                "none chosen".to_owned()
+                i18n.t("summary-none-chosen")
             } else {
                 titles.join(", ")
             }
@@ -59,7 +63,7 @@ fn shown(kind: &FieldKind, v: &Value) -> String {
 /// What the person typed into a question page's form (`pairs` as submitted), as labelled rows
 /// to show back when the question went away before it could be sent. Form fields by their
 /// labels (raw text, not validated); a sampling answer's text or JSON as typed.
-pub fn typed_summary(q: &Question, pairs: &[(String, String)]) -> Vec<SummaryRow> {
+pub fn typed_summary(i18n: &I18n, q: &Question, pairs: &[(String, String)]) -> Vec<SummaryRow> {
     let typed = |key: &str| -> String {
         pairs
             .iter()
@@ -68,8 +72,8 @@ pub fn typed_summary(q: &Question, pairs: &[(String, String)]) -> Vec<SummaryRow
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let row = |label: &str, value: String| SummaryRow {
-        label: label.to_owned(),
+    let row = |label: String, value: String| SummaryRow {
+        label,
         sent: !value.is_empty(),
         value,
     };
@@ -78,17 +82,17 @@ pub fn typed_summary(q: &Question, pairs: &[(String, String)]) -> Vec<SummaryRow
             Ok(schema) => schema
                 .fields
                 .iter()
-                .map(|f| row(f.label(), typed(&format!("field.{}", f.name))))
+                .map(|f| row(f.label().to_owned(), typed(&format!("field.{}", f.name))))
                 .filter(|r| r.sent)
                 .collect(),
             Err(_) => Vec::new(),
         },
         Kind::Sampling => [
-            ("Response text", "text"),
-            ("Model name", "model"),
-            ("CreateMessageResult", "resultJson"),
+            (i18n.t("summary-response-text"), "text"),
+            (i18n.t("summary-model-name"), "model"),
+            ("CreateMessageResult".to_owned(), "resultJson"),
         ]
-        .iter()
+        .into_iter()
         .map(|(label, key)| row(label, typed(key)))
         .filter(|r| r.sent)
         .collect(),
@@ -98,16 +102,16 @@ pub fn typed_summary(q: &Question, pairs: &[(String, String)]) -> Vec<SummaryRow
 
 /// A prompt edit the person was saving (`systemPrompt`, `text.<message>.<block>` as posted to
 /// `/revise`), as rows to show back when the question went away before it could be saved.
-pub fn typed_revision(pairs: &[(String, String)]) -> Vec<SummaryRow> {
+pub fn typed_revision(i18n: &I18n, pairs: &[(String, String)]) -> Vec<SummaryRow> {
     pairs
         .iter()
         .filter(|(_, v)| !v.is_empty())
         .filter_map(|(k, v)| {
             let label = if k == "systemPrompt" {
-                "System prompt".to_owned()
+                i18n.t("sampling-system-prompt")
             } else {
                 let (m, b) = k.strip_prefix("text.")?.split_once('.')?;
-                format!("Message {m}, block {b}")
+                i18n.t2("summary-block", "message", m, "block", b)
             };
             Some(SummaryRow {
                 label,
@@ -120,14 +124,16 @@ pub fn typed_revision(pairs: &[(String, String)]) -> Vec<SummaryRow> {
 
 /// The confirmed `result` a person was about to send (`/send`), as rows to show back: a form's
 /// content by its labels, a sampling result as its JSON.
-pub fn result_summary(q: &Question, result: &Value) -> Vec<SummaryRow> {
+pub fn result_summary(i18n: &I18n, q: &Question, result: &Value) -> Vec<SummaryRow> {
     match (q.kind, result.get("content"), q.form_schema()) {
-        (Kind::Form, Some(Value::Object(content)), Ok(schema)) => content_summary(&schema, content)
-            .into_iter()
-            .filter(|r| r.sent)
-            .collect(),
+        (Kind::Form, Some(Value::Object(content)), Ok(schema)) => {
+            content_summary(i18n, &schema, content)
+                .into_iter()
+                .filter(|r| r.sent)
+                .collect()
+        }
         _ => vec![SummaryRow {
-            label: "Your answer".to_owned(),
+            label: i18n.t("summary-your-answer"),
             value: pretty(result),
             sent: true,
         }],

@@ -17,13 +17,18 @@ pub fn is_bidi_control(c: char) -> bool {
 /// Where server text holds bidi controls, as "place (U+202E, …)" lines: `server name`, `tool`,
 /// then each string or key of the request by its JSON path (`message`,
 /// `requestedSchema/properties/x/title`, …). At most [`MAX_PLACES`] places.
-pub fn bidi_places(server: &str, tool: Option<&str>, request: &Value) -> Vec<String> {
+pub fn bidi_places(i18n: &I18n, server: &str, tool: Option<&str>, request: &Value) -> Vec<String> {
     let mut places = Vec::new();
-    note("server name", server, &mut places);
+    note(&i18n.t("bidi-place-server"), server, &mut places);
     if let Some(t) = tool {
-        note("tool", t, &mut places);
+        note(&i18n.t("bidi-place-tool"), t, &mut places);
     }
-    walk(request, String::new(), &mut places);
+    walk(
+        request,
+        String::new(),
+        &i18n.t("bidi-place-request"),
+        &mut places,
+    );
     places.truncate(MAX_PLACES);
     places
 }
@@ -50,7 +55,8 @@ fn note(place: &str, text: &str, places: &mut Vec<String>) {
     places.push(format!("{shown} ({})", found.join(", ")));
 }
 
-fn walk(v: &Value, path: String, places: &mut Vec<String>) {
+/// Notes the bidi controls of every string and key under `v`; `whole` names a top-level string.
+fn walk(v: &Value, path: String, whole: &str, places: &mut Vec<String>) {
     let at = |key: &str| {
         if path.is_empty() {
             key.to_owned()
@@ -59,16 +65,16 @@ fn walk(v: &Value, path: String, places: &mut Vec<String>) {
         }
     };
     match v {
-        Value::String(s) => note(if path.is_empty() { "request" } else { &path }, s, places),
+        Value::String(s) => note(if path.is_empty() { whole } else { &path }, s, places),
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
-                walk(item, at(&i.to_string()), places);
+                walk(item, at(&i.to_string()), whole, places);
             }
         }
         Value::Object(map) => {
             for (k, item) in map {
                 note(&at(k), k, places);
-                walk(item, at(k), places);
+                walk(item, at(k), whole, places);
             }
         }
         _ => {}
@@ -117,16 +123,29 @@ fn first_text(request: &Value) -> Option<&str> {
         .find_map(|b| b.get("text").and_then(Value::as_str))
 }
 
-/// A point in time as the pages show it: `relative` as the text ("3 min ago", "in 2 h"),
-/// `local` (the service's local time zone, which is the person's: the service runs per user)
-/// as its tooltip, `iso` (RFC 3339, whole seconds) for `<time datetime>`.
+/// A point in time as the pages show it: relative words as the text ("3 min ago", "in 2 h",
+/// in the page's language: [`Moment::relative`]), `local` (the service's local time zone,
+/// which is the person's: the service runs per user) as its tooltip, `iso` (RFC 3339, whole
+/// seconds) for `<time datetime>`.
 pub struct Moment {
     /// RFC 3339 UTC to the second, e.g. `2026-12-01T10:45:00Z`.
     pub iso: String,
-    /// Local date and time to the minute with the UTC offset, e.g. `2026-12-01 11:45 +01:00`.
+    /// Local date and time to the minute with the UTC offset, e.g. `2026-12-01 11:45 +01:00`
+    /// (numeric, the same in every language).
     pub local: String,
-    /// Relative to now, e.g. `just now`, `3 min ago`, `in 5 h`, `2 days ago`.
-    pub relative: String,
+    /// Seconds from the moment the page was made (negative: past); `None` for a time out of
+    /// range.
+    pub offset: Option<i64>,
+}
+
+impl Moment {
+    /// The moment relative to the page's time, in words of `i18n`'s language.
+    pub fn relative(&self, i18n: &I18n) -> String {
+        match self.offset {
+            Some(s) => i18n.relative(s),
+            None => i18n.t("time-unknown"),
+        }
+    }
 }
 
 /// `t` as a [`Moment`] seen at `now`.
@@ -137,7 +156,7 @@ pub fn moment(t: DateTime<Utc>, now: DateTime<Utc>) -> Moment {
             .with_timezone(&Local)
             .format("%Y-%m-%d %H:%M %:z")
             .to_string(),
-        relative: relative(t.signed_duration_since(now).num_seconds()),
+        offset: Some(t.signed_duration_since(now).num_seconds()),
     }
 }
 
@@ -148,41 +167,10 @@ pub fn moment_ms(ms: i64, now: DateTime<Utc>) -> Moment {
         || Moment {
             iso: String::new(),
             local: format!("{ms} ms since 1970"),
-            relative: "unknown time".to_owned(),
+            offset: None,
         },
         |t| moment(t, now),
     )
-}
-
-/// `seconds` from now (negative: past) in words, rounded down to the largest unit.
-pub fn relative(seconds: i64) -> String {
-    // Zero counts as past: a moment read back a few milliseconds later truncates to 0.
-    let past = seconds <= 0;
-    let s = seconds.unsigned_abs();
-    if s < 45 {
-        return if past {
-            "just now"
-        } else {
-            "in under a minute"
-        }
-        .to_owned();
-    }
-    let amount = if s < 90 {
-        "1 min".to_owned()
-    } else if s < 3_600 {
-        format!("{} min", (s + 30) / 60)
-    } else if s < 86_400 {
-        format!("{} h", s / 3_600)
-    } else if s < 172_800 {
-        "1 day".to_owned()
-    } else {
-        format!("{} days", s / 86_400)
-    };
-    if past {
-        format!("{amount} ago")
-    } else {
-        format!("in {amount}")
-    }
 }
 
 #[cfg(test)]
@@ -190,20 +178,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn relative_times_read_like_a_person_says_them() {
-        assert_eq!(relative(-10), "just now");
-        assert_eq!(relative(0), "just now");
-        assert_eq!(relative(20), "in under a minute");
-        assert_eq!(relative(-180), "3 min ago");
-        assert_eq!(relative(600), "in 10 min");
-        assert_eq!(relative(-7_300), "2 h ago");
-        assert_eq!(relative(3 * 86_400), "in 3 days");
-    }
-
-    #[test]
     fn bidi_controls_are_found_with_their_place() {
         let request = json!({"message": "invoice\u{202E}fdp.exe", "requestedSchema": {"properties": {"a\u{2067}": {}}}});
-        let places = bidi_places("srv\u{200F}", None, &request);
+        let places = bidi_places(&I18n::default(), "srv\u{200F}", None, &request);
         assert_eq!(
             places,
             vec![
@@ -212,6 +189,14 @@ mod tests {
                 "requestedSchema/properties/a\u{FFFD} (U+2067)"
             ]
         );
-        assert!(bidi_places("plain", Some("t"), &json!({"message": "שלום"})).is_empty());
+        assert!(
+            bidi_places(
+                &I18n::default(),
+                "plain",
+                Some("t"),
+                &json!({"message": "שלום"})
+            )
+            .is_empty()
+        );
     }
 }

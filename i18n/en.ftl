@@ -1,0 +1,417 @@
+# mcp-consent pages: English (the fallback; every key here exists in zh-CN.ftl and pt-BR.ftl).
+# Protocol names (CreateMessageResult, stopReason, tool_use, …) stay as the specification
+# writes them. Arguments holding server text are placed as they are.
+
+## Numbers, money, times
+
+number = { $value }
+money-usd = ${ $amount }
+money-unknown = unknown
+time-just-now = just now
+time-soon = in under a minute
+time-unknown = unknown time
+time-ago = { $unit ->
+    [min] { $n } min ago
+    [h] { $n } h ago
+   *[day] { $n ->
+        [one] { $n } day ago
+       *[other] { $n } days ago
+    }
+}
+time-in = { $unit ->
+    [min] in { $n } min
+    [h] in { $n } h
+   *[day] { $n ->
+        [one] in { $n } day
+       *[other] in { $n } days
+    }
+}
+duration = { $unit ->
+    [hour] { $n ->
+        [one] { $n } hour
+       *[other] { $n } hours
+    }
+    [minute] { $n ->
+        [one] { $n } minute
+       *[other] { $n } minutes
+    }
+   *[second] { $n ->
+        [one] { $n } second
+       *[other] { $n } seconds
+    }
+}
+
+## Vocabulary (selected by the word's wire name)
+
+kind = { $word ->
+    [sampling] sampling
+    [form] form
+   *[url] url
+}
+state = { $word ->
+    [pending] pending
+    [accepted] accepted
+    [declined] declined
+    [cancelled] cancelled
+    [expired] expired
+    [withdrawn] withdrawn
+   *[completed] completed
+}
+audit-action-name = { $word ->
+    [approved] approved
+    [edited] edited
+    [regenerated] regenerated
+    [rejected] rejected
+    [auto_approved] auto_approved
+    [delivered] delivered
+    [answered] answered
+    [declined] declined
+   *[cancelled] cancelled
+}
+actor = { $word ->
+    [server] server
+    [human] human
+   *[agent] agent
+}
+actor-rule = rule:{ $id }
+yes = yes
+no = no
+not-answered = not answered (left out)
+
+## Layout and navigation
+
+languages-label = Language
+nav-label = Pages
+nav-queue = Queue
+nav-history = History
+nav-audit = Audit
+nav-rules = Rules
+nav-logout = Log out
+
+## Shared actions and columns
+
+action-review-and-send = Review and send…
+action-decline = Decline
+action-cancel = Cancel
+action-review = Review
+action-view = View
+action-back = Back
+col-kind = Kind
+col-server = Server
+col-question = Question
+col-tool = Tool
+col-asked = Asked
+col-expires = Expires
+col-outcome = Outcome
+col-action = Action
+badge-person-only = person only
+
+## Queue and history
+
+queue-title = { $count ->
+    [0] Waiting
+   *[other] ({ $count }) Waiting
+}
+queue-heading = Waiting for you
+queue-empty = Nothing is waiting. New requests appear here as servers ask.
+queue-count = { $count ->
+    [one] { $count } question waiting, oldest first.
+   *[other] { $count } questions waiting, oldest first.
+}
+queue-tool = tool { $tool }
+queue-cut = Showing the oldest { $shown } of { $count } waiting questions; answer some to see the rest.
+queue-hint = This page updates itself while JavaScript is on; otherwise reload it. Times are relative; hover one for the local date and time.
+history-title = History
+history-heading = Decided
+history-empty = Nothing decided yet.
+
+## Login
+
+login-title = Log in
+login-passphrase = Passphrase
+login-submit = Log in
+login-or-terminal = Or run this in a terminal as the user who runs the service, and open the link it prints:
+login-terminal = Run this in a terminal as the user who runs the service, then open the link it prints:
+login-link-once = Each link works once and for a few minutes.
+login-session-ended = Your session has ended (it expired, or you logged out). Log in again to continue.
+login-link-invalid = This login link is invalid, expired or already used.
+login-wrong-passphrase = Wrong passphrase.
+
+## Errors
+
+error-title = { $status ->
+    [400] Bad Request
+    [401] Unauthorized
+    [403] Forbidden
+    [404] Not Found
+    [409] Conflict
+    [413] Payload Too Large
+    [422] Unprocessable Entity
+    [429] Too Many Requests
+    [500] Internal Server Error
+   *[other] Error
+}
+error-back = Back to the queue
+error-login-required = log in first
+error-session-ended = your session has ended; log in again
+error-no-question = There is no question with this id.
+error-no-page = There is no page at this address.
+error-conflict = This question is already { $state }; nothing more was sent.
+error-too-large = The form is larger than { $bytes } bytes.
+error-internal = Something went wrong inside mcp-consent; the details are in its log.
+refused-csrf = The form's security token is missing or out of date; reload the page and try again.
+refused-human-only = Only a person may answer this question, in the browser.
+refused-unreadable-form = The form could not be read.
+refused-choose-action = Choose Accept, Decline or Cancel.
+refused-choose-decision = Choose a decision.
+refused-unreadable-confirmation = The confirmed answer could not be read; answer again.
+refused-accept-only = Only an accepted answer is confirmed here.
+
+## A question's page
+
+question-title = { $kind } from { $server }
+question-heading = { $kind ->
+    [sampling] { $server } asks for a model response
+    [form] { $server } asks for your input
+   *[url] { $server } asks you to open a link
+}
+live-changed = This question changed; reload the page to see it.
+live-now-state = This question is now { $state } (it changed while you were answering): nothing can be sent any more. What you entered stays on this page so you can copy it.
+live-changed-typed = This question changed while you were answering; reload the page to see it (copy what you typed first).
+meta-server = Server
+meta-tool = During tool call
+meta-kind = Kind
+meta-state = State
+meta-protocol = Protocol
+meta-protocol-value = { $version } (judged as { $era })
+meta-asked = Asked
+meta-expires = Expires
+bidi-title = Hidden text-direction characters.
+bidi-body = The server's text contains invisible characters that change the order letters are displayed in, a trick to make text look like something it is not (for example a file name ending in "exe" shown as "…pdf"). This page keeps each piece of server text apart, but read it with care. Found in:
+bidi-place-server = server name
+bidi-place-tool = tool
+bidi-place-request = request
+answer-not-sent = The answer was not sent
+outcome-heading = Outcome: { $state }
+outcome-withdrawn = The server withdrew this question: it no longer needs an answer, so there is nothing to fill in; nothing was sent.
+outcome-expired = This question expired: nobody answered before its deadline; the server was told so and nothing else was sent.
+outcome-completed = The server reported this task complete; nothing more is needed here.
+outcome-answered = This question has been answered, here or elsewhere (another tab, the command line); nothing more can be sent.
+lost-title = Your answer was not sent
+lost-body = , because the question changed while you were answering. This is what you had entered, so you can copy it:
+outcome-no-response = No response was sent to the server.
+outcome-server-received = The server received:
+message-heading = Message from the server
+
+## Form questions
+
+form-secret-warning = This form seems to ask for a secret (a password, token or key). Servers must not ask for sensitive data through forms; decline unless you are sure.
+form-no-fields = The server asks only for a confirmation; there is nothing to fill in.
+form-required = required
+form-select-none = (none)
+form-hint-datetime = RFC 3339, e.g. 2026-01-31T09:30:00Z
+form-hint-range = { $min } to { $max }
+form-hint-min = at least { $min }
+form-hint-max = at most { $max }
+form-hint-integer = whole number
+form-hint-integer-range = whole number { $min } to { $max }
+form-hint-integer-min = whole number at least { $min }
+form-hint-integer-max = whole number at most { $max }
+form-hint-choose-range = choose { $min } to { $max }
+form-hint-choose-min = choose at least { $min }
+form-hint-choose-max = choose at most { $max }
+summary-none-chosen = none chosen
+summary-response-text = Response text
+summary-model-name = Model name
+summary-your-answer = Your answer
+summary-block = Message { $message }, block { $block }
+
+## URL questions
+
+url-heading = The server asks you to open this address
+url-local-title = Stop: this is not a public web address.
+url-local-body = It points at this computer, a private network or a bare IP address. A program listening there can receive this browser's cookies for that host, including your mcp-consent session, and act as you. Opening it asks you to confirm a second time.
+url-host-ascii = Host as written (ASCII)
+url-host-unicode = Host as displayed (Unicode)
+url-consent-hint = mcp-consent never loads this address itself. Opening it tells the server you consent (it receives { $accept }, nothing else); what you do on that site stays between you and it.
+url-open = Open { $domain } in a new tab
+url-open-asks-again = (asks again)
+url-not-web = This is not a web address (only https and http links are opened).
+url-invalid = This is not a valid web address.
+url-finding = { $finding ->
+    [not-https] Not HTTPS: this page and anything you type into it travel unencrypted.
+    [internationalized-host] This address uses international characters (Punycode). It may imitate a familiar name: compare both forms of the host.
+    [lookalike] Look-alike host: its Unicode form imitates another name (mixed scripts or letters that look like Latin ones), so it is shown in its ASCII form. Do not trust the name it appears to be.
+    [credentials] This address carries a user name or password before the host; the real host is the part after "@".
+    [ip-host] This address is a bare IP address, not a name.
+    [no-registrable-domain] This host has no registrable domain (it is not a public internet name).
+   *[local-network] This address points at this computer or a private network, not the internet. Whatever listens there receives this browser's cookies for that host, including mcp-consent's own session.
+}
+open-local-title = Open a local address?
+open-local-heading = Open { $domain } for { $server }?
+open-local-warning-title = This address is not on the public internet.
+open-local-warning-body = It points at this computer, a private network or a bare IP address. Whatever listens there receives this browser's cookies for that host, including your mcp-consent session (cookies are not kept apart by port), and could act as you here. Open it only if you started that program yourself and expect this page.
+open-local-consent = Opening it tells the server you consent (it receives { $accept }, nothing else).
+open-local-anyway = Open this local address anyway
+
+## Confirm step
+
+confirm-title = Confirm
+confirm-heading = { $kind ->
+    [form] Send this form answer to { $server }?
+    [sampling] Send this sampling answer to { $server }?
+   *[url] Send this url answer to { $server }?
+}
+confirm-nothing-sent = Nothing has been sent yet. Check your answer, then choose "Send" or go back to change it.
+confirm-exactly = "Send" delivers exactly this JSON to the server, as the result of its request { $id }:
+confirm-send = Send
+confirm-back = Back (keeps your answers)
+
+## Sampling questions
+
+sampling-request-heading = What the server wants a model to answer
+sampling-original-note = This is the server's original request; the edited prompt (revision { $revision }) is in the review below.
+sampling-system-prompt = System prompt
+sampling-messages = Messages
+sampling-image-alt = image from the server
+sampling-image = image, { $mime }
+sampling-audio = audio, { $mime }
+sampling-tool-result = tool_result for { $id }
+sampling-hints = Model hints
+sampling-none = none
+sampling-priorities = Priorities
+sampling-priorities-value = cost { $cost }, speed { $speed }, intelligence { $intelligence }
+sampling-context-ignored = (requested and ignored: no context is added)
+sampling-tools-offered = Tools offered
+sampling-raw-request = Raw request
+review-heading = Model
+review-waiting = The server has been waiting { $waiting }. Revision { $revision } of the request.
+review-routed = Routed to { $model }: { $why }
+review-no-model = no model
+review-no-route = No permitted route: no configured model may serve this request. Edit the request, write the response yourself, or reject it.
+review-estimate = Estimated input: { $tokens } tokens ({ $method }); estimated cost on { $model } at most { $cost }. Each model in the list shows its own estimate; models the route excluded cannot be picked.
+review-estimate-unrouted = Estimated input: { $tokens } tokens ({ $method }); estimated cost on the routed model at most { $cost }. Each model in the list shows its own estimate; models the route excluded cannot be picked.
+review-run-failed = The last run on { $model } failed: { $error }
+review-prompt-heading = The prompt that will run
+review-prompt-hint = Edit it here if you need to: { $approve } runs exactly what these boxes hold (a change is recorded as a new revision, audited).
+review-prompt-original-above = The server's original is above, under "What the server wants a model to answer".
+review-block-label = Message { $message }, block { $block }
+review-approve = Approve and run
+review-save-edits = Save edits without running
+review-reject = Reject
+review-running = The model { $model } is running. This page shows its answer for review when it is done (reload if JavaScript is off).
+review-running-unnamed = The model is running. This page shows its answer for review when it is done (reload if JavaScript is off).
+review-answer-from = Answer from { $model }, stopReason { $stop }, { $input } input and { $output } output tokens, cost { $cost }. Nothing has been sent to the server yet.
+review-result-sent = The CreateMessageResult "Send" delivers
+review-send = Send
+review-regenerate = Regenerate
+model-select-label = Model (estimated cost of this request on each)
+model-option = { $model } — at most { $estimate }
+model-option-excluded = { $model } — at most { $estimate } — not allowed: { $reason }
+manual-heading = Your response
+manual-intro = You answer in place of the model. The server receives it as a { $result } with role assistant.
+manual-text = Response text
+manual-model = Model name reported to the server
+manual-model-placeholder = e.g. written-by-hand
+manual-json-summary = Answer with a full { $result } as JSON
+manual-json-tools = (e.g. with { $tool_use } blocks)
+
+## Routing (the receipt's reasons, rebuilt for the page)
+
+route-why-hint-id = hint { $name } (#{ $index }) is part of the model id
+route-why-hint-alias = hint { $name } (#{ $index }) matches the configured alias { $alias }
+route-why-hint-tie = { $why }; it matched { $count } eligible models and this one scored highest on the priorities
+route-why-priorities = no hint matched an eligible model; highest priorities score { $score } of { $count } eligible models
+route-why-no-models = no permitted route: no model is configured
+route-why-all-excluded = no permitted route: all { $count } configured models were excluded
+exclusion-no-tools = the request uses tools and this model does not support tools
+exclusion-modality = { $modality ->
+    [image] the messages contain an image and this model does not accept images
+   *[audio] the messages contain audio and this model does not accept audio
+}
+exclusion-over-budget = estimated cost { $cost } is over the per-request cap { $cap }
+exclusion-server-not-allowed = server { $server } is not in this model's allow-list
+token-method-chars = estimate: characters / 4
+
+## Decisions (dialogs, Escape, prompt diff, tool use)
+
+skip-link = Skip to content
+url-decision = Open this address?
+escape-reject-title = Reject this request?
+escape-decline-title = Decline this question?
+escape-reject-body = You pressed Escape. Rejecting tells the server the request was refused (error -1); no model text is sent.
+escape-decline-body = You pressed Escape. Declining tells the server you said no; nothing you typed is sent.
+escape-keep = Keep answering
+diff-heading = Your changes to the server's original
+diff-removed = removed:
+diff-added = added:
+diff-unchanged = unchanged:
+diff-gap = unchanged lines left out
+response-decision = Send this answer to { $server }?
+tool-use-asks = { $count ->
+    [one] The model asks to use a tool.
+   *[other] The model asks to use { $count } tools.
+}
+tool-use-nothing-runs = Nothing runs unless you choose Send.
+tool-use-lets = Sending lets { $server } run the tool { $tool } with these arguments
+
+## Sessions and notifications
+
+nav-sessions = Sessions
+login-remember = Remember this browser for 30 days
+login-session-length = A session lasts 12 hours; to stay logged in on this browser for 30 days, check "Remember this browser" above or use the Sessions page once logged in.
+sessions-title = Sessions
+sessions-intro = Every browser logged in to this service. Revoking a session logs that browser out at once.
+sessions-browser = Browser
+sessions-created = Created
+sessions-last-used = Last used
+sessions-this-browser = (this browser)
+sessions-revoke-others = Log out everywhere else
+notify-kind-form = asks for input
+notify-kind-sampling = asks to run a model
+notify-kind-url = asks you to open a link
+notify-ask = Notify me in this browser
+notify-on = This browser shows a notification when a question opens (while this page is open).
+
+## Audit
+
+audit-title = Audit
+audit-heading = Audit log
+audit-hint = Every sampling decision, newest first. Prompts and responses are recorded only as SHA-256 digests.
+audit-action = Action
+audit-any = any
+audit-filter = Filter
+audit-empty = No entries.
+audit-when = When
+audit-actor = Actor
+audit-model = Model
+audit-tokens = Tokens
+audit-cost = Cost
+audit-request = Request
+audit-response = Response
+audit-tokens-value = { $input } in / { $output } out
+
+## Rules
+
+rules-title = Auto-approve rules
+rules-intro = Off unless you add one. A rule lets one server's sampling requests run on the routed model without asking you (scope { $request }), or also sends the model's answer without asking (scope { $both }). Every auto-approved step is in the audit log. Rules expire; no rule ever accepts a URL or form question.
+rules-server = Server name
+rules-covers = Covers
+rules-scope-request = the request step
+rules-scope-both = both steps
+rules-reason = Reason
+rules-days = Expires after (days)
+rules-add = Add rule
+rules-empty = No rules.
+rules-scope = Scope
+rules-by = By
+rules-created = Created
+rules-status = Status
+rules-status-active = active
+rules-status-expired = expired
+rules-status-revoked = revoked { $at }
+rules-apply = { $count ->
+    [one] Apply to the { $count } waiting request
+   *[other] Apply to the { $count } waiting requests
+}
+rules-revoke = Revoke

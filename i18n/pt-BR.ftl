@@ -1,0 +1,417 @@
+# Páginas do mcp-consent: português do Brasil. As chaves são as mesmas de en.ftl.
+# Nomes do protocolo (CreateMessageResult, stopReason, tool_use, …) ficam como a especificação
+# os escreve.
+
+## Numbers, money, times
+
+number = { $value }
+money-usd = US$ { $amount }
+money-unknown = desconhecido
+time-just-now = agora mesmo
+time-soon = em menos de um minuto
+time-unknown = hora desconhecida
+time-ago = { $unit ->
+    [min] há { $n } min
+    [h] há { $n } h
+   *[day] { $n ->
+        [one] há { $n } dia
+       *[other] há { $n } dias
+    }
+}
+time-in = { $unit ->
+    [min] em { $n } min
+    [h] em { $n } h
+   *[day] { $n ->
+        [one] em { $n } dia
+       *[other] em { $n } dias
+    }
+}
+duration = { $unit ->
+    [hour] { $n ->
+        [one] { $n } hora
+       *[other] { $n } horas
+    }
+    [minute] { $n ->
+        [one] { $n } minuto
+       *[other] { $n } minutos
+    }
+   *[second] { $n ->
+        [one] { $n } segundo
+       *[other] { $n } segundos
+    }
+}
+
+## Vocabulary (selected by the word's wire name)
+
+kind = { $word ->
+    [sampling] pedido ao modelo
+    [form] formulário
+   *[url] link
+}
+state = { $word ->
+    [pending] pendente
+    [accepted] aceita
+    [declined] recusada
+    [cancelled] cancelada
+    [expired] expirada
+    [withdrawn] retirada
+   *[completed] concluída
+}
+audit-action-name = { $word ->
+    [approved] aprovado
+    [edited] editado
+    [regenerated] gerado de novo
+    [rejected] rejeitado
+    [auto_approved] aprovado automaticamente
+    [delivered] entregue
+    [answered] respondido
+    [declined] recusado
+   *[cancelled] cancelado
+}
+actor = { $word ->
+    [server] servidor
+    [human] pessoa
+   *[agent] agente
+}
+actor-rule = regra { $id }
+yes = sim
+no = não
+not-answered = sem resposta (omitido)
+
+## Layout and navigation
+
+languages-label = Idioma
+nav-label = Páginas
+nav-queue = Fila
+nav-history = Histórico
+nav-audit = Auditoria
+nav-rules = Regras
+nav-logout = Sair
+
+## Shared actions and columns
+
+action-review-and-send = Revisar e enviar…
+action-decline = Recusar
+action-cancel = Cancelar
+action-review = Revisar
+action-view = Ver
+action-back = Voltar
+col-kind = Tipo
+col-server = Servidor
+col-question = Pergunta
+col-tool = Ferramenta
+col-asked = Feita
+col-expires = Expira
+col-outcome = Resultado
+col-action = Ação
+badge-person-only = só uma pessoa
+
+## Queue and history
+
+queue-title = { $count ->
+    [0] Aguardando
+   *[other] ({ $count }) Aguardando
+}
+queue-heading = Aguardando você
+queue-empty = Nada aguardando. Novos pedidos aparecem aqui quando os servidores perguntam.
+queue-count = { $count ->
+    [one] { $count } pergunta aguardando, a mais antiga primeiro.
+   *[other] { $count } perguntas aguardando, as mais antigas primeiro.
+}
+queue-tool = ferramenta { $tool }
+queue-cut = Mostrando as { $shown } mais antigas de { $count } perguntas aguardando; responda algumas para ver o resto.
+queue-hint = Esta página se atualiza sozinha com o JavaScript ativado; sem ele, recarregue. Os horários são relativos; passe o mouse sobre um para ver a data e a hora locais.
+history-title = Histórico
+history-heading = Decididas
+history-empty = Nada decidido ainda.
+
+## Login
+
+login-title = Entrar
+login-passphrase = Frase secreta
+login-submit = Entrar
+login-or-terminal = Ou execute isto num terminal, como o usuário que executa o serviço, e abra o link que ele mostrar:
+login-terminal = Execute isto num terminal, como o usuário que executa o serviço, e depois abra o link que ele mostrar:
+login-link-once = Cada link funciona uma única vez, por poucos minutos.
+login-session-ended = Sua sessão terminou (expirou, ou você saiu). Entre de novo para continuar.
+login-link-invalid = Este link de acesso é inválido, expirou ou já foi usado.
+login-wrong-passphrase = Frase secreta errada.
+
+## Errors
+
+error-title = { $status ->
+    [400] Pedido inválido
+    [401] Não autorizado
+    [403] Proibido
+    [404] Não encontrado
+    [409] Conflito
+    [413] Conteúdo grande demais
+    [422] Não processável
+    [429] Pedidos demais
+    [500] Erro interno
+   *[other] Erro
+}
+error-back = Voltar para a fila
+error-login-required = entre primeiro
+error-session-ended = sua sessão terminou; entre de novo
+error-no-question = Não há pergunta com este id.
+error-no-page = Não há página neste endereço.
+error-conflict = Esta pergunta já está { $state }; nada mais foi enviado.
+error-too-large = O formulário passa de { $bytes } bytes.
+error-internal = Algo deu errado dentro do mcp-consent; os detalhes estão no log dele.
+refused-csrf = O token de segurança do formulário está ausente ou desatualizado; recarregue a página e tente de novo.
+refused-human-only = Só uma pessoa pode responder a esta pergunta, no navegador.
+refused-unreadable-form = Não foi possível ler o formulário.
+refused-choose-action = Escolha Aceitar, Recusar ou Cancelar.
+refused-choose-decision = Escolha uma decisão.
+refused-unreadable-confirmation = Não foi possível ler a resposta confirmada; responda de novo.
+refused-accept-only = Só uma resposta aceita é confirmada aqui.
+
+## A question's page
+
+question-title = { $kind } de { $server }
+question-heading = { $kind ->
+    [sampling] { $server } pede uma resposta de um modelo
+    [form] { $server } pede informações a você
+   *[url] { $server } pede que você abra um link
+}
+live-changed = Esta pergunta mudou; recarregue a página para vê-la.
+live-now-state = Esta pergunta agora está { $state } (mudou enquanto você respondia): nada mais pode ser enviado. O que você digitou continua nesta página para você copiar.
+live-changed-typed = Esta pergunta mudou enquanto você respondia; recarregue a página para vê-la (copie antes o que digitou).
+meta-server = Servidor
+meta-tool = Durante a chamada da ferramenta
+meta-kind = Tipo
+meta-state = Estado
+meta-protocol = Protocolo
+meta-protocol-value = { $version } (julgado como { $era })
+meta-asked = Feita
+meta-expires = Expira
+bidi-title = Caracteres ocultos de direção do texto.
+bidi-body = O texto do servidor contém caracteres invisíveis que mudam a ordem em que as letras aparecem, um truque para fazer um texto parecer o que não é (por exemplo, um nome de arquivo terminado em "exe" exibido como "…pdf"). Esta página mantém cada trecho de texto do servidor separado, mas leia com cuidado. Encontrados em:
+bidi-place-server = nome do servidor
+bidi-place-tool = ferramenta
+bidi-place-request = pedido
+answer-not-sent = A resposta não foi enviada
+outcome-heading = Resultado: { $state }
+outcome-withdrawn = O servidor retirou esta pergunta: ela não precisa mais de resposta, então não há nada a preencher; nada foi enviado.
+outcome-expired = Esta pergunta expirou: ninguém respondeu antes do prazo; o servidor foi avisado e nada mais foi enviado.
+outcome-completed = O servidor informou que esta tarefa foi concluída; não é preciso fazer mais nada aqui.
+outcome-answered = Esta pergunta já foi respondida, aqui ou em outro lugar (outra aba, a linha de comando); nada mais pode ser enviado.
+lost-title = Sua resposta não foi enviada
+lost-body = , porque a pergunta mudou enquanto você respondia. Isto é o que você tinha digitado, para você copiar:
+outcome-no-response = Nenhuma resposta foi enviada ao servidor.
+outcome-server-received = O servidor recebeu:
+message-heading = Mensagem do servidor
+
+## Form questions
+
+form-secret-warning = Este formulário parece pedir um segredo (uma senha, um token ou uma chave). Servidores não devem pedir dados sensíveis por formulários; recuse, a menos que tenha certeza.
+form-no-fields = O servidor pede só uma confirmação; não há nada a preencher.
+form-required = obrigatório
+form-select-none = (nenhum)
+form-hint-datetime = RFC 3339, por exemplo 2026-01-31T09:30:00Z
+form-hint-range = de { $min } a { $max }
+form-hint-min = no mínimo { $min }
+form-hint-max = no máximo { $max }
+form-hint-integer = número inteiro
+form-hint-integer-range = número inteiro de { $min } a { $max }
+form-hint-integer-min = número inteiro, no mínimo { $min }
+form-hint-integer-max = número inteiro, no máximo { $max }
+form-hint-choose-range = escolha de { $min } a { $max }
+form-hint-choose-min = escolha pelo menos { $min }
+form-hint-choose-max = escolha no máximo { $max }
+summary-none-chosen = nenhuma escolhida
+summary-response-text = Texto da resposta
+summary-model-name = Nome do modelo
+summary-your-answer = Sua resposta
+summary-block = Mensagem { $message }, bloco { $block }
+
+## URL questions
+
+url-heading = O servidor pede que você abra este endereço
+url-local-title = Pare: este não é um endereço público da web.
+url-local-body = Ele aponta para este computador, uma rede privada ou um endereço IP puro. Um programa escutando ali pode receber os cookies deste navegador para esse host, inclusive sua sessão do mcp-consent, e agir em seu nome. Abri-lo pede uma segunda confirmação.
+url-host-ascii = Host como escrito (ASCII)
+url-host-unicode = Host como exibido (Unicode)
+url-consent-hint = O mcp-consent nunca carrega este endereço sozinho. Abri-lo diz ao servidor que você consente (ele recebe { $accept }, nada mais); o que você faz naquele site fica entre você e ele.
+url-open = Abrir { $domain } numa nova aba
+url-open-asks-again = (pergunta de novo)
+url-not-web = Este não é um endereço da web (só links https e http são abertos).
+url-invalid = Este não é um endereço da web válido.
+url-finding = { $finding ->
+    [not-https] Não é HTTPS: esta página e tudo o que você digitar nela trafegam sem criptografia.
+    [internationalized-host] Este endereço usa caracteres internacionais (Punycode). Ele pode imitar um nome conhecido: compare as duas formas do host.
+    [lookalike] Host parecido: sua forma Unicode imita outro nome (escritas misturadas ou letras que parecem latinas), por isso aparece na forma ASCII. Não confie no nome que ele aparenta ser.
+    [credentials] Este endereço traz um nome de usuário ou senha antes do host; o host verdadeiro é a parte depois do "@".
+    [ip-host] Este endereço é um endereço IP puro, não um nome.
+    [no-registrable-domain] Este host não tem domínio registrável (não é um nome público da internet).
+   *[local-network] Este endereço aponta para este computador ou uma rede privada, não para a internet. O que estiver escutando ali recebe os cookies deste navegador para esse host, inclusive a própria sessão do mcp-consent.
+}
+open-local-title = Abrir um endereço local?
+open-local-heading = Abrir { $domain } para { $server }?
+open-local-warning-title = Este endereço não está na internet pública.
+open-local-warning-body = Ele aponta para este computador, uma rede privada ou um endereço IP puro. O que estiver escutando ali recebe os cookies deste navegador para esse host, inclusive sua sessão do mcp-consent (cookies não são separados por porta), e poderia agir em seu nome. Abra só se você mesmo iniciou esse programa e espera esta página.
+open-local-consent = Abri-lo diz ao servidor que você consente (ele recebe { $accept }, nada mais).
+open-local-anyway = Abrir este endereço local mesmo assim
+
+## Confirm step
+
+confirm-title = Confirmar
+confirm-heading = { $kind ->
+    [form] Enviar esta resposta de formulário para { $server }?
+    [sampling] Enviar esta resposta ao pedido de modelo para { $server }?
+   *[url] Enviar esta resposta de link para { $server }?
+}
+confirm-nothing-sent = Nada foi enviado ainda. Confira sua resposta e escolha "Enviar", ou volte para alterá-la.
+confirm-exactly = "Enviar" entrega exatamente este JSON ao servidor, como resultado do pedido { $id } dele:
+confirm-send = Enviar
+confirm-back = Voltar (mantém suas respostas)
+
+## Sampling questions
+
+sampling-request-heading = O que o servidor quer que um modelo responda
+sampling-original-note = Este é o pedido original do servidor; o prompt editado (revisão { $revision }) está na revisão abaixo.
+sampling-system-prompt = Prompt de sistema
+sampling-messages = Mensagens
+sampling-image-alt = imagem enviada pelo servidor
+sampling-image = imagem, { $mime }
+sampling-audio = áudio, { $mime }
+sampling-tool-result = tool_result para { $id }
+sampling-hints = Dicas de modelo
+sampling-none = nenhuma
+sampling-priorities = Prioridades
+sampling-priorities-value = custo { $cost }, velocidade { $speed }, inteligência { $intelligence }
+sampling-context-ignored = (pedido e ignorado: nenhum contexto é adicionado)
+sampling-tools-offered = Ferramentas oferecidas
+sampling-raw-request = Pedido bruto
+review-heading = Modelo
+review-waiting = O servidor está esperando há { $waiting }. Revisão { $revision } do pedido.
+review-routed = Encaminhado para { $model }: { $why }
+review-no-model = nenhum modelo
+review-no-route = Nenhuma rota permitida: nenhum modelo configurado pode atender este pedido. Edite o pedido, escreva a resposta você mesmo ou rejeite-o.
+review-estimate = Entrada estimada: { $tokens } tokens ({ $method }); custo estimado em { $model } de no máximo { $cost }. Cada modelo da lista mostra sua própria estimativa; modelos excluídos pela rota não podem ser escolhidos.
+review-estimate-unrouted = Entrada estimada: { $tokens } tokens ({ $method }); custo estimado no modelo da rota de no máximo { $cost }. Cada modelo da lista mostra sua própria estimativa; modelos excluídos pela rota não podem ser escolhidos.
+review-run-failed = A última execução em { $model } falhou: { $error }
+review-prompt-heading = O prompt que será executado
+review-prompt-hint = Edite aqui se precisar: { $approve } executa exatamente o que estas caixas contêm (uma mudança é registrada como nova revisão, auditada).
+review-prompt-original-above = O original do servidor está acima, em "O que o servidor quer que um modelo responda".
+review-block-label = Mensagem { $message }, bloco { $block }
+review-approve = Aprovar e executar
+review-save-edits = Salvar edições sem executar
+review-reject = Rejeitar
+review-running = O modelo { $model } está executando. Esta página mostra a resposta dele para revisão quando terminar (recarregue se o JavaScript estiver desativado).
+review-running-unnamed = O modelo está executando. Esta página mostra a resposta dele para revisão quando terminar (recarregue se o JavaScript estiver desativado).
+review-answer-from = Resposta de { $model }, stopReason { $stop }, { $input } tokens de entrada e { $output } de saída, custo { $cost }. Nada foi enviado ao servidor ainda.
+review-result-sent = O CreateMessageResult que "Enviar" entrega
+review-send = Enviar
+review-regenerate = Gerar de novo
+model-select-label = Modelo (custo estimado deste pedido em cada um)
+model-option = { $model } — no máximo { $estimate }
+model-option-excluded = { $model } — no máximo { $estimate } — não permitido: { $reason }
+manual-heading = Sua resposta
+manual-intro = Você responde no lugar do modelo. O servidor a recebe como um { $result } com papel assistant.
+manual-text = Texto da resposta
+manual-model = Nome do modelo informado ao servidor
+manual-model-placeholder = por exemplo written-by-hand
+manual-json-summary = Responder com um { $result } completo em JSON
+manual-json-tools = (por exemplo com blocos { $tool_use })
+
+## Routing (the receipt's reasons, rebuilt for the page)
+
+route-why-hint-id = a dica { $name } (nº { $index }) faz parte do id do modelo
+route-why-hint-alias = a dica { $name } (nº { $index }) corresponde ao apelido configurado { $alias }
+route-why-hint-tie = { $why }; ela correspondeu a { $count } modelos elegíveis e este teve a maior pontuação nas prioridades
+route-why-priorities = nenhuma dica correspondeu a um modelo elegível; maior pontuação de prioridades { $score } entre { $count } modelos elegíveis
+route-why-no-models = nenhuma rota permitida: nenhum modelo está configurado
+route-why-all-excluded = nenhuma rota permitida: todos os { $count } modelos configurados foram excluídos
+exclusion-no-tools = o pedido usa ferramentas e este modelo não suporta ferramentas
+exclusion-modality = { $modality ->
+    [image] as mensagens contêm uma imagem e este modelo não aceita imagens
+   *[audio] as mensagens contêm áudio e este modelo não aceita áudio
+}
+exclusion-over-budget = o custo estimado { $cost } passa do limite por pedido { $cap }
+exclusion-server-not-allowed = o servidor { $server } não está na lista de permitidos deste modelo
+token-method-chars = estimativa: caracteres / 4
+
+## Decisions (dialogs, Escape, prompt diff, tool use)
+
+skip-link = Pular para o conteúdo
+url-decision = Abrir este endereço?
+escape-reject-title = Rejeitar este pedido?
+escape-decline-title = Recusar esta pergunta?
+escape-reject-body = Você apertou Esc. Rejeitar avisa o servidor de que o pedido foi recusado (erro -1); nenhum texto de modelo é enviado.
+escape-decline-body = Você apertou Esc. Recusar avisa o servidor de que você disse não; nada do que você digitou é enviado.
+escape-keep = Continuar respondendo
+diff-heading = Suas mudanças no original do servidor
+diff-removed = removido:
+diff-added = adicionado:
+diff-unchanged = sem mudança:
+diff-gap = linhas sem mudança omitidas
+response-decision = Enviar esta resposta para { $server }?
+tool-use-asks = { $count ->
+    [one] O modelo pede para usar uma ferramenta.
+   *[other] O modelo pede para usar { $count } ferramentas.
+}
+tool-use-nothing-runs = Nada roda a menos que você escolha Enviar.
+tool-use-lets = Enviar permite que { $server } rode a ferramenta { $tool } com estes argumentos
+
+## Sessions and notifications
+
+nav-sessions = Sessões
+login-remember = Lembrar este navegador por 30 dias
+login-session-length = Uma sessão dura 12 horas; para continuar conectado neste navegador por 30 dias, marque "Lembrar este navegador" acima ou use a página Sessões depois de entrar.
+sessions-title = Sessões
+sessions-intro = Cada navegador conectado a este serviço. Revogar uma sessão desconecta aquele navegador na hora.
+sessions-browser = Navegador
+sessions-created = Criada
+sessions-last-used = Último uso
+sessions-this-browser = (este navegador)
+sessions-revoke-others = Sair de todos os outros lugares
+notify-kind-form = pede informações
+notify-kind-sampling = pede para rodar um modelo
+notify-kind-url = pede que você abra um link
+notify-ask = Notificar-me neste navegador
+notify-on = Este navegador mostra uma notificação quando uma pergunta chega (enquanto esta página estiver aberta).
+
+## Audit
+
+audit-title = Auditoria
+audit-heading = Registro de auditoria
+audit-hint = Cada decisão sobre pedidos ao modelo, a mais recente primeiro. Prompts e respostas são registrados só como resumos SHA-256.
+audit-action = Ação
+audit-any = qualquer
+audit-filter = Filtrar
+audit-empty = Nenhuma entrada.
+audit-when = Quando
+audit-actor = Autor
+audit-model = Modelo
+audit-tokens = Tokens
+audit-cost = Custo
+audit-request = Pedido
+audit-response = Resposta
+audit-tokens-value = { $input } entrada / { $output } saída
+
+## Rules
+
+rules-title = Regras de aprovação automática
+rules-intro = Desativadas, a menos que você adicione uma. Uma regra deixa os pedidos ao modelo de um servidor rodarem no modelo da rota sem perguntar a você (escopo { $request }), ou também envia a resposta do modelo sem perguntar (escopo { $both }). Cada passo aprovado automaticamente fica no registro de auditoria. As regras expiram; nenhuma regra aceita uma pergunta de link ou de formulário.
+rules-server = Nome do servidor
+rules-covers = Abrange
+rules-scope-request = o passo do pedido
+rules-scope-both = os dois passos
+rules-reason = Motivo
+rules-days = Expira após (dias)
+rules-add = Adicionar regra
+rules-empty = Nenhuma regra.
+rules-scope = Escopo
+rules-by = Por
+rules-created = Criada
+rules-status = Situação
+rules-status-active = ativa
+rules-status-expired = expirada
+rules-status-revoked = revogada em { $at }
+rules-apply = { $count ->
+    [one] Aplicar ao { $count } pedido aguardando
+   *[other] Aplicar aos { $count } pedidos aguardando
+}
+rules-revoke = Revogar

@@ -1,0 +1,505 @@
+//! [`I18n`], the translator a page renders with: messages of the catalogues ([`super::catalog`])
+//! with their arguments ([`Arg`]), messages split around markup ([`Parts`]), numbers, money,
+//! relative times and durations in the page's language.
+
+use std::borrow::Cow;
+
+use fluent_bundle::FluentArgs;
+use fluent_bundle::FluentValue;
+use fluent_bundle::types::{FluentNumber, FluentNumberOptions};
+
+use super::Lang;
+use super::catalog::bundle_of;
+
+/// A value placed into a message: a number (formatted per language, and what plural
+/// selection looks at) or text (server text isolated by [`Arg::server`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arg<'a> {
+    /// A number; `fraction` = digits after the separator at least and at most (default 0 and 3).
+    /// Without it the number also selects exact variants (`[0]`, `[404]`): Fluent matches
+    /// them only with default options.
+    Number {
+        /// The value.
+        value: f64,
+        /// Fraction digits always shown and at most shown (rounded).
+        fraction: Option<(usize, usize)>,
+    },
+    /// Text, placed as it is (the template escapes the whole message).
+    Text(Cow<'a, str>),
+}
+
+impl<'a> Arg<'a> {
+    /// Text a server wrote, wrapped in U+2068 FIRST STRONG ISOLATE … U+2069 POP DIRECTIONAL
+    /// ISOLATE so a direction override in it cannot reorder the message around it (for
+    /// places that cannot hold `<bdi>`, such as `<title>` or an attribute).
+    pub fn server(text: &str) -> Arg<'static> {
+        Arg::Text(Cow::Owned(format!("\u{2068}{text}\u{2069}")))
+    }
+
+    /// An amount with exactly `digits` fraction digits.
+    pub fn fixed(value: f64, digits: usize) -> Arg<'static> {
+        Arg::Number {
+            value,
+            fraction: Some((digits, digits)),
+        }
+    }
+
+    fn value(&self) -> FluentValue<'a> {
+        match self {
+            Arg::Number { value, fraction } => FluentValue::Number(FluentNumber::new(
+                *value,
+                match fraction {
+                    Some((min, max)) => FluentNumberOptions {
+                        minimum_fraction_digits: Some(*min),
+                        maximum_fraction_digits: Some(*max),
+                        ..FluentNumberOptions::default()
+                    },
+                    None => FluentNumberOptions::default(),
+                },
+            )),
+            Arg::Text(t) => FluentValue::String(t.clone()),
+        }
+    }
+}
+
+macro_rules! number_args {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Arg<'static> {
+            #[allow(clippy::cast_precision_loss, clippy::cast_lossless)]
+            fn from(v: $t) -> Self {
+                Arg::Number { value: v as f64, fraction: None }
+            }
+        }
+        impl From<&$t> for Arg<'static> {
+            fn from(v: &$t) -> Self {
+                Arg::from(*v)
+            }
+        }
+        // Templates pass a loop variable by reference once more.
+        impl From<&&$t> for Arg<'static> {
+            fn from(v: &&$t) -> Self {
+                Arg::from(**v)
+            }
+        }
+    )*};
+}
+number_args!(i32, i64, u32, u64, usize, f64);
+
+impl<'a> From<&'a str> for Arg<'a> {
+    fn from(v: &'a str) -> Self {
+        Arg::Text(Cow::Borrowed(v))
+    }
+}
+
+impl<'a> From<&&'a str> for Arg<'a> {
+    fn from(v: &&'a str) -> Self {
+        Arg::Text(Cow::Borrowed(v))
+    }
+}
+
+impl<'a> From<&'a String> for Arg<'a> {
+    fn from(v: &'a String) -> Self {
+        Arg::Text(Cow::Borrowed(v))
+    }
+}
+
+impl From<String> for Arg<'static> {
+    fn from(v: String) -> Self {
+        Arg::Text(Cow::Owned(v))
+    }
+}
+
+/// A message split around one placeable, so the page can put markup (a `<bdi>` holding
+/// server text, a `<strong>`) there while askama escapes both halves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parts {
+    /// The text before the placeable.
+    pub before: String,
+    /// The text after it.
+    pub after: String,
+}
+
+/// A message split around two placeables that every language keeps in the same order
+/// ([`I18n::parts2`]; the catalogue test checks the order).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parts3 {
+    /// The text before the first placeable.
+    pub before: String,
+    /// The text between them.
+    pub middle: String,
+    /// The text after the second.
+    pub after: String,
+}
+
+/// What marks the second placeable of [`I18n::parts2`].
+const SLOT2: &str = "\u{E001}";
+
+/// What marks the placeable of [`I18n::parts`] while the message is formatted (a private-use
+/// character no catalogue holds).
+const SLOT: &str = "\u{E000}";
+
+/// The translator of one page: its language, the messages and the formatting of numbers,
+/// money and relative times, and the page's own address for the language switcher.
+/// Templates call it as `{{ i18n.t("key") }}`; askama escapes what it returns like any other
+/// text.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct I18n {
+    /// The language the page is in.
+    pub lang: Lang,
+    /// The page's path and query, where the switcher comes back to (`/` when unknown).
+    pub here: String,
+}
+
+impl I18n {
+    /// The translator for `lang`.
+    pub fn new(lang: Lang) -> I18n {
+        I18n {
+            lang,
+            here: "/".to_owned(),
+        }
+    }
+
+    /// The same translator for the page at `here` (a path and query of this service).
+    pub fn at(self, here: &str) -> I18n {
+        I18n {
+            here: here.to_owned(),
+            ..self
+        }
+    }
+
+    /// The switcher's link to this page in `lang`.
+    pub fn switch_href(&self, lang: &Lang) -> String {
+        let query: String = form_urlencoded::Serializer::new(String::new())
+            .append_pair("set", lang.tag())
+            .append_pair("next", &self.here)
+            .finish();
+        format!("/language?{query}")
+    }
+
+    /// The language's tag, for `<html lang>`.
+    pub fn tag(&self) -> &'static str {
+        self.lang.tag()
+    }
+
+    /// The message `key` with `args`; the key itself (logged) when the catalogue lacks it.
+    pub fn message(&self, key: &str, args: &[(&str, Arg<'_>)]) -> String {
+        let bundle = bundle_of(self.lang);
+        let Some(pattern) = bundle.get_message(key).and_then(|m| m.value()) else {
+            tracing::warn!(
+                lang = self.lang.tag(),
+                key,
+                "message missing from the catalogue"
+            );
+            return key.to_owned();
+        };
+        let mut fluent_args = FluentArgs::new();
+        for (name, value) in args {
+            fluent_args.set(*name, value.value());
+        }
+        let mut errors = Vec::new();
+        let text = bundle.format_pattern(pattern, Some(&fluent_args), &mut errors);
+        if !errors.is_empty() {
+            tracing::warn!(
+                lang = self.lang.tag(),
+                key,
+                ?errors,
+                "message formatted with errors"
+            );
+        }
+        text.into_owned()
+    }
+
+    /// The message `key` (no arguments).
+    pub fn t(&self, key: &str) -> String {
+        self.message(key, &[])
+    }
+
+    /// The message `key` with one argument.
+    pub fn t1<'a>(&self, key: &str, name: &str, value: impl Into<Arg<'a>>) -> String {
+        self.message(key, &[(name, value.into())])
+    }
+
+    /// The message `key` with two arguments.
+    pub fn t2<'a, 'b>(
+        &self,
+        key: &str,
+        name1: &str,
+        value1: impl Into<Arg<'a>>,
+        name2: &str,
+        value2: impl Into<Arg<'b>>,
+    ) -> String {
+        self.message(key, &[(name1, value1.into()), (name2, value2.into())])
+    }
+
+    /// The message `key` with three arguments.
+    #[allow(clippy::too_many_arguments)]
+    pub fn t3<'a, 'b, 'c>(
+        &self,
+        key: &str,
+        name1: &str,
+        value1: impl Into<Arg<'a>>,
+        name2: &str,
+        value2: impl Into<Arg<'b>>,
+        name3: &str,
+        value3: impl Into<Arg<'c>>,
+    ) -> String {
+        self.message(
+            key,
+            &[
+                (name1, value1.into()),
+                (name2, value2.into()),
+                (name3, value3.into()),
+            ],
+        )
+    }
+
+    /// The message `key` with four arguments.
+    #[allow(clippy::too_many_arguments)]
+    pub fn t4<'a, 'b, 'c, 'd>(
+        &self,
+        key: &str,
+        name1: &str,
+        value1: impl Into<Arg<'a>>,
+        name2: &str,
+        value2: impl Into<Arg<'b>>,
+        name3: &str,
+        value3: impl Into<Arg<'c>>,
+        name4: &str,
+        value4: impl Into<Arg<'d>>,
+    ) -> String {
+        self.message(
+            key,
+            &[
+                (name1, value1.into()),
+                (name2, value2.into()),
+                (name3, value3.into()),
+                (name4, value4.into()),
+            ],
+        )
+    }
+
+    /// The message `key` split where its placeable `slot` goes ([`Parts`]).
+    pub fn parts(&self, key: &str, slot: &str) -> Parts {
+        self.parts_with(key, slot, &[])
+    }
+
+    /// [`I18n::parts`] of a message that has other arguments too.
+    pub fn parts_with(&self, key: &str, slot: &str, args: &[(&str, Arg<'_>)]) -> Parts {
+        let mut all: Vec<(&str, Arg<'_>)> = args.to_vec();
+        all.push((slot, Arg::Text(Cow::Borrowed(SLOT))));
+        let text = self.message(key, &all);
+        match text.split_once(SLOT) {
+            Some((before, after)) => Parts {
+                before: before.to_owned(),
+                after: after.to_owned(),
+            },
+            None => Parts {
+                before: text,
+                after: String::new(),
+            },
+        }
+    }
+
+    /// The message `key` split where its placeables `first` and `second` go, in that order
+    /// ([`Parts3`]). A message holding them the other way round keeps both marks in
+    /// `before` (the test of the catalogues rules that out).
+    pub fn parts2(&self, key: &str, first: &str, second: &str) -> Parts3 {
+        let text = self.message(
+            key,
+            &[
+                (first, Arg::Text(Cow::Borrowed(SLOT))),
+                (second, Arg::Text(Cow::Borrowed(SLOT2))),
+            ],
+        );
+        match text
+            .split_once(SLOT)
+            .map(|(b, rest)| (b, rest.split_once(SLOT2)))
+        {
+            Some((before, Some((middle, after)))) => Parts3 {
+                before: before.to_owned(),
+                middle: middle.to_owned(),
+                after: after.to_owned(),
+            },
+            _ => Parts3 {
+                before: text,
+                middle: String::new(),
+                after: String::new(),
+            },
+        }
+    }
+
+    /// [`I18n::parts_with`] with one other argument (for templates).
+    pub fn parts1<'a>(
+        &self,
+        key: &str,
+        slot: &str,
+        name: &str,
+        value: impl Into<Arg<'a>>,
+    ) -> Parts {
+        self.parts_with(key, slot, &[(name, value.into())])
+    }
+
+    /// A number in the language's notation (grouping, decimal separator), e.g. `1.234` in pt-BR.
+    pub fn number<'a>(&self, value: impl Into<Arg<'a>>) -> String {
+        self.t1("number", "value", value)
+    }
+
+    /// An amount in US dollars as estimates and costs show it (six fraction digits:
+    /// `$0.000700`, pt-BR `US$ 0,000700`); "unknown" when there is none.
+    pub fn usd(&self, amount: Option<f64>) -> String {
+        match amount {
+            Some(v) => self.t1("money-usd", "amount", Arg::fixed(v, 6)),
+            None => self.t("money-unknown"),
+        }
+    }
+
+    /// `seconds` from now (negative: past) in words, rounded to the largest unit: "just now",
+    /// "3 min ago", "in 2 h", "2 days ago" (each language in its own words and plurals).
+    pub fn relative(&self, seconds: i64) -> String {
+        // Zero counts as past: a moment read back a few milliseconds later truncates to 0.
+        let past = seconds <= 0;
+        let s = seconds.unsigned_abs();
+        if s < 45 {
+            return self.t(if past { "time-just-now" } else { "time-soon" });
+        }
+        let (unit, n) = if s < 90 {
+            ("min", 1)
+        } else if s < 3_600 {
+            ("min", (s + 30) / 60)
+        } else if s < 86_400 {
+            ("h", s / 3_600)
+        } else {
+            ("day", s / 86_400)
+        };
+        self.message(
+            if past { "time-ago" } else { "time-in" },
+            &[("unit", Arg::from(unit)), ("n", Arg::from(n))],
+        )
+    }
+
+    /// A duration in words ("5 minutes", "1 hour", "30 seconds"): whole hours or minutes when
+    /// it has them, else seconds.
+    pub fn duration(&self, secs: i64) -> String {
+        let (unit, n) = if secs >= 3_600 && secs % 3_600 == 0 {
+            ("hour", secs / 3_600)
+        } else if secs >= 60 && secs % 60 == 0 {
+            ("minute", secs / 60)
+        } else {
+            ("second", secs)
+        };
+        self.message(
+            "duration",
+            &[("unit", Arg::from(unit)), ("n", Arg::from(n))],
+        )
+    }
+
+    /// A vocabulary word (a [`crate::domain`] enum's wire name, e.g. a kind or a state) in the
+    /// page's language: the message `<group>` selects on it (`kind`, `state`, …); the word
+    /// itself when the catalogue has no variant for it.
+    pub fn word(&self, group: &str, word: &impl std::fmt::Display) -> String {
+        self.t1(group, "word", word.to_string())
+    }
+
+    /// Who acted (an audit entry, a rule's author) in the page's language; a rule keeps its id.
+    pub fn actor(&self, actor: &crate::domain::Actor) -> String {
+        match actor {
+            crate::domain::Actor::Rule(id) => self.t1("actor-rule", "id", id.as_str()),
+            other => self.word("actor", other),
+        }
+    }
+
+    /// Whether the page is in `lang` (the switcher marks it).
+    pub fn is(&self, lang: &Lang) -> bool {
+        self.lang == *lang
+    }
+
+    /// The languages the switcher offers.
+    pub fn languages(&self) -> [Lang; 3] {
+        Lang::ALL
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every key a template or a page's code names literally (`i18n.t("…")`, `.t1("…"`, …,
+    /// `.word("…"`, `.parts("…"`) is in the catalogue: a typo would show the key itself.
+    #[test]
+    fn numbers_and_money_follow_the_language() {
+        let en = I18n::new(Lang::En);
+        let pt = I18n::new(Lang::PtBr);
+        let zh = I18n::new(Lang::ZhCn);
+        assert_eq!(en.usd(Some(0.0007)), "$0.000700");
+        assert_eq!(pt.usd(Some(0.0007)), "US$ 0,000700");
+        assert_eq!(zh.usd(Some(10.46)), "US$10.460000");
+        assert_eq!(pt.number(1234_i64), "1.234");
+        assert_eq!(en.number(1234_i64), "1,234");
+        assert_eq!(en.number(2.5_f64), "2.5");
+        assert_eq!(pt.number(2.5_f64), "2,5");
+        // Exact numeric variants match numbers passed in.
+        assert_eq!(en.t1("error-title", "status", 404_u32), "Not Found");
+        assert_eq!(en.t1("queue-title", "count", 0_i64), "Waiting");
+    }
+
+    #[test]
+    fn relative_times_read_like_a_person_says_them() {
+        let en = I18n::new(Lang::En);
+        assert_eq!(en.relative(-10), "just now");
+        assert_eq!(en.relative(0), "just now");
+        assert_eq!(en.relative(20), "in under a minute");
+        assert_eq!(en.relative(-180), "3 min ago");
+        assert_eq!(en.relative(600), "in 10 min");
+        assert_eq!(en.relative(-7_300), "2 h ago");
+        assert_eq!(en.relative(-86_400), "1 day ago");
+        assert_eq!(en.relative(3 * 86_400), "in 3 days");
+        let pt = I18n::new(Lang::PtBr);
+        assert_eq!(pt.relative(-180), "há 3 min");
+        assert_eq!(pt.relative(-86_400), "há 1 dia");
+        assert_eq!(pt.relative(3 * 86_400), "em 3 dias");
+        let zh = I18n::new(Lang::ZhCn);
+        assert_eq!(zh.relative(-180), "3 分钟前");
+        assert_eq!(zh.relative(3 * 86_400), "3 天后");
+    }
+
+    #[test]
+    fn plurals_follow_each_languages_rules() {
+        let en = I18n::new(Lang::En);
+        assert_eq!(en.duration(60), "1 minute");
+        assert_eq!(en.duration(7_200), "2 hours");
+        assert_eq!(en.duration(45), "45 seconds");
+        let pt = I18n::new(Lang::PtBr);
+        assert_eq!(pt.duration(3_600), "1 hora");
+        assert_eq!(pt.duration(90), "90 segundos");
+    }
+
+    #[test]
+    fn parts_split_a_message_around_markup_and_server_text_is_isolated() {
+        let en = I18n::new(Lang::En);
+        let p = en.parts1("question-heading", "server", "kind", "form");
+        assert_eq!(p.before, "");
+        assert_eq!(p.after, " asks for your input");
+        // Messages split around two placeables keep them in the same order in every language.
+        for lang in Lang::ALL {
+            let i18n = I18n::new(lang);
+            for (key, a, b) in [
+                ("open-local-heading", "domain", "server"),
+                ("rules-intro", "request", "both"),
+            ] {
+                let p = i18n.parts2(key, a, b);
+                assert!(
+                    !p.before.contains(SLOT) && !p.before.contains(SLOT2) && !p.middle.is_empty(),
+                    "{lang} {key}: {p:?}"
+                );
+            }
+        }
+        let title = en.t2(
+            "question-title",
+            "kind",
+            "form",
+            "server",
+            Arg::server("x\u{202E}y"),
+        );
+        assert!(title.contains("\u{2068}x\u{202E}y\u{2069}"), "{title}");
+    }
+}

@@ -8,7 +8,8 @@
 # Installs what it needs (idempotent; quick when nothing changed):
 #   <repo>/.venv from tests/e2e/requirements.txt, tests/e2e/node_modules via `npm ci`,
 #   Debian's `chromium` via apt when no Chromium is found (CHROMIUM_BIN overrides; the tests
-#   drive it with Playwright, which never downloads a browser of its own),
+#   drive it with Playwright, which never downloads a browser of its own), Debian's
+#   fonts-noto-cjk when missing (Chinese glyphs in the pages and screenshots),
 #   and `cargo build --bin mcp-consent` unless MCP_CONSENT_BIN is set or E2E_SKIP_BUILD=1.
 set -euo pipefail
 
@@ -39,6 +40,25 @@ if [ -z "${CHROMIUM_BIN:-}" ] && ! command -v chromium >/dev/null && ! command -
   "${as_root[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends chromium >/dev/null
   command -v chromium >/dev/null || { echo "run.sh: chromium still not on PATH after apt-get" >&2; exit 1; }
+fi
+
+# A CJK font (Debian's fonts-noto-cjk), so Chinese text renders as glyphs rather than boxes: the
+# zh-CN pages, the language switcher's 简体中文 and the screenshots test_a11y.py writes.
+if command -v apt-get >/dev/null && ! dpkg -s fonts-noto-cjk >/dev/null 2>&1; then
+  if [ "$(id -u)" -eq 0 ]; then
+    as_root=()
+  elif sudo -n true 2>/dev/null; then
+    as_root=(sudo)
+  else
+    as_root=(none)
+  fi
+  if [ "${as_root[*]}" = none ]; then
+    echo "run.sh: fonts-noto-cjk is missing (Chinese text shows as boxes); install it as root" >&2
+  else
+    echo "run.sh: installing fonts-noto-cjk (apt)" >&2
+    "${as_root[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends fonts-noto-cjk >/dev/null
+  fi
 fi
 
 # The binary under test.

@@ -415,3 +415,86 @@ rules-apply = { $count ->
    *[other] Apply to the { $count } waiting requests
 }
 rules-revoke = Revoke
+
+## Problems with an answer (field messages; protocol names stay English)
+
+problem-required = Required.
+problem-not-a-string = Must be text.
+problem-too-short = { $min ->
+    [one] Must be at least { $min } character long.
+   *[other] Must be at least { $min } characters long.
+}
+problem-too-long = { $max ->
+    [one] Must be at most { $max } character long.
+   *[other] Must be at most { $max } characters long.
+}
+problem-not-a-number = Must be a number.
+problem-not-whole = Must be a whole number.
+problem-below-minimum = Must be at least { $min }.
+problem-above-maximum = Must be at most { $max }.
+problem-not-boolean = Must be true or false.
+problem-not-yes-no = Choose yes, no or not answered.
+problem-not-an-option = “{ $value }” is not one of the options.
+problem-not-a-list = Must be a list of options.
+problem-not-a-list-of-strings = Must be a list of options given as text.
+problem-chosen-twice = An option is chosen twice.
+problem-too-few-chosen = { $min ->
+    [one] Choose at least { $min } option.
+   *[other] Choose at least { $min } options.
+}
+problem-too-many-chosen = { $max ->
+    [one] Choose at most { $max } option.
+   *[other] Choose at most { $max } options.
+}
+problem-format = { $format ->
+    [email] Must be an email address.
+    [uri] Must be an absolute address (URI), such as https://example.com/.
+    [date] Must be a date (YYYY-MM-DD).
+   *[date-time] Must be a date and time (RFC 3339).
+}
+problem-not-an-object = The answer must be a JSON object.
+problem-unknown-field = Not a field of this form.
+problem-invalid-json = Not valid JSON: { $detail }
+problem-schema = The answer does not fit the server's schema: { $detail }
+problem-rule = The answer breaks a rule of MCP: { $detail }
+
+## Refused review steps
+
+step-outdated = { $what ->
+    [request-approval] This request approval is out of date: the question moved on. Reload the page and decide again.
+    [response-approval] This response approval is out of date: the question moved on. Reload the page and decide again.
+    [edit-revision] This edit was made on a revision that is out of date: the question moved on. Reload the page and decide again.
+   *[approval] This approval is out of date: the question moved on. Reload the page and decide again.
+}
+step-already-decided = This approval was already decided differently. Reload the page to see what happened.
+step-no-route = No configured model may run this request. Edit the request, answer it yourself, or reject it.
+step-unknown-model = There is no configured model “{ $model }”.
+step-model-excluded = { $model } may not run this request (the model list says why). Pick another model, edit the request, or reject it.
+step-approval-of-another-question = This approval belongs to another question.
+step-decision-does-not-fit = This decision does not fit the step under review.
+step-response-decision = A response is sent, regenerated or rejected.
+step-edit-with-decision = An edited request can only be approved.
+step-edit-needs-request-approval = Only the request can be edited.
+step-edit-base-revision = The edit was made on revision { $base }, but the approval is for revision { $revision }. Reload the page and decide again.
+step-no-message = The request has no message { $message }.
+step-no-block = Message { $message } has no block { $block }.
+step-block-not-text = Block { $block } of message { $message } is not text.
+step-edit-invalid = The edited request is not valid: { $detail }
+step-rule-scope = Choose what the rule covers: the request step, or both steps.
+step-rule-needs-reason = A rule needs a server name and a reason.
+
+## Staying signed in
+
+session-day-notice = You are signed in for 12 hours on this browser.
+
+## Desktop notifications (server name and kind only)
+
+notification-question = { $kind ->
+    [sampling] { $server } asks to run a model
+    [url] { $server } asks you to open a link
+   *[form] { $server } asks for input
+}
+notification-waiting = { $count ->
+    [one] { $count } question is waiting
+   *[other] { $count } questions are waiting
+}

@@ -415,3 +415,86 @@ rules-apply = { $count ->
    *[other] Aplicar aos { $count } pedidos aguardando
 }
 rules-revoke = Revogar
+
+## Problems with an answer (field messages; protocol names stay English)
+
+problem-required = Obrigatório.
+problem-not-a-string = Deve ser um texto.
+problem-too-short = { $min ->
+    [one] Deve ter pelo menos { $min } caractere.
+   *[other] Deve ter pelo menos { $min } caracteres.
+}
+problem-too-long = { $max ->
+    [one] Deve ter no máximo { $max } caractere.
+   *[other] Deve ter no máximo { $max } caracteres.
+}
+problem-not-a-number = Deve ser um número.
+problem-not-whole = Deve ser um número inteiro.
+problem-below-minimum = Deve ser pelo menos { $min }.
+problem-above-maximum = Deve ser no máximo { $max }.
+problem-not-boolean = Deve ser true ou false.
+problem-not-yes-no = Escolha sim, não ou sem resposta.
+problem-not-an-option = “{ $value }” não é uma das opções.
+problem-not-a-list = Deve ser uma lista de opções.
+problem-not-a-list-of-strings = Deve ser uma lista de opções em texto.
+problem-chosen-twice = Uma opção foi escolhida duas vezes.
+problem-too-few-chosen = { $min ->
+    [one] Escolha pelo menos { $min } opção.
+   *[other] Escolha pelo menos { $min } opções.
+}
+problem-too-many-chosen = { $max ->
+    [one] Escolha no máximo { $max } opção.
+   *[other] Escolha no máximo { $max } opções.
+}
+problem-format = { $format ->
+    [email] Deve ser um endereço de e-mail.
+    [uri] Deve ser um endereço completo (URI), como https://example.com/.
+    [date] Deve ser uma data (AAAA-MM-DD).
+   *[date-time] Deve ser uma data e hora (RFC 3339).
+}
+problem-not-an-object = A resposta deve ser um objeto JSON.
+problem-unknown-field = Não é um campo deste formulário.
+problem-invalid-json = JSON inválido: { $detail }
+problem-schema = A resposta não segue o esquema do servidor: { $detail }
+problem-rule = A resposta viola uma regra do MCP: { $detail }
+
+## Refused review steps
+
+step-outdated = { $what ->
+    [request-approval] Esta aprovação da solicitação está desatualizada: a pergunta mudou. Recarregue a página e decida de novo.
+    [response-approval] Esta aprovação da resposta está desatualizada: a pergunta mudou. Recarregue a página e decida de novo.
+    [edit-revision] Esta edição foi feita sobre uma revisão desatualizada: a pergunta mudou. Recarregue a página e decida de novo.
+   *[approval] Esta aprovação está desatualizada: a pergunta mudou. Recarregue a página e decida de novo.
+}
+step-already-decided = Esta aprovação já foi decidida de outra forma. Recarregue a página para ver o que aconteceu.
+step-no-route = Nenhum modelo configurado pode executar esta solicitação. Edite a solicitação, responda você mesmo ou rejeite-a.
+step-unknown-model = Não há um modelo configurado “{ $model }”.
+step-model-excluded = { $model } não pode executar esta solicitação (a lista de modelos diz por quê). Escolha outro modelo, edite a solicitação ou rejeite-a.
+step-approval-of-another-question = Esta aprovação pertence a outra pergunta.
+step-decision-does-not-fit = Esta decisão não corresponde à etapa em revisão.
+step-response-decision = Uma resposta é enviada, gerada de novo ou rejeitada.
+step-edit-with-decision = Uma solicitação editada só pode ser aprovada.
+step-edit-needs-request-approval = Só a solicitação pode ser editada.
+step-edit-base-revision = A edição foi feita na revisão { $base }, mas a aprovação é da revisão { $revision }. Recarregue a página e decida de novo.
+step-no-message = A solicitação não tem a mensagem { $message }.
+step-no-block = A mensagem { $message } não tem o bloco { $block }.
+step-block-not-text = O bloco { $block } da mensagem { $message } não é texto.
+step-edit-invalid = A solicitação editada não é válida: { $detail }
+step-rule-scope = Escolha o que a regra cobre: a etapa da solicitação ou as duas etapas.
+step-rule-needs-reason = Uma regra precisa de um nome de servidor e de um motivo.
+
+## Staying signed in
+
+session-day-notice = Você está conectado por 12 horas neste navegador.
+
+## Desktop notifications (server name and kind only)
+
+notification-question = { $kind ->
+    [sampling] { $server } pede para rodar um modelo
+    [url] { $server } pede que você abra um link
+   *[form] { $server } pede informações
+}
+notification-waiting = { $count ->
+    [one] { $count } pergunta está esperando
+   *[other] { $count } perguntas estão esperando
+}

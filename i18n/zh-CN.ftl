@@ -390,3 +390,73 @@ rules-status-expired = 已过期
 rules-status-revoked = 已于 { $at } 撤销
 rules-apply = 应用到 { $count } 个等待中的请求
 rules-revoke = 撤销
+
+## Problems with an answer (field messages; protocol names stay English)
+
+problem-required = 必填。
+problem-not-a-string = 必须是文本。
+problem-too-short = 至少需要 { $min } 个字符。
+problem-too-long = 最多 { $max } 个字符。
+problem-not-a-number = 必须是数字。
+problem-not-whole = 必须是整数。
+problem-below-minimum = 不能小于 { $min }。
+problem-above-maximum = 不能大于 { $max }。
+problem-not-boolean = 必须是 true 或 false。
+problem-not-yes-no = 请选择“是”、“否”或“不回答”。
+problem-not-an-option = “{ $value }”不是可选项之一。
+problem-not-a-list = 必须是选项列表。
+problem-not-a-list-of-strings = 必须是以文本表示的选项列表。
+problem-chosen-twice = 有一个选项被选了两次。
+problem-too-few-chosen = 至少选择 { $min } 项。
+problem-too-many-chosen = 最多选择 { $max } 项。
+problem-format = { $format ->
+    [email] 必须是电子邮件地址。
+    [uri] 必须是完整地址（URI），例如 https://example.com/。
+    [date] 必须是日期（YYYY-MM-DD）。
+   *[date-time] 必须是日期和时间（RFC 3339）。
+}
+problem-not-an-object = 回答必须是 JSON 对象。
+problem-unknown-field = 不是此表单的字段。
+problem-invalid-json = 不是有效的 JSON：{ $detail }
+problem-schema = 回答不符合服务器的架构：{ $detail }
+problem-rule = 回答违反了 MCP 的规则：{ $detail }
+
+## Refused review steps
+
+step-outdated = { $what ->
+    [request-approval] 此请求批准已过时：问题已有变化。请重新加载页面后再决定。
+    [response-approval] 此响应批准已过时：问题已有变化。请重新加载页面后再决定。
+    [edit-revision] 此编辑所基于的版本已过时：问题已有变化。请重新加载页面后再决定。
+   *[approval] 此批准已过时：问题已有变化。请重新加载页面后再决定。
+}
+step-already-decided = 此批准已有不同的决定。请重新加载页面查看发生了什么。
+step-no-route = 没有已配置的模型可以运行此请求。请编辑请求、自己回答，或拒绝它。
+step-unknown-model = 没有名为“{ $model }”的已配置模型。
+step-model-excluded = { $model } 不能运行此请求（模型列表中说明了原因）。请选择其他模型、编辑请求，或拒绝它。
+step-approval-of-another-question = 此批准属于另一个问题。
+step-decision-does-not-fit = 此决定与正在审核的步骤不符。
+step-response-decision = 响应只能发送、重新生成或拒绝。
+step-edit-with-decision = 编辑过的请求只能被批准。
+step-edit-needs-request-approval = 只有请求可以编辑。
+step-edit-base-revision = 此编辑基于第 { $base } 版，但批准针对第 { $revision } 版。请重新加载页面后再决定。
+step-no-message = 请求中没有第 { $message } 条消息。
+step-no-block = 第 { $message } 条消息没有第 { $block } 块。
+step-block-not-text = 第 { $message } 条消息的第 { $block } 块不是文本。
+step-edit-invalid = 编辑后的请求无效：{ $detail }
+step-rule-scope = 请选择规则覆盖的范围：请求步骤，或两个步骤。
+step-rule-needs-reason = 规则需要服务器名称和理由。
+
+## Staying signed in
+
+session-day-notice = 你在此浏览器上的登录有效期为 12 小时。
+
+## Desktop notifications (server name and kind only)
+
+notification-question = { $kind ->
+    [sampling] { $server } 请求运行一个模型
+    [url] { $server } 请你打开一个链接
+   *[form] { $server } 请你填写信息
+}
+notification-waiting = { $count ->
+   *[other] { $count } 个问题正在等待
+}

@@ -275,7 +275,7 @@ fn check_may_answer(question: &Question, by: Answerer) -> Result<(), BrokerError
 }
 
 fn invalid(message: &str) -> BrokerError {
-    BrokerError::InvalidAnswer(vec![FieldError::whole(message)])
+    BrokerError::InvalidAnswer(vec![FieldError::rule("", message)])
 }
 
 /// The state and JSON-RPC response an answer produces, after validating it.

@@ -20,6 +20,7 @@ pub mod expiry;
 pub mod hooks;
 pub mod open;
 pub mod question;
+pub mod refusal;
 pub mod waiters;
 
 use std::sync::{Arc, OnceLock, PoisonError, RwLock, Weak};
@@ -39,6 +40,7 @@ pub use expiry::human_duration;
 pub use hooks::{HookFuture, Round, SamplingHooks};
 pub use open::OpenOutcome;
 pub use question::{Answerer, Question, Waited, rfc3339};
+pub use refusal::{Stale, StepRefusal};
 use waiters::Waiters;
 
 /// Broker settings taken from the config.

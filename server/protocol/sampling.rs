@@ -146,43 +146,46 @@ pub fn validate_request(
 /// `stopReason`, or empty for the whole result).
 pub fn validate_result(era: Era, request: &Value, result: &Value) -> Result<(), Vec<FieldError>> {
     let Some(obj) = result.as_object() else {
-        return Err(vec![FieldError::whole("the result must be a JSON object")]);
+        return Err(vec![FieldError::rule(
+            "",
+            "the result must be a JSON object",
+        )]);
     };
     let mut errors = Vec::new();
     match obj.get("role").and_then(Value::as_str) {
         Some("user" | "assistant") => {}
-        Some(_) => errors.push(FieldError::new(
+        Some(_) => errors.push(FieldError::rule(
             "role",
             "role must be \"user\" or \"assistant\"",
         )),
-        None => errors.push(FieldError::new("role", "role is required")),
+        None => errors.push(FieldError::rule("role", "role is required")),
     }
     match obj.get("model") {
         Some(Value::String(m)) if !m.trim().is_empty() => {}
-        Some(Value::String(_)) => errors.push(FieldError::new("model", "model must not be empty")),
-        Some(_) => errors.push(FieldError::new("model", "model must be a string")),
-        None => errors.push(FieldError::new("model", "model is required")),
+        Some(Value::String(_)) => errors.push(FieldError::rule("model", "model must not be empty")),
+        Some(_) => errors.push(FieldError::rule("model", "model must be a string")),
+        None => errors.push(FieldError::rule("model", "model is required")),
     }
     let blocks = match obj.get("content") {
         None => {
-            errors.push(FieldError::new("content", "content is required"));
+            errors.push(FieldError::rule("content", "content is required"));
             Vec::new()
         }
         Some(content) => match content_blocks(era, content) {
             Ok(blocks) => {
                 if blocks.is_empty() {
-                    errors.push(FieldError::new(
+                    errors.push(FieldError::rule(
                         "content",
                         "content must hold at least one block",
                     ));
                 }
                 for block in &blocks {
                     if let Err(m) = validate_block(block) {
-                        errors.push(FieldError::new("content", m));
+                        errors.push(FieldError::rule("content", m));
                     }
                     // The result is the model's turn: tool results come from the server's side.
                     if block_type(block) == Some("tool_result") {
-                        errors.push(FieldError::new(
+                        errors.push(FieldError::rule(
                             "content",
                             "a result cannot hold tool_result blocks (those answer tool_use in the next request)",
                         ));
@@ -191,7 +194,7 @@ pub fn validate_result(era: Era, request: &Value, result: &Value) -> Result<(), 
                 blocks
             }
             Err(m) => {
-                errors.push(FieldError::new("content", m));
+                errors.push(FieldError::rule("content", m));
                 Vec::new()
             }
         },
@@ -200,7 +203,10 @@ pub fn validate_result(era: Era, request: &Value, result: &Value) -> Result<(), 
         None => None,
         Some(Value::String(s)) => Some(s.as_str()),
         Some(_) => {
-            errors.push(FieldError::new("stopReason", "stopReason must be a string"));
+            errors.push(FieldError::rule(
+                "stopReason",
+                "stopReason must be a string",
+            ));
             None
         }
     };
@@ -216,19 +222,19 @@ pub fn validate_result(era: Era, request: &Value, result: &Value) -> Result<(), 
             .map(|c| tool_choice_mode(c).ok() != Some("none"))
             .unwrap_or(true);
     if !tool_uses.is_empty() && !tools_allowed {
-        errors.push(FieldError::new(
+        errors.push(FieldError::rule(
             "content",
             "tool_use content is only allowed when the request offered tools and toolChoice is not \"none\"",
         ));
     }
     if stop_reason == Some("toolUse") {
         if !tools_allowed {
-            errors.push(FieldError::new(
+            errors.push(FieldError::rule(
                 "stopReason",
                 "stopReason \"toolUse\" is only allowed when the request offered tools and toolChoice is not \"none\"",
             ));
         } else if tool_uses.is_empty() {
-            errors.push(FieldError::new(
+            errors.push(FieldError::rule(
                 "stopReason",
                 "stopReason \"toolUse\" needs at least one tool_use block",
             ));
@@ -249,7 +255,7 @@ pub fn validate_result(era: Era, request: &Value, result: &Value) -> Result<(), 
             if let Some(name) = tu.get("name").and_then(Value::as_str)
                 && !offered.contains(&name)
             {
-                errors.push(FieldError::new(
+                errors.push(FieldError::rule(
                     "content",
                     format!("tool_use names {name:?}, which the request did not offer"),
                 ));
@@ -261,7 +267,7 @@ pub fn validate_result(era: Era, request: &Value, result: &Value) -> Result<(), 
         if let Some(id) = tu.get("id").and_then(Value::as_str)
             && !seen.insert(id)
         {
-            errors.push(FieldError::new(
+            errors.push(FieldError::rule(
                 "content",
                 format!("duplicate tool_use id {id:?}"),
             ));

@@ -32,10 +32,10 @@ impl Reviewer {
             return if previous.decision == decision.decision {
                 Ok(Applied::Replayed)
             } else {
-                Err(BrokerError::Conflict(format!(
-                    "approval {} was already decided as {}",
-                    decision.approval_id, previous.decision
-                )))
+                Err(BrokerError::Refused(StepRefusal::AlreadyDecidedAs {
+                    approval: decision.approval_id.clone(),
+                    decision: previous.decision,
+                }))
             };
         }
         if q.state != State::Pending {
@@ -58,7 +58,7 @@ impl Reviewer {
                     || q.phase != Some(Phase::RequestReview)
                     || after_run.as_deref() != newest
                 {
-                    return Err(outdated("this request approval"));
+                    return Err(outdated(Stale::RequestApproval));
                 }
                 if kind == DecisionKind::Reject {
                     return self
@@ -74,11 +74,11 @@ impl Reviewer {
                     .first()
                     .filter(|r| r.id == key && r.state == RunState::Done);
                 let Some(run) = run else {
-                    return Err(outdated("this response approval"));
+                    return Err(outdated(Stale::ResponseApproval));
                 };
                 let from = [Phase::ResponseReview, Phase::ToolUseReview];
                 if !q.phase.is_some_and(Phase::reviews_response) {
-                    return Err(outdated("this response approval"));
+                    return Err(outdated(Stale::ResponseApproval));
                 }
                 match kind {
                     DecisionKind::Send => self.deliver(&q, decision, actor, run, now).await,
@@ -90,12 +90,10 @@ impl Reviewer {
                         self.start_run(&q, &engine, &review, decision, actor, now)
                             .await
                     }
-                    DecisionKind::Approve => {
-                        Err(invalid("a response is sent, regenerated or rejected"))
-                    }
+                    DecisionKind::Approve => Err(invalid(StepRefusal::ResponseDecision)),
                 }
             }
-            _ => Err(invalid("this decision does not fit the approval id")),
+            _ => Err(invalid(StepRefusal::DecisionDoesNotFit)),
         }
     }
 
@@ -113,17 +111,14 @@ impl Reviewer {
             None => match &review.route.chosen {
                 Some(c) => c.id.clone(),
                 None => {
-                    return Err(BrokerError::NoRoute(format!(
-                        "no permitted route: {}; edit the request, answer it yourself, or reject it",
-                        review.route.receipt.why
-                    )));
+                    return Err(BrokerError::Refused(StepRefusal::NoRoute {
+                        why: review.route.receipt.why.clone(),
+                    }));
                 }
             },
         };
         let Some(model) = engine.catalog.get(&model_id).cloned() else {
-            return Err(invalid(format!(
-                "there is no configured model {model_id:?}"
-            )));
+            return Err(invalid(StepRefusal::UnknownModel { model: model_id }));
         };
         // A model the route excluded (over the cost cap, missing a capability, not allowed for
         // this server) is never run, even when a form posts it anyway.
@@ -134,11 +129,10 @@ impl Reviewer {
             .iter()
             .find(|e| e.model == model_id)
         {
-            return Err(invalid(format!(
-                "{model_id} may not run this request: {}; pick another model, edit the request, \
-                 or reject it",
-                excluded.reasons_text()
-            )));
+            return Err(invalid(StepRefusal::ModelExcluded {
+                model: model_id,
+                reasons: excluded.reasons_text(),
+            }));
         }
         let mut receipt: Receipt = review.route.receipt.clone();
         if review.route.chosen.as_ref().map(|c| c.id.as_str()) != Some(model_id.as_str()) {
@@ -192,7 +186,7 @@ impl Reviewer {
             })
             .await?;
         if !started {
-            return Err(outdated("this approval"));
+            return Err(outdated(Stale::Approval));
         }
         self.broker.changed(&self.broker.get(&q.id).await?);
         let broker = self.clone();
@@ -339,7 +333,7 @@ impl Reviewer {
             })
             .await?;
         if !done {
-            return Err(outdated("this response approval"));
+            return Err(outdated(Stale::ResponseApproval));
         }
         self.after_decision(q, State::Accepted, response, now).await;
         Ok(Applied::Done)
@@ -407,7 +401,7 @@ impl Reviewer {
             })
             .await?;
         if !done {
-            return Err(outdated("this approval"));
+            return Err(outdated(Stale::Approval));
         }
         if no_route {
             // Closed as declined, but by a rule, not a person: not a user_declined rejection.

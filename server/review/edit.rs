@@ -27,10 +27,9 @@ impl Reviewer {
             return self.decide_sampling(id, decision, actor).await;
         };
         if decision.decision != DecisionKind::Approve {
-            return Err(invalid(format!(
-                "an edit can come only with \"approve\", not \"{}\"",
-                decision.decision
-            )));
+            return Err(invalid(StepRefusal::EditWithDecision {
+                decision: decision.decision,
+            }));
         }
         // A repeated post of an approval already decided (a double click, an unchanged
         // prompt) is a replay, as without an edit.
@@ -50,13 +49,13 @@ impl Reviewer {
             after_run,
         } = approval_id_of(&q, &decision.approval_id)?
         else {
-            return Err(invalid("an edit can come only with a request approval id"));
+            return Err(invalid(StepRefusal::EditNeedsRequestApproval));
         };
         if revision != edit.base_revision {
-            return Err(invalid(format!(
-                "the edit's baseRevision {} is not the approval id's revision {revision}",
-                edit.base_revision
-            )));
+            return Err(invalid(StepRefusal::EditBaseRevision {
+                base: edit.base_revision,
+                revision,
+            }));
         }
         let new_revision = self.edit_sampling(id, edit, actor).await?;
         let decision = Decision {
@@ -92,7 +91,7 @@ impl Reviewer {
         }
         let review = self.review(&q).await?;
         if edit.base_revision != q.revision || q.phase != Some(Phase::RequestReview) {
-            return Err(outdated("this edit's revision"));
+            return Err(outdated(Stale::EditRevision));
         }
         let mut params = review.params.clone();
         if let Some(prompt) = &edit.system_prompt
@@ -107,18 +106,23 @@ impl Reviewer {
         for t in &edit.texts {
             let content = params
                 .pointer_mut(&format!("/messages/{}/content", t.message))
-                .ok_or_else(|| invalid(format!("there is no message {}", t.message)))?;
+                .ok_or_else(|| invalid(StepRefusal::NoMessage { message: t.message }))?;
             let block = match content {
                 Value::Array(items) => items.get_mut(t.block),
                 single if t.block == 0 => Some(single),
                 _ => None,
             }
-            .ok_or_else(|| invalid(format!("message {} has no block {}", t.message, t.block)))?;
+            .ok_or_else(|| {
+                invalid(StepRefusal::NoBlock {
+                    message: t.message,
+                    block: t.block,
+                })
+            })?;
             if block.get("type").and_then(Value::as_str) != Some("text") {
-                return Err(invalid(format!(
-                    "block {} of message {} is not text",
-                    t.block, t.message
-                )));
+                return Err(invalid(StepRefusal::BlockNotText {
+                    message: t.message,
+                    block: t.block,
+                }));
             }
             block["text"] = json!(t.text);
         }
@@ -127,7 +131,7 @@ impl Reviewer {
             return Ok(q.revision);
         }
         sampling::validate_request(q.era, &q.client_capabilities, &params)
-            .map_err(|e| invalid(format!("the edited request is not valid: {}", e.message)))?;
+            .map_err(|e| invalid(StepRefusal::EditInvalid { detail: e.message }))?;
         let now = self.broker.now().timestamp_millis();
         let new_revision = q.revision + 1;
         let row = RevisionRow {
@@ -143,7 +147,7 @@ impl Reviewer {
             .run(move |c| Ok(approvals::add_revision(c, base, &row)?))
             .await?
         {
-            return Err(outdated("this edit's revision"));
+            return Err(outdated(Stale::EditRevision));
         }
         self.audit(
             &q,

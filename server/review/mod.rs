@@ -21,12 +21,12 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::broker::{Broker, BrokerError, HookFuture, Kind, Question, Round, SamplingHooks, State};
+use crate::broker::{Stale, StepRefusal};
 use crate::db::approvals::{self, ApprovalRow, NewAudit, RevisionRow};
 pub use crate::db::approvals::{AuditRow, RuleRow, RunRow};
 use crate::db::{Db, DbError};
 pub use crate::domain::DecisionKind;
 use crate::domain::{Actor, ApprovalId, AuditAction, Phase, RuleScope, RunState, Step};
-use crate::protocol::FieldError;
 use crate::protocol::jsonrpc::{RpcError, error_response, result_response};
 use crate::protocol::sampling;
 pub use crate::wire::{Applied, Decision, Edit, TextEdit};
@@ -158,14 +158,12 @@ impl Review {
     }
 }
 
-fn outdated(what: &str) -> BrokerError {
-    BrokerError::Outdated(format!(
-        "{what} is outdated: the question moved on; reload and decide again"
-    ))
+fn outdated(what: Stale) -> BrokerError {
+    BrokerError::Refused(StepRefusal::Outdated(what))
 }
 
-fn invalid(message: impl Into<String>) -> BrokerError {
-    BrokerError::InvalidAnswer(vec![FieldError::whole(message)])
+fn invalid(refusal: StepRefusal) -> BrokerError {
+    BrokerError::Refused(refusal)
 }
 
 /// Parses a posted approval id for question `q`, refusing one of another question with the
@@ -174,14 +172,14 @@ fn invalid(message: impl Into<String>) -> BrokerError {
 fn approval_id_of(q: &Question, text: &str) -> Result<ApprovalId, BrokerError> {
     match text.parse::<ApprovalId>() {
         Ok(id) if id.question() == q.id.as_str() => Ok(id),
-        Ok(_) => Err(invalid("the approval id does not belong to this question")),
+        Ok(_) => Err(invalid(StepRefusal::ApprovalOfAnotherQuestion)),
         Err(_) => match text.splitn(3, ':').collect::<Vec<_>>().as_slice() {
             [qid, step, _] if *qid == q.id.as_str() => Err(if *step == Step::Request.as_str() {
-                outdated("this request approval")
+                outdated(Stale::RequestApproval)
             } else {
-                invalid("this decision does not fit the approval id")
+                invalid(StepRefusal::DecisionDoesNotFit)
             }),
-            _ => Err(invalid("the approval id does not belong to this question")),
+            _ => Err(invalid(StepRefusal::ApprovalOfAnotherQuestion)),
         },
     }
 }

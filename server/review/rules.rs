@@ -89,9 +89,7 @@ impl Reviewer {
                 Ok(_)
                 | Err(
                     BrokerError::InvalidAnswer(_)
-                    | BrokerError::Outdated(_)
-                    | BrokerError::Conflict(_)
-                    | BrokerError::NoRoute(_)
+                    | BrokerError::Refused(_)
                     | BrokerError::AlreadyDecided(_),
                 ) => Ok(()),
                 Err(e) => Err(e),
@@ -113,10 +111,10 @@ impl Reviewer {
         days: Option<i64>,
     ) -> Result<approvals::RuleRow, BrokerError> {
         let Ok(scope) = scope.parse::<RuleScope>() else {
-            return Err(invalid("scope must be request or both"));
+            return Err(invalid(StepRefusal::RuleScope));
         };
         if reason.trim().is_empty() || server.trim().is_empty() {
-            return Err(invalid("a rule needs a server and a reason"));
+            return Err(invalid(StepRefusal::RuleNeedsReason));
         }
         let days = days.unwrap_or(RULE_DAYS).clamp(1, 365);
         let now = self.broker.now().timestamp_millis();

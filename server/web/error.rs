@@ -8,7 +8,8 @@ use actix_web::{HttpResponse, ResponseError};
 use askama::Template;
 use serde_json::json;
 
-use crate::broker::{BrokerError, State};
+use super::views::problem::{refusal, shown_fields};
+use crate::broker::{BrokerError, State, StepRefusal};
 use crate::i18n::{Arg, I18n};
 use crate::protocol::FieldError;
 
@@ -51,9 +52,7 @@ impl From<BrokerError> for ApiError {
             BrokerError::InvalidAnswer(errors) => ApiError::Invalid(errors),
             // Outdated, conflicting and unroutable decisions answer 422 like an invalid
             // answer: the question stays open.
-            BrokerError::Outdated(m) | BrokerError::Conflict(m) | BrokerError::NoRoute(m) => {
-                ApiError::Invalid(vec![FieldError::whole(m)])
-            }
+            BrokerError::Refused(r) => ApiError::Invalid(vec![FieldError::rule("", r.to_string())]),
             e @ (BrokerError::Corrupt(..) | BrokerError::Store(_)) => {
                 ApiError::Internal(Box::new(e))
             }
@@ -117,9 +116,13 @@ pub enum PageError {
     /// 413.
     #[error("The form is larger than {0} bytes.")]
     TooLarge(usize),
-    /// 400 (a message of the domain, e.g. a rule refused; shown as it is).
+    /// 400: an answer that fails validation where the page cannot show it next to its
+    /// question (translated problem by problem).
+    #[error("the answer is not valid")]
+    Invalid(Vec<FieldError>),
+    /// 400: a refused review step or rule (translated).
     #[error("{0}")]
-    BadRequest(String),
+    Step(StepRefusal),
     /// 400 or 403: a request the pages refuse, in words of ours (translated).
     #[error("{0}")]
     Refused(Refusal),
@@ -134,16 +137,8 @@ impl From<BrokerError> for PageError {
             BrokerError::NotFound => PageError::NotFound,
             BrokerError::AlreadyDecided(s) => PageError::Conflict(s),
             BrokerError::HumanOnly => PageError::Refused(Refusal::HumanOnly),
-            BrokerError::InvalidAnswer(errors) => PageError::BadRequest(
-                errors
-                    .iter()
-                    .map(|e| format!("{} {}", e.field, e.message))
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            ),
-            BrokerError::Outdated(m) | BrokerError::Conflict(m) | BrokerError::NoRoute(m) => {
-                PageError::BadRequest(format!(" {m}"))
-            }
+            BrokerError::InvalidAnswer(errors) => PageError::Invalid(errors),
+            BrokerError::Refused(r) => PageError::Step(r),
             e @ (BrokerError::Corrupt(..) | BrokerError::Store(_)) => {
                 PageError::Internal(Box::new(e))
             }
@@ -220,13 +215,25 @@ struct ErrorPage {
 }
 
 impl PageError {
-    /// What the error page says, in the page's language. Domain messages (`BadRequest`,
-    /// `Forbidden`) are shown as they are.
+    /// What the error page says, in the page's language. `Forbidden` messages are shown as
+    /// they are.
     pub fn message(&self, i18n: &I18n) -> String {
         match self {
             PageError::LoginRequired => i18n.t("error-login-required"),
             PageError::SessionEnded => i18n.t("error-session-ended"),
-            PageError::Forbidden(m) | PageError::BadRequest(m) => m.clone(),
+            PageError::Forbidden(m) => m.clone(),
+            PageError::Invalid(errors) => shown_fields(i18n, errors)
+                .into_iter()
+                .map(|s| {
+                    if s.field.is_empty() {
+                        s.message
+                    } else {
+                        format!("{}: {}", s.field, s.message)
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
+            PageError::Step(r) => refusal(i18n, r),
             PageError::NotFound => i18n.t("error-no-question"),
             PageError::NoPage => i18n.t("error-no-page"),
             PageError::Conflict(s) => i18n.t1("error-conflict", "state", i18n.word("state", s)),
@@ -280,7 +287,7 @@ impl ResponseError for PageError {
             PageError::NotFound | PageError::NoPage => StatusCode::NOT_FOUND,
             PageError::Conflict(_) => StatusCode::CONFLICT,
             PageError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
-            PageError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            PageError::Invalid(_) | PageError::Step(_) => StatusCode::BAD_REQUEST,
             PageError::Refused(Refusal::Csrf | Refusal::HumanOnly) => StatusCode::FORBIDDEN,
             PageError::Refused(_) => StatusCode::BAD_REQUEST,
             PageError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,

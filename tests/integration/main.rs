@@ -12,6 +12,7 @@ mod hardening;
 mod helpers;
 mod host;
 mod languages;
+mod languages_problems;
 mod lifecycle;
 mod metrics;
 mod nix_module;

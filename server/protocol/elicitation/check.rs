@@ -1,12 +1,13 @@
 //! Checking one answered value against its field, and the whole content against the schema
 //! with the JSON Schema validator (docs/protocol.md §3).
 
+use jsonschema::error::ValidationErrorKind;
 use serde_json::{Value, json};
 
 use super::schema::{FieldKind, TextFormat};
-use crate::protocol::FieldError;
+use crate::protocol::{FieldError, Problem};
 
-pub(super) fn check_value(kind: &FieldKind, value: &Value) -> Result<(), String> {
+pub(super) fn check_value(kind: &FieldKind, value: &Value) -> Result<(), Problem> {
     match kind {
         FieldKind::Text {
             min_length,
@@ -14,19 +15,17 @@ pub(super) fn check_value(kind: &FieldKind, value: &Value) -> Result<(), String>
             format,
             ..
         } => {
-            let s = value.as_str().ok_or("must be a string")?;
+            let s = value.as_str().ok_or(Problem::NotAString)?;
             let len = s.chars().count() as u64;
-            if min_length.is_some_and(|m| len < m) {
-                return Err(format!(
-                    "must be at least {} characters",
-                    min_length.unwrap_or_default()
-                ));
+            if let Some(min) = *min_length
+                && len < min
+            {
+                return Err(Problem::TooShort { min });
             }
-            if max_length.is_some_and(|m| len > m) {
-                return Err(format!(
-                    "must be at most {} characters",
-                    max_length.unwrap_or_default()
-                ));
+            if let Some(max) = *max_length
+                && len > max
+            {
+                return Err(Problem::TooLong { max });
             }
             if let Some(f) = format {
                 check_format(*f, s)?;
@@ -39,33 +38,32 @@ pub(super) fn check_value(kind: &FieldKind, value: &Value) -> Result<(), String>
             maximum,
             ..
         } => {
-            let n = value.as_number().ok_or("must be a number")?;
+            let n = value.as_number().ok_or(Problem::NotANumber)?;
             if *integer && !(n.is_i64() || n.is_u64()) {
-                return Err("must be a whole number".into());
+                return Err(Problem::NotWhole);
             }
-            let x = n.as_f64().ok_or("must be a number")?;
-            if let Some(min) = minimum
-                && x < *min
+            let x = n.as_f64().ok_or(Problem::NotANumber)?;
+            if let Some(min) = *minimum
+                && x < min
             {
-                return Err(format!("must be at least {min}"));
+                return Err(Problem::BelowMinimum { min });
             }
-            if let Some(max) = maximum
-                && x > *max
+            if let Some(max) = *maximum
+                && x > max
             {
-                return Err(format!("must be at most {max}"));
+                return Err(Problem::AboveMaximum { max });
             }
             Ok(())
         }
-        FieldKind::Boolean { .. } => value
-            .as_bool()
-            .map(|_| ())
-            .ok_or_else(|| "must be true or false".into()),
+        FieldKind::Boolean { .. } => value.as_bool().map(|_| ()).ok_or(Problem::NotBoolean),
         FieldKind::Select { options, .. } => {
-            let s = value.as_str().ok_or("must be a string")?;
+            let s = value.as_str().ok_or(Problem::NotAString)?;
             if options.iter().any(|o| o.value == s) {
                 Ok(())
             } else {
-                Err(format!("{s:?} is not one of the options"))
+                Err(Problem::NotAnOption {
+                    value: s.to_owned(),
+                })
             }
         }
         FieldKind::MultiSelect {
@@ -74,34 +72,36 @@ pub(super) fn check_value(kind: &FieldKind, value: &Value) -> Result<(), String>
             max_items,
             ..
         } => {
-            let items = value.as_array().ok_or("must be a list of options")?;
+            let items = value.as_array().ok_or(Problem::NotAList)?;
             let mut chosen = std::collections::HashSet::new();
             for item in items {
                 if !chosen.insert(item.as_str()) {
-                    return Err("an option is chosen twice".into());
+                    return Err(Problem::ChosenTwice);
                 }
-                let s = item.as_str().ok_or("must be a list of strings")?;
+                let s = item.as_str().ok_or(Problem::NotAListOfStrings)?;
                 if !options.iter().any(|o| o.value == s) {
-                    return Err(format!("{s:?} is not one of the options"));
+                    return Err(Problem::NotAnOption {
+                        value: s.to_owned(),
+                    });
                 }
             }
             let n = items.len() as u64;
             if let Some(min) = min_items
                 && n < *min
             {
-                return Err(format!("choose at least {min}"));
+                return Err(Problem::TooFewChosen { min: *min });
             }
             if let Some(max) = max_items
                 && n > *max
             {
-                return Err(format!("choose at most {max}"));
+                return Err(Problem::TooManyChosen { max: *max });
             }
             Ok(())
         }
     }
 }
 
-fn check_format(format: TextFormat, s: &str) -> Result<(), String> {
+fn check_format(format: TextFormat, s: &str) -> Result<(), Problem> {
     let schema = match format {
         TextFormat::Email => json!({"type": "string", "format": "email"}),
         TextFormat::Uri => json!({"type": "string", "format": "uri"}),
@@ -116,17 +116,14 @@ fn check_format(format: TextFormat, s: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(match format {
-            TextFormat::Email => "must be an email address".into(),
-            TextFormat::Uri => "must be an absolute URI".into(),
-            TextFormat::Date => "must be a date (YYYY-MM-DD)".into(),
-            TextFormat::DateTime => "must be a date and time (RFC 3339)".into(),
-        })
+        Err(Problem::Format(format))
     }
 }
 
 /// Runs a JSON Schema validator (formats on) over the content; errors name the property from
-/// the instance path.
+/// the instance path (a missing one: the property it names). A finding of a kind our own
+/// checks know becomes that [`Problem`] (the API keeps the validator's sentence); any other
+/// is a [`Problem::Schema`] with it.
 pub(super) fn json_schema_errors(schema: &Value, content: &Value) -> Vec<FieldError> {
     let validator = match jsonschema::options()
         .should_validate_formats(true)
@@ -134,22 +131,65 @@ pub(super) fn json_schema_errors(schema: &Value, content: &Value) -> Vec<FieldEr
     {
         Ok(v) => v,
         Err(e) => {
-            return vec![FieldError::whole(format!(
-                "requestedSchema cannot be compiled: {e}"
-            ))];
+            return vec![FieldError::whole(Problem::Schema {
+                detail: format!("requestedSchema cannot be compiled: {e}"),
+            })];
         }
     };
     validator
         .iter_errors(content)
         .map(|e| {
             let path = e.instance_path().to_string();
-            let field = path
+            let mut field = path
                 .trim_start_matches('/')
                 .split('/')
                 .next()
                 .unwrap_or_default()
                 .to_owned();
-            FieldError::new(field, e.to_string())
+            let detail = e.to_string();
+            if let ValidationErrorKind::Required { property } = e.kind()
+                && let Some(p) = property.as_str()
+            {
+                field = p.to_owned();
+            }
+            let problem = typed(e.kind(), e.instance()).unwrap_or(Problem::Schema {
+                detail: detail.clone(),
+            });
+            FieldError {
+                field,
+                message: detail,
+                problem,
+            }
         })
         .collect()
+}
+
+/// The typed problem of a validator finding, when there is one.
+fn typed(kind: &ValidationErrorKind, instance: &Value) -> Option<Problem> {
+    Some(match kind {
+        ValidationErrorKind::Required { .. } => Problem::Required,
+        ValidationErrorKind::MinLength { limit } => Problem::TooShort { min: *limit },
+        ValidationErrorKind::MaxLength { limit } => Problem::TooLong { max: *limit },
+        ValidationErrorKind::Minimum { limit } => Problem::BelowMinimum {
+            min: limit.as_f64()?,
+        },
+        ValidationErrorKind::Maximum { limit } => Problem::AboveMaximum {
+            max: limit.as_f64()?,
+        },
+        ValidationErrorKind::MinItems { limit } => Problem::TooFewChosen { min: *limit },
+        ValidationErrorKind::MaxItems { limit } => Problem::TooManyChosen { max: *limit },
+        ValidationErrorKind::UniqueItems => Problem::ChosenTwice,
+        ValidationErrorKind::AdditionalProperties { .. } => Problem::UnknownField,
+        ValidationErrorKind::Enum { .. } => Problem::NotAnOption {
+            value: instance.as_str()?.to_owned(),
+        },
+        ValidationErrorKind::Format { format } => Problem::Format(match format.as_str() {
+            "email" => TextFormat::Email,
+            "uri" => TextFormat::Uri,
+            "date" => TextFormat::Date,
+            "date-time" => TextFormat::DateTime,
+            _ => return None,
+        }),
+        _ => return None,
+    })
 }

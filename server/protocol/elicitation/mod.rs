@@ -19,7 +19,7 @@ pub use schema::{Choice, Field, FieldKind, FormSchema, TextFormat};
 
 use super::era::Era;
 use super::jsonrpc::{RpcError, Violation};
-use super::{FieldError, capabilities, url_safety};
+use super::{FieldError, Problem, capabilities, url_safety};
 
 /// The two elicitation modes (2025-11-25 §Elicitation Requests).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,7 +163,7 @@ pub fn accept_form(schema: &FormSchema, content: &Value) -> Result<Value, Vec<Fi
     let mut content = content
         .as_object()
         .cloned()
-        .ok_or_else(|| vec![FieldError::whole("content must be an object")])?;
+        .ok_or_else(|| vec![FieldError::whole(Problem::NotAnObject)])?;
     schema.apply_defaults(&mut content);
     let content = Value::Object(content);
     schema.validate_content(&content)?;

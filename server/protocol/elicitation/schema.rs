@@ -4,8 +4,8 @@
 use serde_json::{Map, Number, Value};
 
 use super::check::{check_value, json_schema_errors};
-use crate::protocol::FieldError;
 use crate::protocol::era::Era;
+use crate::protocol::{FieldError, Problem};
 
 /// A `requestedSchema` parsed into the form subset: a flat object of primitive properties.
 #[derive(Debug, Clone, PartialEq)]
@@ -217,21 +217,18 @@ impl FormSchema {
     /// Every problem found, each naming its property.
     pub fn validate_content(&self, content: &Value) -> Result<(), Vec<FieldError>> {
         let Some(obj) = content.as_object() else {
-            return Err(vec![FieldError::whole("content must be an object")]);
+            return Err(vec![FieldError::whole(Problem::NotAnObject)]);
         };
         let mut errors = Vec::new();
         for key in obj.keys() {
             if self.field(key).is_none() {
-                errors.push(FieldError::new(
-                    key.clone(),
-                    "not a field of requestedSchema",
-                ));
+                errors.push(FieldError::new(key.clone(), Problem::UnknownField));
             }
         }
         for field in &self.fields {
             match obj.get(&field.name) {
                 None if field.required => {
-                    errors.push(FieldError::new(field.name.clone(), "required"))
+                    errors.push(FieldError::new(field.name.clone(), Problem::Required))
                 }
                 None => {}
                 Some(value) => {
@@ -282,13 +279,11 @@ impl FormSchema {
                             Some(n) => {
                                 content.insert(field.name.clone(), Value::Number(n));
                             }
-                            None if *integer => errors.push(FieldError::new(
-                                field.name.clone(),
-                                "must be a whole number",
-                            )),
-                            None => {
-                                errors.push(FieldError::new(field.name.clone(), "must be a number"))
+                            None if *integer => {
+                                errors.push(FieldError::new(field.name.clone(), Problem::NotWhole))
                             }
+                            None => errors
+                                .push(FieldError::new(field.name.clone(), Problem::NotANumber)),
                         }
                     }
                 }
@@ -302,10 +297,7 @@ impl FormSchema {
                         content.insert(field.name.clone(), Value::Bool(false));
                     }
                     Some("") | None => {}
-                    Some(_) => errors.push(FieldError::new(
-                        field.name.clone(),
-                        "must be yes, no or not answered",
-                    )),
+                    Some(_) => errors.push(FieldError::new(field.name.clone(), Problem::NotYesNo)),
                 },
                 FieldKind::MultiSelect { .. } => {
                     if !values.is_empty() {

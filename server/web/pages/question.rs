@@ -196,7 +196,7 @@ pub fn question_page(
     session: &WebSession,
     q: &Question,
     input: Option<&[(String, String)]>,
-    errors: &[FieldError],
+    errors: &[Shown],
 ) -> Result<QuestionPage, PageError> {
     let fields = match q.kind {
         Kind::Form => field_views(i18n, &q.form_schema()?, input, errors),
@@ -315,9 +315,11 @@ pub fn answer_from_form(
 ) -> Result<Answer, Vec<FieldError>> {
     match q.kind {
         Kind::Form => {
-            let schema = q
-                .form_schema()
-                .map_err(|e| vec![FieldError::whole(e.to_string())])?;
+            let schema = q.form_schema().map_err(|e| {
+                vec![FieldError::whole(Problem::Schema {
+                    detail: e.to_string(),
+                })]
+            })?;
             let content = schema.content_from_form(pairs)?;
             Ok(Answer {
                 action: Action::Accept,
@@ -345,7 +347,7 @@ pub async fn rerender(
     session: &WebSession,
     q: &Question,
     pairs: Option<&[(String, String)]>,
-    errors: &[FieldError],
+    errors: &[Shown],
 ) -> Result<HttpResponse, PageError> {
     let mut page = question_page(state.broker.now(), i18n, session, q, pairs, errors)?;
     page.model = model_review(state, q, i18n).await?;
@@ -419,6 +421,7 @@ pub async fn answer(
     let answer = match answer_from_form(&q, &pairs) {
         Ok(a) => a,
         Err(errors) => {
+            let errors = shown_fields(&i18n, &errors);
             return rerender(&state, &i18n, &session, &q, Some(&pairs), &errors).await;
         }
     };
@@ -449,6 +452,7 @@ pub async fn answer(
             })
         }
         Err(BrokerError::InvalidAnswer(errors)) => {
+            let errors = shown_fields(&i18n, &errors);
             rerender(&state, &i18n, &session, &q, Some(&pairs), &errors).await
         }
         Err(BrokerError::AlreadyDecided(_)) => {
@@ -510,6 +514,7 @@ pub async fn send(
             .await
         }
         Err(BrokerError::InvalidAnswer(errors)) => {
+            let errors = shown_fields(&i18n, &errors);
             rerender(&state, &i18n, &session, &q, None, &errors).await
         }
         Err(e) => Err(e.into()),

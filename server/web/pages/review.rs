@@ -95,7 +95,7 @@ async fn refused(
     e: BrokerError,
     lost: impl FnOnce(&Question) -> Vec<SummaryRow>,
 ) -> Result<HttpResponse, PageError> {
-    if let Some(errors) = e.field_errors() {
+    if let Some(errors) = shown_broker(i18n, &e) {
         let q = state.broker.get(id).await?;
         return rerender(state, i18n, session, &q, None, &errors).await;
     }

@@ -89,13 +89,6 @@ pub async fn create_rule(
         .await
     {
         Ok(_) => Ok(see_other("/rules")),
-        Err(BrokerError::InvalidAnswer(errors)) => Err(PageError::BadRequest(
-            errors
-                .iter()
-                .map(|e| e.message.clone())
-                .collect::<Vec<_>>()
-                .join("; "),
-        )),
         Err(e) => Err(e.into()),
     }
 }

@@ -64,7 +64,7 @@ pub fn field_views(
     i18n: &I18n,
     schema: &FormSchema,
     input: Option<&[(String, String)]>,
-    errors: &[FieldError],
+    errors: &[problem::Shown],
 ) -> Vec<FieldView> {
     schema
         .fields

@@ -3,6 +3,7 @@
 
 pub mod diff;
 pub mod form;
+pub mod problem;
 pub mod review;
 pub mod sampling;
 pub mod summary;
@@ -14,9 +15,9 @@ use super::error::PageError;
 use crate::broker::{BrokerError, Kind, Question};
 use crate::domain::{ApprovalId, IncludeContext, Phase, RunState, StopReason};
 use crate::i18n::{Arg, I18n};
-use crate::protocol::FieldError;
 use crate::protocol::elicitation::{Choice, FieldKind, FormSchema, TextFormat};
 use crate::protocol::url_safety::{self, Finding};
+use crate::protocol::{FieldError, Problem};
 use sampling::pretty;
 use serde_json::{Map, Value, json};
 

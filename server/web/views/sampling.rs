@@ -250,8 +250,14 @@ impl SamplingInput {
     /// The answer this input stands for.
     pub fn answer(&self) -> Result<Value, Vec<FieldError>> {
         match &self.json {
-            Some(text) => serde_json::from_str(text)
-                .map_err(|e| vec![FieldError::new("result", format!("not valid JSON: {e}"))]),
+            Some(text) => serde_json::from_str(text).map_err(|e| {
+                vec![FieldError::new(
+                    "result",
+                    Problem::InvalidJson {
+                        detail: e.to_string(),
+                    },
+                )]
+            }),
             None => Ok(self.result()),
         }
     }

@@ -206,7 +206,9 @@ impl Application {
             ReloadError::Models(e) => StartupError::Models(e),
         })?;
         let notifications = match notifier {
-            Some(n) => Notifications::start(n, config.notifications.desktop),
+            Some(n) => {
+                Notifications::start(n, config.notifications.desktop, config.notifications.lang())
+            }
             None => Notifications::none(),
         };
         let broker = Broker::new(db.clone(), reload::broker_settings(config), metrics)

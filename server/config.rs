@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::i18n::Lang;
 pub use crate::review::Budgets;
 use crate::sampling::{Catalog, CatalogError, ModelConfig, RoutingConfig, RoutingConfigError};
 
@@ -97,12 +98,37 @@ pub struct NotificationSettings {
     /// Show a desktop notification (server name and kind only) when a question opens. Default
     /// `true`; skipped where there is no session bus (Linux) and no macOS notification centre.
     pub desktop: bool,
+    /// The language of the notifications' text (`"en"`, `"zh-CN"`, `"pt-BR"`). Default: the
+    /// system locale (`LC_ALL`, `LC_MESSAGES`, `LANG`; see [`crate::notify::system_lang`]).
+    #[serde(deserialize_with = "language")]
+    pub language: Option<Lang>,
+}
+
+impl NotificationSettings {
+    /// The language notifications are written in: [`NotificationSettings::language`], else
+    /// the system locale's.
+    pub fn lang(&self) -> Lang {
+        self.language.unwrap_or_else(crate::notify::system_lang)
+    }
 }
 
 impl Default for NotificationSettings {
     fn default() -> Self {
-        NotificationSettings { desktop: true }
+        NotificationSettings {
+            desktop: true,
+            language: None,
+        }
     }
+}
+
+/// Reads a language tag the pages speak; any other is an error naming the three.
+fn language<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Lang>, D::Error> {
+    let tag = String::deserialize(d)?;
+    Lang::from_tag(&tag).map(Some).ok_or_else(|| {
+        serde::de::Error::custom(format!(
+            "unknown language {tag:?}; expected \"en\", \"zh-CN\" or \"pt-BR\""
+        ))
+    })
 }
 
 /// `[retention]`: how long decided questions are kept. Pending questions are never pruned.
@@ -241,6 +267,14 @@ mod tests {
                 .notifications
                 .desktop
         );
+        assert_eq!(
+            Config::parse("[notifications]\nlanguage = \"pt-BR\"")
+                .unwrap()
+                .notifications
+                .lang(),
+            Lang::PtBr
+        );
+        assert!(Config::parse("[notifications]\nlanguage = \"de\"").is_err());
         assert!(
             Config::parse("forms_person_only = true")
                 .unwrap()

@@ -6,19 +6,21 @@
 //! path. It drops the notice into a bounded queue (a full queue drops it, with a log line); one
 //! task takes them off, shows the first of a burst at once and then at most one notification
 //! per [`COALESCE`] window, summarising the questions that opened meanwhile ("3 questions are
-//! waiting"). Showing goes through a [`Notifier`]: [`DesktopNotifier`] (the freedesktop
+//! waiting"). The text is in the person's language: the config's `[notifications] language`, else
+//! the system locale ([`system_lang`]: `LC_ALL`, `LC_MESSAGES`, `LANG`, as gettext reads them),
+//! from the pages' catalogues (`notification-*`). Showing goes through a [`Notifier`]: [`DesktopNotifier`] (the freedesktop
 //! notification service over the session bus, or macOS's notification centre, through
 //! `notify-rust`) in the service, a recording one in tests.
 
 use std::fmt::Debug;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use askama::Template;
 use tokio::sync::mpsc;
 
 use crate::domain::Kind;
+use crate::i18n::{Arg, I18n, Lang};
 
 /// The shortest time between two notifications; the questions opened within it are summarised.
 pub const COALESCE: Duration = Duration::from_secs(10);
@@ -51,36 +53,57 @@ pub trait Notifier: Send + Sync + Debug {
     fn show(&self, shown: &Shown);
 }
 
-/// The text of a notification (`templates/notification.txt`).
-#[derive(Template)]
-#[template(path = "notification.txt")]
-struct NoticeText<'a> {
-    /// The server of a single question.
-    server: &'a str,
-    /// Its kind.
-    kind: Kind,
-    /// Questions summarised; 1 for a single question.
-    count: usize,
-}
-
 impl Shown {
     /// The notification for one question, or for `count` (> 1) questions opened in one window
-    /// (`notice` is then the last of them and only the count is shown).
-    fn of(notice: &Notice, count: usize) -> Shown {
-        let text = NoticeText {
-            server: &notice.server,
-            kind: notice.kind,
-            count,
+    /// (`notice` is then the last of them and only the count is shown), in `lang`.
+    pub fn of(notice: &Notice, count: usize, lang: Lang) -> Shown {
+        let i18n = I18n::new(lang);
+        let body = if count > 1 {
+            i18n.t1("notification-waiting", "count", count)
+        } else {
+            i18n.t2(
+                "notification-question",
+                "server",
+                Arg::from(notice.server.as_str()),
+                "kind",
+                notice.kind.as_str(),
+            )
         };
-        let body = text.render().unwrap_or_else(|e| {
-            tracing::warn!(error = %e, "notification text failed to render");
-            String::new()
-        });
         Shown {
             title: "mcp-consent".to_owned(),
-            body: body.trim().to_owned(),
+            body,
         }
     }
+}
+
+/// The language of the system locale, as gettext picks the messages' locale: the first of
+/// `LC_ALL`, `LC_MESSAGES`, `LANG` that is set and not empty ([`lang_of_locale`]).
+pub fn system_lang() -> Lang {
+    lang_of_env(|name| std::env::var(name).ok())
+}
+
+/// [`system_lang`] over any environment (`get` reads a variable).
+pub fn lang_of_env(get: impl Fn(&str) -> Option<String>) -> Lang {
+    ["LC_ALL", "LC_MESSAGES", "LANG"]
+        .into_iter()
+        .find_map(|name| get(name).filter(|v| !v.is_empty()))
+        .map_or(Lang::En, |v| lang_of_locale(&v))
+}
+
+/// The language of a POSIX locale name (`language[_territory][.codeset][@modifier]`):
+/// `pt_BR.UTF-8` is pt-BR, `zh_CN.UTF-8` is zh-CN; other territories of the two languages
+/// find them as `Accept-Language` does on the pages (`pt_PT` → pt-BR); `C`, `POSIX` and every
+/// other language are English.
+pub fn lang_of_locale(locale: &str) -> Lang {
+    let name = locale
+        .split(['.', '@'])
+        .next()
+        .unwrap_or_default()
+        .replace('_', "-");
+    if name.is_empty() || name == "C" || name == "POSIX" {
+        return Lang::En;
+    }
+    Lang::negotiate(&name)
 }
 
 /// The desktop's notification service through `notify-rust`.
@@ -125,10 +148,13 @@ impl Notifier for DesktopNotifier {
 }
 
 /// The broker's side of notifications: cheap to clone, never blocking. Turned on and off by
-/// the config (`[notifications] desktop`), also on reload.
+/// the config (`[notifications] desktop`), its language set by `[notifications] language`,
+/// both also on reload.
 #[derive(Clone)]
 pub struct Notifications {
     enabled: Arc<AtomicBool>,
+    /// The [`Lang::index`] of the texts' language.
+    lang: Arc<AtomicUsize>,
     queue: Option<mpsc::Sender<Notice>>,
 }
 
@@ -145,19 +171,36 @@ impl Notifications {
     pub fn none() -> Notifications {
         Notifications {
             enabled: Arc::new(AtomicBool::new(false)),
+            lang: Arc::new(AtomicUsize::new(0)),
             queue: None,
         }
     }
 
-    /// Notifications shown through `notifier`, on when `enabled`. Starts the task that shows
-    /// them (needs a tokio runtime); it ends when the last clone is dropped.
-    pub fn start(notifier: Arc<dyn Notifier>, enabled: bool) -> Notifications {
+    /// Notifications shown through `notifier` in `lang`, on when `enabled`. Starts the task
+    /// that shows them (needs a tokio runtime); it ends when the last clone is dropped.
+    pub fn start(notifier: Arc<dyn Notifier>, enabled: bool, lang: Lang) -> Notifications {
         let (tx, rx) = mpsc::channel(QUEUE);
-        tokio::spawn(deliver(rx, notifier, COALESCE));
+        let language = Arc::new(AtomicUsize::new(lang.index()));
+        tokio::spawn(deliver(rx, notifier, COALESCE, language.clone()));
         Notifications {
             enabled: Arc::new(AtomicBool::new(enabled)),
+            lang: language,
             queue: Some(tx),
         }
+    }
+
+    /// Sets the language of the texts (the config's `[notifications] language`, else the
+    /// system locale; on reload too).
+    pub fn set_language(&self, lang: Lang) {
+        self.lang.store(lang.index(), Ordering::Relaxed);
+    }
+
+    /// The language of the texts.
+    pub fn language(&self) -> Lang {
+        Lang::ALL
+            .get(self.lang.load(Ordering::Relaxed))
+            .copied()
+            .unwrap_or_default()
     }
 
     /// Turns notifications on or off (the config's `[notifications] desktop`, on reload).
@@ -185,9 +228,20 @@ impl Notifications {
 
 /// Shows the first notice of a burst at once, then one notification per `window` (the service:
 /// [`COALESCE`]) while notices keep coming.
-async fn deliver(mut rx: mpsc::Receiver<Notice>, notifier: Arc<dyn Notifier>, window: Duration) {
+async fn deliver(
+    mut rx: mpsc::Receiver<Notice>,
+    notifier: Arc<dyn Notifier>,
+    window: Duration,
+    lang: Arc<AtomicUsize>,
+) {
+    let lang = move || {
+        Lang::ALL
+            .get(lang.load(Ordering::Relaxed))
+            .copied()
+            .unwrap_or_default()
+    };
     while let Some(first) = rx.recv().await {
-        show(&notifier, Shown::of(&first, 1)).await;
+        show(&notifier, Shown::of(&first, 1, lang())).await;
         loop {
             let timer = tokio::time::sleep(window);
             tokio::pin!(timer);
@@ -206,7 +260,7 @@ async fn deliver(mut rx: mpsc::Receiver<Notice>, notifier: Arc<dyn Notifier>, wi
                 }
             }
             match last {
-                Some(n) => show(&notifier, Shown::of(&n, count)).await,
+                Some(n) => show(&notifier, Shown::of(&n, count, lang())).await,
                 None => break,
             }
         }
@@ -248,7 +302,8 @@ mod tests {
         }
         drop(tx);
         // The channel is closed after the burst, so `deliver` returns once it has shown it.
-        deliver(rx, recorder.clone(), Duration::from_millis(20)).await;
+        let lang = Arc::new(AtomicUsize::new(Lang::En.index()));
+        deliver(rx, recorder.clone(), Duration::from_millis(20), lang).await;
         let bodies: Vec<String> = recorder
             .0
             .lock()
@@ -260,24 +315,91 @@ mod tests {
     }
 
     #[test]
-    fn texts_name_server_and_kind_only() {
+    fn texts_name_server_and_kind_only_in_each_language() {
         let n = |kind| Notice {
             server: "everything".into(),
             kind,
         };
+        let body = |kind, count, lang| Shown::of(&n(kind), count, lang).body;
+        assert_eq!(body(Kind::Form, 1, Lang::En), "everything asks for input");
         assert_eq!(
-            Shown::of(&n(Kind::Form), 1).body,
-            "everything asks for input"
-        );
-        assert_eq!(
-            Shown::of(&n(Kind::Sampling), 1).body,
+            body(Kind::Sampling, 1, Lang::En),
             "everything asks to run a model"
         );
         assert_eq!(
-            Shown::of(&n(Kind::Url), 1).body,
+            body(Kind::Url, 1, Lang::En),
             "everything asks you to open a link"
         );
-        assert_eq!(Shown::of(&n(Kind::Url), 3).body, "3 questions are waiting");
-        assert_eq!(Shown::of(&n(Kind::Url), 1).title, "mcp-consent");
+        assert_eq!(body(Kind::Url, 3, Lang::En), "3 questions are waiting");
+        assert_eq!(body(Kind::Form, 1, Lang::ZhCn), "everything 请你填写信息");
+        assert_eq!(
+            body(Kind::Sampling, 1, Lang::ZhCn),
+            "everything 请求运行一个模型"
+        );
+        assert_eq!(
+            body(Kind::Url, 1, Lang::ZhCn),
+            "everything 请你打开一个链接"
+        );
+        assert_eq!(body(Kind::Form, 3, Lang::ZhCn), "3 个问题正在等待");
+        assert_eq!(
+            body(Kind::Form, 1, Lang::PtBr),
+            "everything pede informações"
+        );
+        assert_eq!(
+            body(Kind::Sampling, 1, Lang::PtBr),
+            "everything pede para rodar um modelo"
+        );
+        assert_eq!(
+            body(Kind::Url, 1, Lang::PtBr),
+            "everything pede que você abra um link"
+        );
+        assert_eq!(
+            body(Kind::Form, 3, Lang::PtBr),
+            "3 perguntas estão esperando"
+        );
+        assert_eq!(
+            body(Kind::Form, 1200, Lang::PtBr),
+            "1.200 perguntas estão esperando"
+        );
+        assert_eq!(Shown::of(&n(Kind::Url), 1, Lang::PtBr).title, "mcp-consent");
+    }
+
+    #[test]
+    fn the_system_locale_is_read_like_gettext() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                vars.iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| (*v).to_owned())
+            }
+        };
+        assert_eq!(lang_of_env(env(&[("LANG", "pt_BR.UTF-8")])), Lang::PtBr);
+        assert_eq!(lang_of_env(env(&[("LANG", "zh_CN.UTF-8")])), Lang::ZhCn);
+        assert_eq!(lang_of_env(env(&[("LANG", "de_DE.UTF-8")])), Lang::En);
+        assert_eq!(lang_of_env(env(&[("LANG", "C.UTF-8")])), Lang::En);
+        assert_eq!(lang_of_env(env(&[])), Lang::En);
+        // LC_ALL wins over LC_MESSAGES, which wins over LANG; an empty one does not count.
+        assert_eq!(
+            lang_of_env(env(&[
+                ("LC_ALL", "zh_CN.UTF-8"),
+                ("LC_MESSAGES", "pt_BR.UTF-8"),
+                ("LANG", "en_US.UTF-8"),
+            ])),
+            Lang::ZhCn
+        );
+        assert_eq!(
+            lang_of_env(env(&[
+                ("LC_ALL", ""),
+                ("LC_MESSAGES", "pt_BR.UTF-8"),
+                ("LANG", "zh_CN.UTF-8"),
+            ])),
+            Lang::PtBr
+        );
+        assert_eq!(
+            lang_of_env(env(&[("LC_MESSAGES", "C"), ("LANG", "pt_BR.UTF-8")])),
+            Lang::En
+        );
+        assert_eq!(lang_of_locale("pt_BR.UTF-8@euro"), Lang::PtBr);
+        assert_eq!(lang_of_locale("POSIX"), Lang::En);
     }
 }

@@ -153,6 +153,9 @@ impl Reloader {
         self.broker
             .notifications()
             .set_enabled(new.notifications.desktop);
+        self.broker
+            .notifications()
+            .set_language(new.notifications.lang());
         if current.retention != new.retention {
             self.retention.send_replace(new.retention.clone());
         }

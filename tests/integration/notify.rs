@@ -1,12 +1,14 @@
 //! Desktop notifications as the person gets them: a question that opens shows one notification
 //! naming its server and kind and nothing of the request; `[notifications] desktop = false`
-//! shows none (and a reload turns them back on).
+//! shows none (and a reload turns them back on); `[notifications] language` picks their
+//! language, also on reload.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_consent::clock::SystemClock;
 use mcp_consent::config::{Config, NotificationSettings};
+use mcp_consent::i18n::Lang;
 use mcp_consent::notify::{Notifier, Shown};
 use serde_json::{Value, json};
 
@@ -67,12 +69,15 @@ async fn open_form(app: &TestApp, server: &str) -> String {
 #[tokio::test]
 async fn a_question_shows_one_notification_with_server_and_kind_only() {
     let recorder = Arc::new(Recorder::default());
-    let app = spawn_with_parts(
-        Config::default(),
-        Arc::new(SystemClock),
-        Some(recorder.clone()),
-    )
-    .await;
+    // English whatever this machine's locale is.
+    let english = Config {
+        notifications: NotificationSettings {
+            desktop: true,
+            language: Some(Lang::En),
+        },
+        ..Config::default()
+    };
+    let app = spawn_with_parts(english, Arc::new(SystemClock), Some(recorder.clone())).await;
     open_form(&app, "weather").await;
     let shown = recorder.first().await;
     assert_eq!(shown.len(), 1, "{shown:?}");
@@ -85,16 +90,21 @@ async fn a_question_shows_one_notification_with_server_and_kind_only() {
 async fn config_off_shows_none_and_a_reload_turns_them_on() {
     let recorder = Arc::new(Recorder::default());
     let off = Config {
-        notifications: NotificationSettings { desktop: false },
+        notifications: NotificationSettings {
+            desktop: false,
+            language: Some(Lang::En),
+        },
         ..Config::default()
     };
     let app = spawn_with_parts(off, Arc::new(SystemClock), Some(recorder.clone())).await;
     open_form(&app, "quiet").await;
-    let restart = app.reloader.apply(Config::default()).unwrap();
+    let on_in_portuguese =
+        Config::parse("[notifications]\ndesktop = true\nlanguage = \"pt-BR\"").unwrap();
+    let restart = app.reloader.apply(on_in_portuguese).unwrap();
     assert!(restart.is_empty(), "{restart:?}");
     open_form(&app, "loud").await;
     // Notices are shown in the order questions open: had "quiet" been queued, it would come
     // first.
     let shown = recorder.first().await;
-    assert_eq!(shown[0].body, "loud asks for input", "{shown:?}");
+    assert_eq!(shown[0].body, "loud pede informações", "{shown:?}");
 }

@@ -1,5 +1,6 @@
 //! Browser sessions as the person manages them: a session lasts 12 hours unless the browser is
-//! remembered (30 days, from the passphrase form's checkbox or the Sessions page); the Sessions
+//! remembered (30 days, from the passphrase form's checkbox, or the button the queue and the Sessions
+//! page offer a 12-hour session such as a link login's); the Sessions
 //! page lists them and revokes one or all others at once, behind the CSRF check.
 
 use std::sync::Arc;
@@ -184,4 +185,61 @@ async fn sessions_are_listed_and_revoked_at_once_behind_csrf() {
     assert_eq!(redirect_of(&app, &mine).await, None);
     let page = app.html(&mine, "/sessions").await;
     assert_eq!(page.matches("/revoke\"").count(), 1, "{page}");
+}
+
+#[tokio::test]
+async fn a_link_login_is_offered_to_remember_the_browser_from_the_queue() {
+    let clock = ManualClock::at(Utc::now());
+    let app = spawn_with_parts(Config::default(), Arc::new(clock.clone()), None).await;
+    let linked = app.login().await;
+    let forger = app.login().await;
+
+    // The queue says the link's session lasts 12 hours and offers the 30-day one.
+    let queue = app.html(&linked, "/").await;
+    assert!(
+        queue.contains("You are signed in for 12 hours on this browser."),
+        "{queue}"
+    );
+    assert!(
+        queue.contains("action=\"/sessions/remember\"")
+            && queue.contains(">Remember this browser for 30 days</button>"),
+        "{queue}"
+    );
+
+    // Without the page's CSRF token nothing is extended.
+    let forged = forger
+        .post(format!("{}/sessions/remember", app.base))
+        .form(&[("back", "queue")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(forged.status(), StatusCode::FORBIDDEN);
+
+    let res = linked
+        .post(format!("{}/sessions/remember", app.base))
+        .form(&[("csrf", csrf_of(&queue).as_str()), ("back", "queue")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    assert_eq!(res.headers()["location"], "/", "back to the queue");
+    assert_eq!(max_age(&res), "2592000");
+    let queue = app.html(&linked, "/").await;
+    assert!(!queue.contains("signed in for 12 hours"), "{queue}");
+
+    // The stored session lasts 30 days too; the forger's stayed a 12-hour one.
+    clock.advance(Duration::hours(13));
+    assert_eq!(
+        redirect_of(&app, &forger).await.as_deref(),
+        Some("/login?ended=1")
+    );
+    assert_eq!(redirect_of(&app, &linked).await, None);
+    clock.advance(Duration::days(29) - Duration::hours(13));
+    assert_eq!(redirect_of(&app, &linked).await, None, "day 29");
+    clock.advance(Duration::days(1) + Duration::hours(1));
+    assert_eq!(
+        redirect_of(&app, &linked).await.as_deref(),
+        Some("/login?ended=1"),
+        "day 30"
+    );
 }

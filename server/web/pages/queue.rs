@@ -41,6 +41,9 @@ pub struct QueuePage {
     pub pending: Vec<Row>,
     /// Pending questions in all (more than `pending.len()` when the list is cut).
     pub total: i64,
+    /// This browser's session is a 12-hour one (e.g. from a login link): offer to remember
+    /// the browser for 30 days.
+    pub day_session: bool,
 }
 
 /// `GET /`: every pending question, oldest first. Updates live through `/api/v1/events` when
@@ -60,6 +63,8 @@ pub async fn queue(
         csrf: session.csrf.clone(),
         pending: pending.iter().map(|q| Row::of(q, now)).collect(),
         total,
+        day_session: session.expires_at - now.timestamp_millis()
+            <= crate::auth::Lifetime::Day.millis(),
     })
 }
 

@@ -83,7 +83,7 @@ pub async fn revoke_other_sessions(
 }
 
 /// `POST /sessions/remember`: this browser's session lasts 30 days from now, and so does its
-/// cookie.
+/// cookie. Back to the queue when posted from there (`back=queue`), else to the sessions page.
 pub async fn remember_session(
     req: actix_web::HttpRequest,
     state: web::Data<AppState>,
@@ -93,7 +93,11 @@ pub async fn remember_session(
     let pairs = form_pairs(payload).await?;
     session.check_csrf(last(&pairs, "csrf"))?;
     let lifetime = state.auth.remember(&session).await?;
-    let mut res = see_other("/sessions");
+    let mut res = see_other(if last(&pairs, "back") == Some("queue") {
+        "/"
+    } else {
+        "/sessions"
+    });
     if let Some(cookie) = req.cookie(auth::SESSION_COOKIE) {
         res.add_cookie(&auth::session_cookie(cookie.value(), lifetime))
             .map_err(|e| PageError::Internal(Box::new(e)))?;

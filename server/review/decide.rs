@@ -182,7 +182,7 @@ impl Reviewer {
         let run_for_db = run.clone();
         let started = self
             .db
-            .run(move |c| {
+            .write(move |c| {
                 Ok(approvals::approve_and_start(
                     c,
                     &approval,
@@ -270,7 +270,7 @@ impl Reviewer {
         let stored = run.clone();
         if let Err(e) = self
             .db
-            .run(move |c| Ok(approvals::finish_run(c, &stored, phase)?))
+            .write(move |c| Ok(approvals::finish_run(c, &stored, phase)?))
             .await
         {
             tracing::error!(error = %e, "cannot store a finished model run");
@@ -326,7 +326,7 @@ impl Reviewer {
         audit.response_digest = Some(digest_text(&result.to_string()));
         let done = self
             .db
-            .run(move |c| {
+            .write(move |c| {
                 Ok(approvals::decide_with_approval(
                     c,
                     &approval,
@@ -394,7 +394,7 @@ impl Reviewer {
         let from = from.to_vec();
         let done = self
             .db
-            .run(move |c| {
+            .write(move |c| {
                 Ok(approvals::decide_with_approval(
                     c,
                     &approval,
@@ -471,7 +471,7 @@ impl Reviewer {
         entry.request_digest = request_digest;
         entry.response_digest = response_digest;
         self.db
-            .run(move |c| Ok(approvals::append_audit(c, &entry)?))
+            .write(move |c| Ok(approvals::append_audit(c, &entry)?))
             .await
     }
 
@@ -484,7 +484,7 @@ impl Reviewer {
         let now = self.broker.now().timestamp_millis();
         Ok(self
             .db
-            .run(move |c| Ok(approvals::fail_interrupted_runs(c, now)?))
+            .write(move |c| Ok(approvals::fail_interrupted_runs(c, now)?))
             .await?
             .len())
     }

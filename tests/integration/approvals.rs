@@ -430,7 +430,7 @@ async fn an_auto_approve_rule_runs_the_request_step_until_it_expires() {
 
     // Expired: the next request waits for the person.
     let db = mcp_consent::db::Db::open(&app.state.join("broker/broker.db")).unwrap();
-    db.run(|c| {
+    db.write(|c| {
         use diesel::RunQueryDsl;
         diesel::sql_query("UPDATE auto_approve_rules SET expires_at = 0").execute(c)?;
         Ok(())

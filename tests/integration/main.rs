@@ -16,6 +16,7 @@ mod lifecycle;
 mod metrics;
 mod nix_module;
 mod notify;
+mod one_writer;
 mod pages;
 mod pages_a11y;
 mod pages_forms;

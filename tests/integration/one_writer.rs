@@ -1,6 +1,7 @@
 //! Every write goes through the store's one writer: a sign-in's and the sampling review's
-//! writes queued while a prune runs are done after the batch under way, not after the whole
-//! prune (the writes that once slept in SQLite's busy handler on a reader connection).
+//! writes that arrive while a prune runs are done after the batch under way, not after the
+//! whole prune (on a reader connection they slept in SQLite's busy handler while the batches
+//! took the lock back to back).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -21,19 +22,41 @@ use mcp_consent::review::Reviewer;
 use crate::helpers::*;
 use crate::retention::{Count, copy_question, decided, policy};
 
-/// `work` run up to its first wait, then handed back to be awaited to the end: a store write
-/// is queued on the writer when its `Db::write` is called, so once this returns the write of
-/// a call that starts with one waits in the queue.
-fn started<F: Future>(work: F) -> Pin<Box<MaybeDone<F>>> {
+/// Batches of the prune: long enough that "after the whole prune" and "after the batch under
+/// way" differ.
+const BATCHES: i64 = 8;
+
+/// Work started up to its first wait, to be awaited to the end with [`finish`].
+type Started<F> = Pin<Box<MaybeDone<F>>>;
+
+/// `work` run up to its first wait: a store write is sent when its `Db::write` (or `Db::run`)
+/// is called, so by then the first write of `work` is on its way.
+fn started<F: Future>(work: F) -> Started<F> {
     let mut work = Box::pin(maybe_done(work));
     let _ = work.as_mut().poll(&mut Context::from_waker(Waker::noop()));
     work
 }
 
-/// The output of a [`started`] call, awaiting what is left of it.
-async fn finish<F: Future>(mut work: Pin<Box<MaybeDone<F>>>) -> F::Output {
+/// The output of [`started`] work, awaiting what is left of it.
+async fn finish<F: Future>(mut work: Started<F>) -> F::Output {
     work.as_mut().await;
     work.as_mut().take_output().expect("finished once")
+}
+
+/// Queues on the writer a write that starts `work` while it holds the write lock, as a prune
+/// batch does while it runs; the queued write hands `work` back.
+fn start_while_locked<F>(db: &Db, work: F) -> impl Future<Output = Started<F>> + Send + use<F>
+where
+    F: Future + Send + 'static,
+    F::Output: Send,
+{
+    let runtime = tokio::runtime::Handle::current();
+    let write = db.write(move |c| {
+        // `work` may need the runtime (`Db::run` hands its job to the blocking pool).
+        let _runtime = runtime.enter();
+        Ok(c.immediate_transaction(|_| Ok::<_, diesel::result::Error>(started(work)))?)
+    });
+    async move { write.await.unwrap() }
 }
 
 /// Rows in `table`, read on a connection of its own (outside the store's queue).
@@ -52,21 +75,18 @@ fn store(app: &TestApp) -> (Db, SqliteConnection) {
     (db, conn)
 }
 
-/// Adds `3 * BATCH + 1` decided questions, prunes them all (four batches) and calls `queue`
-/// after the first batch. Returns what `seen` read after each batch (before `queue`, so the
-/// first entry is from before the writes).
-async fn prune_queueing<T>(
+/// Adds [`BATCHES`] batches of decided questions and prunes them all; after the first batch
+/// `queue` is called. Returns whether `written` held after each batch (read before `queue`,
+/// so the first entry is from before the writes).
+async fn prune_queueing(
     app: &TestApp,
     db: &Db,
     conn: &mut SqliteConnection,
-    seen: impl Fn(&mut SqliteConnection) -> T + Send + Sync,
+    written: impl Fn(&mut SqliteConnection) -> bool + Send + Sync,
     mut queue: impl FnMut() + Send,
-) -> Vec<T>
-where
-    T: Send,
-{
+) -> Vec<bool> {
     let template = decided(app, 1).await;
-    copy_question(db, &template, 3 * BATCH).await;
+    copy_question(db, &template, (BATCHES - 1) * BATCH + 1).await;
     let mut after_batches = Vec::new();
     let report = prune_with(
         db,
@@ -74,7 +94,7 @@ where
         chrono::Utc::now().timestamp_millis(),
         |_| {
             // The batch is committed, and so is every write queued before it.
-            after_batches.push(seen(conn));
+            after_batches.push(written(conn));
             if after_batches.len() == 1 {
                 queue();
             }
@@ -82,8 +102,19 @@ where
     )
     .await
     .unwrap();
-    assert_eq!(report.by_count, 3 * BATCH as usize + 1);
+    assert_eq!(report.by_count, ((BATCHES - 1) * BATCH + 2) as usize);
     after_batches
+}
+
+/// Asserts that a write started during the second batch was done after it or, if it was
+/// queued only once the third was, after that one: not after the whole prune.
+fn assert_written_after_one_batch(after_batches: &[bool]) {
+    assert_eq!(after_batches.len(), BATCHES as usize, "{after_batches:?}");
+    let first = after_batches.iter().position(|w| *w);
+    assert!(
+        matches!(first, Some(1 | 2)) && after_batches[2..].iter().all(|w| *w),
+        "written after these batches: {after_batches:?}"
+    );
 }
 
 #[tokio::test]
@@ -97,32 +128,31 @@ async fn a_sign_in_during_a_prune_is_written_after_one_batch_not_after_the_whole
         rows(&mut conn, "web_sessions"),
     );
 
-    // A login link is taken and a session created while the prune runs.
+    // While a batch runs, a login link is taken and a session created.
     let (mut take, mut create) = (None, None);
-    let seen = prune_queueing(
+    let after_batches = prune_queueing(
         &app,
         &db,
         &mut conn,
-        |c| {
-            let taken = links - rows(c, "login_links");
-            (taken, rows(c, "web_sessions") - sessions)
-        },
+        |c| rows(c, "login_links") == links - 1 && rows(c, "web_sessions") == sessions + 1,
         || {
-            take = Some(started(auth.take_login_link(&link)));
-            create = Some(started(
-                auth.create_session(Lifetime::Day, "Firefox / Linux".to_owned()),
-            ));
+            let (taker, link) = (auth.clone(), link.clone());
+            take = Some(start_while_locked(&db, async move {
+                taker.take_login_link(&link).await
+            }));
+            let creator = auth.clone();
+            create = Some(start_while_locked(&db, async move {
+                creator
+                    .create_session(Lifetime::Day, "Firefox / Linux".to_owned())
+                    .await
+            }));
         },
     )
     .await;
 
-    assert_eq!(
-        seen,
-        [(0, 0), (1, 1), (1, 1), (1, 1)],
-        "(links taken, sessions made) after each batch: both written by the second batch"
-    );
-    assert!(finish(take.unwrap()).await.unwrap());
-    let (secret, _) = finish(create.unwrap()).await.unwrap();
+    assert_written_after_one_batch(&after_batches);
+    assert!(finish(take.unwrap().await).await.unwrap());
+    let (secret, _) = finish(create.unwrap().await).await.unwrap();
     assert!(auth.session(&secret).await.unwrap().is_some());
 }
 
@@ -138,44 +168,44 @@ async fn a_review_rule_during_a_prune_is_written_after_one_batch_not_after_the_w
     let broker = Broker::new(db.clone(), settings, Metrics::new().unwrap());
     let reviewer = Reviewer::new(broker, db.clone(), None);
 
-    // An auto-approve rule is made, then revoked, while the prune runs.
+    // While a batch runs, an auto-approve rule is made; during the next prune it is revoked.
     let mut create = None;
-    let seen = prune_queueing(
+    let after_batches = prune_queueing(
         &app,
         &db,
         &mut conn,
-        |c| rows(c, "auto_approve_rules"),
+        |c| rows(c, "auto_approve_rules") == 1,
         || {
-            create = Some(started(reviewer.create_rule(
-                "everything",
-                "request",
-                Actor::Human,
-                "trusted",
-                None,
-            )));
+            let reviewer = reviewer.clone();
+            create = Some(start_while_locked(&db, async move {
+                reviewer
+                    .create_rule("everything", "request", Actor::Human, "trusted", None)
+                    .await
+            }));
         },
     )
     .await;
-    assert_eq!(
-        seen,
-        [0, 1, 1, 1],
-        "rules after each batch: written by the second batch"
-    );
-    let rule = finish(create.unwrap()).await.unwrap();
-    let mut revoke = None;
+    assert_written_after_one_batch(&after_batches);
+    let rule = finish(create.unwrap().await).await.unwrap();
 
-    let seen = prune_queueing(
+    let mut revoke = None;
+    let after_batches = prune_queueing(
         &app,
         &db,
         &mut conn,
         |c| {
             let revoked =
                 "SELECT count(*) AS n FROM auto_approve_rules WHERE revoked_at IS NOT NULL";
-            diesel::sql_query(revoked).get_result::<Count>(c).unwrap().n
+            diesel::sql_query(revoked).get_result::<Count>(c).unwrap().n == 1
         },
-        || revoke = Some(started(reviewer.revoke_rule(&rule.id))),
+        || {
+            let (reviewer, id) = (reviewer.clone(), rule.id.clone());
+            revoke = Some(start_while_locked(&db, async move {
+                reviewer.revoke_rule(&id).await
+            }));
+        },
     )
     .await;
-    assert_eq!(seen, [0, 1, 1, 1], "revoked by the second batch");
-    assert!(finish(revoke.unwrap()).await.unwrap());
+    assert_written_after_one_batch(&after_batches);
+    assert!(finish(revoke.unwrap().await).await.unwrap());
 }

@@ -82,7 +82,7 @@ const READ_ONLY_MESSAGE: &str = "attempt to write a readonly database";
 
 impl DbError {
     /// `self`, or [`DbError::ReadOnly`] when it is a reader refusing a write.
-    fn from_reader(self) -> DbError {
+    fn reader_error(self) -> DbError {
         match self {
             DbError::Query(diesel::result::Error::DatabaseError(kind, info))
                 if info.message() == READ_ONLY_MESSAGE =>
@@ -215,7 +215,7 @@ impl Db {
         T: Send + 'static,
         F: FnOnce(&mut SqliteConnection) -> Result<T, DbError> + Send + 'static,
     {
-        self.on_reader(job).await.map_err(DbError::from_reader)
+        self.on_reader(job).await.map_err(DbError::reader_error)
     }
 
     /// Runs `job` on a pool connection once a reader permit is free.

@@ -13,7 +13,7 @@ use futures_util::future::{MaybeDone, maybe_done};
 use mcp_consent::auth::{Auth, Lifetime};
 use mcp_consent::broker::{Broker, BrokerSettings};
 use mcp_consent::clock::SystemClock;
-use mcp_consent::db::Db;
+use mcp_consent::db::{Db, DbError};
 use mcp_consent::domain::Actor;
 use mcp_consent::jobs::retention::{BATCH, prune_with};
 use mcp_consent::metrics::Metrics;
@@ -45,18 +45,20 @@ async fn finish<F: Future>(mut work: Started<F>) -> F::Output {
 
 /// Queues on the writer a write that starts `work` while it holds the write lock, as a prune
 /// batch does while it runs; the queued write hands `work` back.
-fn start_while_locked<F>(db: &Db, work: F) -> impl Future<Output = Started<F>> + Send + use<F>
+fn start_while_locked<F>(
+    db: &Db,
+    work: F,
+) -> impl Future<Output = Result<Started<F>, DbError>> + Send + use<F>
 where
     F: Future + Send + 'static,
     F::Output: Send,
 {
     let runtime = tokio::runtime::Handle::current();
-    let write = db.write(move |c| {
+    db.write(move |c| {
         // `work` may need the runtime (`Db::run` hands its job to the blocking pool).
         let _runtime = runtime.enter();
         Ok(c.immediate_transaction(|_| Ok::<_, diesel::result::Error>(started(work)))?)
-    });
-    async move { write.await.unwrap() }
+    })
 }
 
 /// Rows in `table`, read on a connection of its own (outside the store's queue).
@@ -151,8 +153,8 @@ async fn a_sign_in_during_a_prune_is_written_after_one_batch_not_after_the_whole
     .await;
 
     assert_written_after_one_batch(&after_batches);
-    assert!(finish(take.unwrap().await).await.unwrap());
-    let (secret, _) = finish(create.unwrap().await).await.unwrap();
+    assert!(finish(take.unwrap().await.unwrap()).await.unwrap());
+    let (secret, _) = finish(create.unwrap().await.unwrap()).await.unwrap();
     assert!(auth.session(&secret).await.unwrap().is_some());
 }
 
@@ -186,7 +188,7 @@ async fn a_review_rule_during_a_prune_is_written_after_one_batch_not_after_the_w
     )
     .await;
     assert_written_after_one_batch(&after_batches);
-    let rule = finish(create.unwrap().await).await.unwrap();
+    let rule = finish(create.unwrap().await.unwrap()).await.unwrap();
 
     let mut revoke = None;
     let after_batches = prune_queueing(
@@ -207,5 +209,5 @@ async fn a_review_rule_during_a_prune_is_written_after_one_batch_not_after_the_w
     )
     .await;
     assert_written_after_one_batch(&after_batches);
-    assert!(finish(revoke.unwrap().await).await.unwrap());
+    assert!(finish(revoke.unwrap().await.unwrap()).await.unwrap());
 }

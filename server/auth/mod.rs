@@ -139,7 +139,7 @@ impl Auth {
             expires_at: row.expires_at,
         };
         self.db
-            .run(move |conn| Ok(WebSessionRow::insert(conn, &row)?))
+            .write(move |conn| Ok(WebSessionRow::insert(conn, &row)?))
             .await?;
         Ok((secret, session))
     }
@@ -251,7 +251,7 @@ impl Auth {
     pub async fn end_session(&self, session: &Session) -> Result<(), AuthError> {
         let digest = session.id_sha256.clone();
         self.db
-            .run(move |conn| Ok(WebSessionRow::delete(conn, &digest)?))
+            .write(move |conn| Ok(WebSessionRow::delete(conn, &digest)?))
             .await?;
         Ok(())
     }
@@ -265,7 +265,7 @@ impl Auth {
         let now = self.clock.now_ms();
         Ok(self
             .db
-            .run(move |conn| Ok(models::take_login_link(conn, &digest, now)?))
+            .write(move |conn| Ok(models::take_login_link(conn, &digest, now)?))
             .await?)
     }
 
@@ -290,7 +290,7 @@ impl Auth {
         let digest = sha256_hex(&token);
         let expires = self.clock.now_ms() + LOGIN_LINK_MINUTES * 60_000;
         self.db
-            .run(move |conn| Ok(models::insert_login_link(conn, &digest, expires)?))
+            .write(move |conn| Ok(models::insert_login_link(conn, &digest, expires)?))
             .await?;
         Ok(token)
     }

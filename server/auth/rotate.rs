@@ -75,7 +75,7 @@ pub async fn rotate(
 async fn store(db: &Db, tokens: &ApiTokens, token: &str, now: i64) -> Result<(), TokenError> {
     let digest = sha256_hex(token);
     let digests = db
-        .run(move |conn| {
+        .write(move |conn| {
             models::replace_api_tokens(conn, &digest, now)?;
             Ok(models::api_token_digests(conn)?)
         })

@@ -1,18 +1,21 @@
-//! The SQLite store: an r2d2 pool of diesel connections for reads, one writer connection,
-//! the pragmas every connection gets, embedded migrations, and [`Db::run`] / [`Db::write`],
-//! the ways to touch the database from async code (the closure runs on tokio's blocking pool,
-//! never on the executor).
+//! The SQLite store: an r2d2 pool of read-only diesel connections, one writer connection,
+//! the pragmas every connection gets, embedded migrations, and [`Db::run`] (reads) /
+//! [`Db::write`] (everything that changes the database), the ways to touch the database from
+//! async code (never on the executor).
 //!
 //! Why one writer: SQLite lets one connection write at a time, and a connection that finds
-//! the lock taken sleeps in its busy handler (1, 2, 5, 10 … ms) instead of queueing. Writes
-//! that go through [`Db::write`] are queued on a channel to one writer thread that owns the
-//! writer connection, so they run back to back without sleeping and without a thread
-//! hand-off per write. Reads take a permit before they go to the blocking pool, so no
+//! the lock taken sleeps in its busy handler (1, 2, 5, 10 … ms) instead of queueing. Every
+//! write goes through [`Db::write`], queued on a channel to one writer thread that owns the
+//! writer connection, so writes run back to back without sleeping and without a thread
+//! hand-off per write. The pool connections are opened with `PRAGMA query_only = ON`, so a
+//! write sent to [`Db::run`] by mistake fails at once ([`DbError::ReadOnly`]) instead of
+//! sleeping behind the writer. Reads take a permit before they go to the blocking pool, so no
 //! blocking thread is parked waiting for a pool connection (docs/stack.md §SQLite).
 //!
 //! WAL checkpoints run in the background: connections have automatic checkpoints off, and
 //! every [`CHECKPOINT_EVERY`] writes one passive checkpoint is started on a reader
-//! connection, off any request's path.
+//! connection, off any request's path (a checkpoint only copies committed pages into the
+//! database file, which `query_only` allows).
 
 pub mod approvals;
 pub mod models;
@@ -22,6 +25,9 @@ pub mod schema_check;
 pub mod sessions;
 
 pub mod sql;
+
+#[cfg(test)]
+mod tests;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -64,12 +70,34 @@ pub enum DbError {
     /// The writer thread stopped, or a write job panicked.
     #[error("the database writer failed")]
     Writer,
+    /// A job given to [`Db::run`] tried to change the database: pool connections are
+    /// read-only (`query_only`), writes belong on [`Db::write`]. A bug, never a user's error.
+    #[error("a write was sent to a read-only database connection")]
+    ReadOnly(#[source] diesel::result::Error),
+}
+
+/// SQLite's message for `SQLITE_READONLY`, which a `query_only` connection returns for any
+/// statement that would change the database (diesel keeps only the message, not the code).
+const READ_ONLY_MESSAGE: &str = "attempt to write a readonly database";
+
+impl DbError {
+    /// `self`, or [`DbError::ReadOnly`] when it is a reader refusing a write.
+    fn reader_error(self) -> DbError {
+        match self {
+            DbError::Query(diesel::result::Error::DatabaseError(kind, info))
+                if info.message() == READ_ONLY_MESSAGE =>
+            {
+                DbError::ReadOnly(diesel::result::Error::DatabaseError(kind, info))
+            }
+            other => other,
+        }
+    }
 }
 
 /// Reader connections in the pool (and readers running at once).
 const READERS: u32 = 4;
 
-/// Jobs between two background checkpoints. SQLite's own automatic checkpoint (off on our
+/// Write jobs between two background checkpoints. SQLite's own automatic checkpoint (off on our
 /// connections) runs every 1,000 pages inside whichever commit crosses the mark; a question
 /// writes a few pages in a few jobs, so this keeps the WAL at about the same few megabytes.
 pub const CHECKPOINT_EVERY: u64 = 256;
@@ -104,16 +132,20 @@ const CONNECTION_PRAGMAS: &str = "PRAGMA busy_timeout = 5000; PRAGMA foreign_key
      PRAGMA synchronous = NORMAL; PRAGMA secure_delete = ON; PRAGMA wal_autocheckpoint = 0; \
      PRAGMA journal_size_limit = 16777216;";
 
-/// Per-connection pragmas. WAL is set once at open (setting it per connection raced on fresh
-/// starts: docs/stack.md §SQLite). `secure_delete` makes SQLite overwrite deleted content with zeros,
-/// so a pruned prompt or answer is not left readable in free pages (retention then truncates
-/// the WAL, which still holds the old page images).
+/// Per-connection pragmas of the pool, which holds the readers. WAL is set once at open
+/// (setting it per connection raced on fresh starts: docs/stack.md §SQLite). `secure_delete`
+/// makes SQLite overwrite deleted content with zeros, so a pruned prompt or answer is not left
+/// readable in free pages (retention then truncates the WAL, which still holds the old page
+/// images). `query_only` makes the reader refuse any statement that would change the database;
+/// it still runs checkpoints, which only copy committed pages from the WAL into the database
+/// file (SQLite's documentation of the pragma), so the background checkpoint stays on a reader.
 #[derive(Debug, Clone, Copy)]
 struct Pragmas;
 
 impl CustomizeConnection<SqliteConnection, diesel::r2d2::Error> for Pragmas {
     fn on_acquire(&self, conn: &mut SqliteConnection) -> Result<(), diesel::r2d2::Error> {
         conn.batch_execute(CONNECTION_PRAGMAS)
+            .and_then(|()| conn.batch_execute("PRAGMA query_only = ON;"))
             .map_err(diesel::r2d2::Error::QueryError)
     }
 }
@@ -165,21 +197,25 @@ impl Db {
         })
     }
 
-    /// Runs `job` with a pooled connection on the blocking pool: for reads, and for writes of
-    /// code that has not moved to [`Db::write`] (they still work, SQLite's busy handler
-    /// orders them).
+    /// Runs the read-only `job` with a pooled reader connection on the blocking pool, once a
+    /// reader permit is free (one per pool connection). Readers run side by side and never wait
+    /// for the writer (WAL); a read sees every write whose [`Db::write`] has returned. Several
+    /// statements that must agree belong in one `conn.transaction`. The connection is
+    /// `query_only`: a statement that would change the database fails, so anything that writes
+    /// (INSERT, UPDATE, DELETE, DDL, `VACUUM INTO`, a read followed by a write) goes to
+    /// [`Db::write`]; a checkpoint, which only copies committed pages, may run here.
     ///
     /// # Errors
-    /// Whatever `job` returns, [`DbError::Pool`] when no connection is free, or
-    /// [`DbError::Join`] when the task panicked.
+    /// Whatever `job` returns, except that a write refused by the reader becomes
+    /// [`DbError::ReadOnly`]; [`DbError::Closed`] when the store is closing,
+    /// [`DbError::Pool`] when no connection is free in time, or [`DbError::Join`] when the
+    /// task panicked.
     pub async fn run<T, F>(&self, job: F) -> Result<T, DbError>
     where
         T: Send + 'static,
         F: FnOnce(&mut SqliteConnection) -> Result<T, DbError> + Send + 'static,
     {
-        let result = self.on_reader(job).await;
-        self.count_job();
-        result
+        self.on_reader(job).await.map_err(DbError::reader_error)
     }
 
     /// Runs `job` on a pool connection once a reader permit is free.
@@ -226,9 +262,8 @@ impl Db {
         }
     }
 
-    /// Counts a job; every [`CHECKPOINT_EVERY`] jobs starts a checkpoint. Jobs of [`Db::run`]
-    /// count too, because code outside the broker still writes through it (a checkpoint with
-    /// nothing to copy costs next to nothing).
+    /// Counts a write job; every [`CHECKPOINT_EVERY`] of them starts a checkpoint (reads add
+    /// nothing to the WAL, so they are not counted).
     fn count_job(&self) {
         if self.jobs.fetch_add(1, Ordering::Relaxed) + 1 >= CHECKPOINT_EVERY {
             self.checkpoint_in_background();

@@ -176,7 +176,7 @@ impl Reviewer {
         let run_for_db = run.clone();
         let started = self
             .db
-            .run(move |c| {
+            .write(move |c| {
                 Ok(approvals::approve_and_start(
                     c,
                     &approval,
@@ -264,7 +264,7 @@ impl Reviewer {
         let stored = run.clone();
         if let Err(e) = self
             .db
-            .run(move |c| Ok(approvals::finish_run(c, &stored, phase)?))
+            .write(move |c| Ok(approvals::finish_run(c, &stored, phase)?))
             .await
         {
             tracing::error!(error = %e, "cannot store a finished model run");
@@ -320,7 +320,7 @@ impl Reviewer {
         audit.response_digest = Some(digest_text(&result.to_string()));
         let done = self
             .db
-            .run(move |c| {
+            .write(move |c| {
                 Ok(approvals::decide_with_approval(
                     c,
                     &approval,
@@ -388,7 +388,7 @@ impl Reviewer {
         let from = from.to_vec();
         let done = self
             .db
-            .run(move |c| {
+            .write(move |c| {
                 Ok(approvals::decide_with_approval(
                     c,
                     &approval,
@@ -465,7 +465,7 @@ impl Reviewer {
         entry.request_digest = request_digest;
         entry.response_digest = response_digest;
         self.db
-            .run(move |c| Ok(approvals::append_audit(c, &entry)?))
+            .write(move |c| Ok(approvals::append_audit(c, &entry)?))
             .await
     }
 
@@ -478,7 +478,7 @@ impl Reviewer {
         let now = self.broker.now().timestamp_millis();
         Ok(self
             .db
-            .run(move |c| Ok(approvals::fail_interrupted_runs(c, now)?))
+            .write(move |c| Ok(approvals::fail_interrupted_runs(c, now)?))
             .await?
             .len())
     }

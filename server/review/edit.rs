@@ -144,7 +144,7 @@ impl Reviewer {
         let base = q.revision;
         if !self
             .db
-            .run(move |c| Ok(approvals::add_revision(c, base, &row)?))
+            .write(move |c| Ok(approvals::add_revision(c, base, &row)?))
             .await?
         {
             return Err(outdated(Stale::EditRevision));

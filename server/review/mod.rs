@@ -221,7 +221,7 @@ impl Reviewer {
             created_at: self.broker.now().timestamp_millis(),
         };
         self.db
-            .run(move |c| Ok(approvals::insert_revision(c, &row)?))
+            .write(move |c| Ok(approvals::insert_revision(c, &row)?))
             .await?;
         self.apply_rule(q, Step::Request).await
     }

@@ -130,7 +130,7 @@ impl Reviewer {
         };
         let row = rule.clone();
         self.db
-            .run(move |c| Ok(approvals::insert_rule(c, &row)?))
+            .write(move |c| Ok(approvals::insert_rule(c, &row)?))
             .await?;
         Ok(rule)
     }
@@ -200,7 +200,7 @@ impl Reviewer {
         let now = self.broker.now().timestamp_millis();
         Ok(self
             .db
-            .run(move |c| Ok(approvals::revoke_rule(c, &id, now)?))
+            .write(move |c| Ok(approvals::revoke_rule(c, &id, now)?))
             .await?)
     }
 

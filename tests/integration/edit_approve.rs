@@ -6,8 +6,8 @@ use mcp_consent::sampling::RoutingConfig;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::approvals::{FakeModel, app_with_models, hinted, phase_becomes};
 use crate::helpers::*;
+use crate::model_review::{FakeModel, app_with_models, hinted, phase_becomes};
 
 async fn approve_with(app: &TestApp, id: &str, body: Value) -> (StatusCode, Value) {
     let res = app

@@ -133,7 +133,7 @@ async fn every_outcome_is_counted_and_the_pending_gauge_returns_to_zero() {
     // Expire one question by moving its deadline into the past (no sleeping on a timer).
     let db = Db::open(&app.state.join("broker/broker.db")).unwrap();
     let id = expired.clone();
-    db.run(move |conn| {
+    db.write(move |conn| {
         diesel::sql_query("UPDATE questions SET expires_at = 0 WHERE id = ?")
             .bind::<diesel::sql_types::Text, _>(&id)
             .execute(conn)?;

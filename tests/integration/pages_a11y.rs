@@ -7,8 +7,10 @@ use mcp_consent::sampling::RoutingConfig;
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::approvals::{FakeModel, app_with_models, decide, hinted, phase_becomes, weather_round};
 use crate::helpers::*;
+use crate::model_review::{
+    FakeModel, app_with_models, decide, hinted, phase_becomes, weather_round,
+};
 
 #[tokio::test]
 async fn a_form_page_has_a_skip_link_a_named_dialog_and_an_escape_confirmation() {

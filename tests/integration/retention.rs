@@ -15,7 +15,7 @@ const DAY: i64 = 86_400_000;
 
 async fn decide_at(db: &Db, id: &str, decided_at: i64) {
     let id = id.to_owned();
-    db.run(move |conn| {
+    db.write(move |conn| {
         diesel::sql_query("UPDATE questions SET decided_at = ? WHERE id = ?")
             .bind::<BigInt, _>(decided_at)
             .bind::<Text, _>(&id)
@@ -27,7 +27,7 @@ async fn decide_at(db: &Db, id: &str, decided_at: i64) {
 }
 
 /// A declined question (terminal) and its id.
-async fn decided(app: &TestApp, n: i64) -> String {
+pub(crate) async fn decided(app: &TestApp, n: i64) -> String {
     let id = app.open_ok(form_request(n)).await;
     app.answer(&id, json!({"action": "decline"})).await;
     id
@@ -37,7 +37,7 @@ async fn exists(app: &TestApp, id: &str) -> bool {
     app.get(&format!("/api/v1/questions/{id}")).await.status() == reqwest::StatusCode::OK
 }
 
-fn policy(max_age_days: u64, max_terminal: u64) -> Retention {
+pub(crate) fn policy(max_age_days: u64, max_terminal: u64) -> Retention {
     Retention {
         max_age_days,
         max_terminal,
@@ -119,7 +119,7 @@ async fn count_bound_keeps_the_newest_by_decision_time_then_id() {
 }
 
 /// Adds `count` copies of question `template` (decided as it was) with ids `copy-<n>`.
-async fn copy_question(db: &Db, template: &str, count: i64) {
+pub(crate) async fn copy_question(db: &Db, template: &str, count: i64) {
     let template = template.to_owned();
     db.write(move |conn| {
         conn.immediate_transaction(|c| {
@@ -142,9 +142,9 @@ async fn copy_question(db: &Db, template: &str, count: i64) {
 }
 
 #[derive(diesel::QueryableByName)]
-struct Count {
+pub(crate) struct Count {
     #[diesel(sql_type = BigInt)]
-    n: i64,
+    pub(crate) n: i64,
 }
 
 #[tokio::test]

@@ -5,30 +5,16 @@
 use std::time::Duration;
 
 use mcp_consent::config::Config;
-use mcp_consent::sampling::{ModelConfig, ProviderKind, RoutingConfig};
+use mcp_consent::sampling::{ModelConfig, RoutingConfig};
 use reqwest::{Client, StatusCode};
 use serde_json::{Value, json};
 
 use crate::helpers::*;
+use crate::model_review::model;
 
 /// A model whose API nobody listens on (port 1 on loopback): every run of it fails.
 fn dead_model(id: &str) -> ModelConfig {
-    ModelConfig {
-        id: id.to_owned(),
-        provider: ProviderKind::Openai,
-        base_url: "http://127.0.0.1:1/v1/".to_owned(),
-        api_key_env: None,
-        api_key_file: None,
-        input_usd_per_mtok: 1.0,
-        output_usd_per_mtok: 4.0,
-        speed: 0.5,
-        intelligence: 0.5,
-        tools: false,
-        images: false,
-        audio: false,
-        aliases: vec![],
-        servers: None,
-    }
+    model(id, "http://127.0.0.1:1/v1/", false, 1.0)
 }
 
 async fn app_with(models: Vec<ModelConfig>) -> TestApp {
@@ -186,11 +172,7 @@ async fn hand_written_answers_and_declines_of_sampling_are_audited() {
 
 /// A model that would answer, priced at `usd_per_mtok` for input (4× for output).
 fn priced_model(id: &str, usd_per_mtok: f64) -> ModelConfig {
-    ModelConfig {
-        input_usd_per_mtok: usd_per_mtok,
-        output_usd_per_mtok: usd_per_mtok * 4.0,
-        ..dead_model(id)
-    }
+    model(id, "http://127.0.0.1:1/v1/", false, usd_per_mtok)
 }
 
 #[tokio::test]

@@ -265,7 +265,7 @@ async fn write_upgrade_fixture() {
     let _ = std::fs::remove_file(&db_path);
     let db = mcp_consent::db::Db::open(&app.state.join("broker/broker.db")).unwrap();
     let target = db_path.to_str().unwrap().to_owned();
-    db.run(move |c| {
+    db.write(move |c| {
         use diesel::RunQueryDsl;
         diesel::sql_query(format!("VACUUM INTO '{target}'")).execute(c)?;
         Ok(())

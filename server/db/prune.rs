@@ -7,8 +7,10 @@
 //! (a filter the index cannot answer, or an `ORDER BY` it does not provide, would make every
 //! batch scan and sort everything left: quadratic over a large prune). Deleted rows leave the
 //! index, so the next batch starts where the last one ended without carrying a position.
+//! And the end of a run: truncating the WAL without making the writer wait for readers.
 
-use diesel::sql_types::{BigInt, Text};
+use diesel::connection::SimpleConnection;
+use diesel::sql_types::{BigInt, Integer, Text};
 use diesel::{QueryResult, QueryableByName, RunQueryDsl, SqliteConnection};
 
 use crate::domain::State;
@@ -95,4 +97,35 @@ pub fn delete_audit(conn: &mut SqliteConnection, cutoff: i64, limit: i64) -> Que
     .bind::<BigInt, _>(cutoff)
     .bind::<BigInt, _>(limit)
     .execute(conn)
+}
+
+/// What `PRAGMA wal_checkpoint` reports first: whether it was blocked.
+#[derive(Debug, Clone, Copy, QueryableByName)]
+struct Checkpoint {
+    #[diesel(sql_type = Integer)]
+    busy: i32,
+}
+
+/// What `PRAGMA busy_timeout` reports: the connection's timeout, in milliseconds.
+#[derive(Debug, Clone, Copy, QueryableByName)]
+struct BusyTimeout {
+    #[diesel(sql_type = Integer)]
+    timeout: i32,
+}
+
+/// One attempt at copying the whole WAL into the database file and truncating it to nothing,
+/// without waiting: the connection's `busy_timeout` is 0 for the attempt (and restored after),
+/// so when a reader still uses an older snapshot, or a checkpoint on a reader is running, it
+/// returns `false` at once instead of holding the writer, and every write queued behind it, in
+/// SQLite's busy handler. Returns `true` when the WAL was emptied.
+///
+/// # Errors
+/// Any SQLite error other than being blocked.
+pub fn try_truncate_wal(conn: &mut SqliteConnection) -> QueryResult<bool> {
+    let before = diesel::sql_query("PRAGMA busy_timeout").get_result::<BusyTimeout>(conn)?;
+    conn.batch_execute("PRAGMA busy_timeout = 0;")?;
+    let attempt =
+        diesel::sql_query("PRAGMA wal_checkpoint(TRUNCATE)").get_result::<Checkpoint>(conn);
+    conn.batch_execute(&format!("PRAGMA busy_timeout = {};", before.timeout))?;
+    Ok(attempt?.busy == 0)
 }

@@ -70,3 +70,56 @@ async fn a_reader_still_checkpoints_the_wal() {
     assert!(done.log > 0, "the writes are in the WAL: {done:?}");
     assert_eq!(done.checkpointed, done.log, "all of it copied: {done:?}");
 }
+
+/// A truncating checkpoint blocked by a reader's older snapshot returns at once, even with a
+/// busy timeout of an hour on the writer, and leaves the writer's timeout as it was; once the
+/// reader is done, the next attempt empties the WAL.
+#[tokio::test]
+async fn a_blocked_wal_truncation_returns_at_once_and_succeeds_after_the_reader() {
+    use diesel::Connection;
+    let (tmp, db) = open();
+    db.write(|c| Ok(c.batch_execute("PRAGMA busy_timeout = 3600000;")?))
+        .await
+        .unwrap();
+    db.write(|c| Ok(models::insert_api_token(c, "a", 1)?))
+        .await
+        .unwrap();
+    let path = tmp.path().join("broker.db");
+    let mut reader = diesel::SqliteConnection::establish(path.to_str().unwrap()).unwrap();
+    reader
+        .batch_execute("BEGIN; SELECT count(*) FROM api_tokens;")
+        .unwrap();
+    db.write(|c| Ok(models::insert_api_token(c, "b", 2)?))
+        .await
+        .unwrap();
+
+    let blocked = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        db.write(|c| Ok(super::prune::try_truncate_wal(c)?)),
+    )
+    .await
+    .expect("the attempt waited for the reader");
+    assert!(
+        !blocked.unwrap(),
+        "the reader's snapshot still needs the WAL"
+    );
+    #[derive(QueryableByName)]
+    struct Timeout {
+        #[diesel(sql_type = Integer)]
+        timeout: i32,
+    }
+    let kept = db
+        .write(|c| Ok(diesel::sql_query("PRAGMA busy_timeout").get_result::<Timeout>(c)?))
+        .await
+        .unwrap();
+    assert_eq!(kept.timeout, 3_600_000);
+
+    reader.batch_execute("COMMIT;").unwrap();
+    let done = db
+        .write(|c| Ok(super::prune::try_truncate_wal(c)?))
+        .await
+        .unwrap();
+    assert!(done);
+    let wal = std::fs::metadata(tmp.path().join("broker.db-wal")).unwrap();
+    assert_eq!(wal.len(), 0, "truncated to nothing");
+}

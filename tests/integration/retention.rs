@@ -8,6 +8,7 @@ use mcp_consent::db::Db;
 use mcp_consent::jobs::retention::{BATCH, Pruned, prune_once, prune_with};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use crate::helpers::*;
 
@@ -224,4 +225,69 @@ async fn the_prune_command_reports_what_it_removed() {
         text.contains("pruned 1 questions") && text.contains("beyond the newest 0"),
         "{text}"
     );
+}
+
+/// A reader still on a snapshot from before the prune when the run ends: the WAL cannot be
+/// truncated yet, and the run does not make the writer wait for the reader (a write queued then
+/// goes through while the reader holds on, even with a busy timeout of an hour on the writer);
+/// the run tries again, and once the reader is done the WAL is truncated to nothing.
+#[tokio::test]
+async fn a_reader_in_the_way_of_the_wal_truncation_holds_up_no_write() {
+    use diesel::Connection;
+    use diesel::connection::SimpleConnection;
+    let app = spawn_app().await;
+    let path = app.state.join("broker/broker.db");
+    let db = Db::open(&path).unwrap();
+    db.write(|c| Ok(c.batch_execute("PRAGMA busy_timeout = 3600000;")?))
+        .await
+        .unwrap();
+    let template = decided(&app, 1).await;
+    copy_question(&db, &template, BATCH).await;
+    let mut reader = diesel::SqliteConnection::establish(path.to_str().unwrap()).unwrap();
+    reader
+        .batch_execute("BEGIN; SELECT count(*) FROM questions;")
+        .unwrap();
+
+    let pruning = {
+        let db = db.clone();
+        tokio::spawn(async move {
+            prune_with(
+                &db,
+                &policy(30, 0),
+                chrono::Utc::now().timestamp_millis(),
+                |_| {},
+            )
+            .await
+        })
+    };
+    let gone = eventually(Duration::from_secs(30), || async {
+        let left = db
+            .run(|c| {
+                Ok(diesel::sql_query("SELECT count(*) AS n FROM questions")
+                    .get_result::<Count>(c)?)
+            })
+            .await
+            .unwrap();
+        (left.n == 0).then_some(())
+    })
+    .await;
+    assert!(gone.is_some(), "the batches ran");
+    let written = tokio::time::timeout(
+        Duration::from_secs(60),
+        db.write(|c| Ok(mcp_consent::db::models::insert_api_token(c, "probe", 1)?)),
+    )
+    .await
+    .expect("a write waited for the truncation");
+    written.unwrap();
+    assert!(
+        !pruning.is_finished(),
+        "the run waits for the reader to truncate"
+    );
+
+    reader.batch_execute("COMMIT;").unwrap();
+    let report = pruning.await.unwrap().unwrap();
+    assert!(report.wal_truncated);
+    assert_eq!(report.by_count, BATCH as usize + 1);
+    let wal = std::fs::metadata(app.state.join("broker/broker.db-wal")).unwrap();
+    assert_eq!(wal.len(), 0, "truncated to nothing");
 }

@@ -70,6 +70,9 @@ pub enum DbError {
     /// The writer thread stopped, or a write job panicked.
     #[error("the database writer failed")]
     Writer,
+    /// The database file could not be flushed to disk.
+    #[error("cannot sync the database file")]
+    Sync(#[source] std::io::Error),
     /// A job given to [`Db::run`] tried to change the database: pool connections are
     /// read-only (`query_only`), writes belong on [`Db::write`]. A bug, never a user's error.
     #[error("a write was sent to a read-only database connection")]
@@ -161,6 +164,8 @@ pub struct Db {
     /// Jobs since the last checkpoint started, and whether one is running.
     jobs: Arc<AtomicU64>,
     checkpointing: Arc<AtomicBool>,
+    /// The database file, for [`Db::sync_file`].
+    path: Arc<std::path::PathBuf>,
 }
 
 impl Db {
@@ -194,7 +199,24 @@ impl Db {
             writer,
             jobs: Arc::default(),
             checkpointing: Arc::default(),
+            path: Arc::new(path.to_owned()),
         })
+    }
+
+    /// Flushes the database file's written pages to disk (`fsync`) on the blocking pool, away
+    /// from the writer: a checkpoint that must sync the file afterwards (the truncating one of
+    /// retention, which holds off every write while it runs) then finds little left to flush.
+    ///
+    /// # Errors
+    /// [`DbError::Sync`] when the file cannot be opened or synced, [`DbError::Join`].
+    pub async fn sync_file(&self) -> Result<(), DbError> {
+        let path = self.path.clone();
+        tokio::task::spawn_blocking(move || {
+            std::fs::File::open(path.as_path())
+                .and_then(|f| f.sync_data())
+                .map_err(DbError::Sync)
+        })
+        .await?
     }
 
     /// Runs the read-only `job` with a pooled reader connection on the blocking pool, once a

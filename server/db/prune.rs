@@ -99,11 +99,36 @@ pub fn delete_audit(conn: &mut SqliteConnection, cutoff: i64, limit: i64) -> Que
     .execute(conn)
 }
 
-/// What `PRAGMA wal_checkpoint` reports first: whether it was blocked.
+/// What `PRAGMA wal_checkpoint` reports: whether it was blocked (another checkpoint running,
+/// or for a truncating one a reader on an older snapshot), the WAL's frames, and how many of
+/// them are in the database file now.
 #[derive(Debug, Clone, Copy, QueryableByName)]
-struct Checkpoint {
+pub struct Checkpoint {
+    /// 1 when the checkpoint could not do all it was asked to.
     #[diesel(sql_type = Integer)]
-    busy: i32,
+    pub busy: i32,
+    /// Frames in the WAL (-1 when the database is not in WAL mode).
+    #[diesel(sql_type = Integer)]
+    pub log: i32,
+    /// Frames of it copied into the database file.
+    #[diesel(sql_type = Integer)]
+    pub checkpointed: i32,
+}
+
+impl Checkpoint {
+    /// Frames of the WAL not yet copied into the database file.
+    pub fn left(&self) -> i32 {
+        self.log.saturating_sub(self.checkpointed).max(0)
+    }
+}
+
+/// A passive checkpoint: copies what no reader still needs from the WAL into the database
+/// file, without waiting for (or blocking) anyone; safe on a `query_only` reader.
+///
+/// # Errors
+/// Any SQLite error.
+pub fn passive_checkpoint(conn: &mut SqliteConnection) -> QueryResult<Checkpoint> {
+    diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)").get_result::<Checkpoint>(conn)
 }
 
 /// What `PRAGMA busy_timeout` reports: the connection's timeout, in milliseconds.

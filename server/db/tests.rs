@@ -40,16 +40,6 @@ async fn a_write_on_a_reader_fails_and_changes_nothing() {
     assert_eq!(digests.unwrap(), ["b"]);
 }
 
-#[derive(QueryableByName, Debug)]
-struct Checkpoint {
-    #[diesel(sql_type = Integer)]
-    busy: i32,
-    #[diesel(sql_type = Integer)]
-    log: i32,
-    #[diesel(sql_type = Integer)]
-    checkpointed: i32,
-}
-
 /// `query_only` still lets a reader checkpoint: the background checkpoint and retention's
 /// passive one copy the WAL into the database file from a reader.
 #[tokio::test]
@@ -61,9 +51,7 @@ async fn a_reader_still_checkpoints_the_wal() {
             .unwrap();
     }
     let done = db
-        .run(|c| {
-            Ok(diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)").get_result::<Checkpoint>(c)?)
-        })
+        .run(|c| Ok(super::prune::passive_checkpoint(c)?))
         .await
         .unwrap();
     assert_eq!(done.busy, 0, "{done:?}");

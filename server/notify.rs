@@ -320,47 +320,48 @@ mod tests {
             server: "everything".into(),
             kind,
         };
-        let body = |kind, count, lang| Shown::of(&n(kind), count, lang).body;
-        assert_eq!(body(Kind::Form, 1, Lang::En), "everything asks for input");
-        assert_eq!(
-            body(Kind::Sampling, 1, Lang::En),
-            "everything asks to run a model"
-        );
-        assert_eq!(
-            body(Kind::Url, 1, Lang::En),
-            "everything asks you to open a link"
-        );
-        assert_eq!(body(Kind::Url, 3, Lang::En), "3 questions are waiting");
-        assert_eq!(body(Kind::Form, 1, Lang::ZhCn), "everything 请你填写信息");
-        assert_eq!(
-            body(Kind::Sampling, 1, Lang::ZhCn),
-            "everything 请求运行一个模型"
-        );
-        assert_eq!(
-            body(Kind::Url, 1, Lang::ZhCn),
-            "everything 请你打开一个链接"
-        );
-        assert_eq!(body(Kind::Form, 3, Lang::ZhCn), "3 个问题正在等待");
-        assert_eq!(
-            body(Kind::Form, 1, Lang::PtBr),
-            "everything pede informações"
-        );
-        assert_eq!(
-            body(Kind::Sampling, 1, Lang::PtBr),
-            "everything pede para rodar um modelo"
-        );
-        assert_eq!(
-            body(Kind::Url, 1, Lang::PtBr),
-            "everything pede que você abra um link"
-        );
-        assert_eq!(
-            body(Kind::Form, 3, Lang::PtBr),
-            "3 perguntas estão esperando"
-        );
-        assert_eq!(
-            body(Kind::Form, 1200, Lang::PtBr),
-            "1.200 perguntas estão esperando"
-        );
+        let expected = [
+            (Kind::Form, 1, Lang::En, "everything asks for input"),
+            (
+                Kind::Sampling,
+                1,
+                Lang::En,
+                "everything asks to run a model",
+            ),
+            (Kind::Url, 1, Lang::En, "everything asks you to open a link"),
+            (Kind::Url, 3, Lang::En, "3 questions are waiting"),
+            (Kind::Form, 1, Lang::ZhCn, "everything 请你填写信息"),
+            (Kind::Sampling, 1, Lang::ZhCn, "everything 请求运行一个模型"),
+            (Kind::Url, 1, Lang::ZhCn, "everything 请你打开一个链接"),
+            (Kind::Form, 3, Lang::ZhCn, "3 个问题正在等待"),
+            (Kind::Form, 1, Lang::PtBr, "everything pede informações"),
+            (
+                Kind::Sampling,
+                1,
+                Lang::PtBr,
+                "everything pede para rodar um modelo",
+            ),
+            (
+                Kind::Url,
+                1,
+                Lang::PtBr,
+                "everything pede que você abra um link",
+            ),
+            (Kind::Form, 3, Lang::PtBr, "3 perguntas estão esperando"),
+            (
+                Kind::Form,
+                1200,
+                Lang::PtBr,
+                "1.200 perguntas estão esperando",
+            ),
+        ];
+        for (kind, count, lang, text) in expected {
+            assert_eq!(
+                Shown::of(&n(kind), count, lang).body,
+                text,
+                "{kind:?} ×{count} in {lang:?}"
+            );
+        }
         assert_eq!(Shown::of(&n(Kind::Url), 1, Lang::PtBr).title, "mcp-consent");
     }
 

@@ -21,19 +21,20 @@ use serde_json::value::RawValue;
 use super::members::Members;
 pub use super::members::has_folded_member;
 
-/// One message, as far as routing needs it. Raw members borrow the line.
+/// One message, as far as routing needs it. Raw members are the JSON text of their values,
+/// borrowed from the line (already judged valid JSON).
 #[derive(Debug, Clone)]
 pub struct Envelope<'a> {
     /// `id` (absent for notifications; JSON `null` is kept as a present `null`).
-    pub id: Option<&'a RawValue>,
+    pub id: Option<&'a str>,
     /// `method`, for requests and notifications.
     pub method: Option<Cow<'a, str>>,
     /// `params`, raw.
-    pub params: Option<&'a RawValue>,
+    pub params: Option<&'a str>,
     /// `result`, raw.
-    pub result: Option<&'a RawValue>,
+    pub result: Option<&'a str>,
     /// `error`, raw.
-    pub error: Option<&'a RawValue>,
+    pub error: Option<&'a str>,
 }
 
 /// What one line is, for the proxy.
@@ -73,10 +74,10 @@ impl<'a> Envelope<'a> {
     fn from_members(m: &Members<'a, 6>) -> Option<Self> {
         let method = match m.get(METHOD) {
             None => None,
-            Some(raw) => Some(match serde_json::from_str::<&'a str>(raw.get()) {
-                Ok(plain) => Cow::Borrowed(plain),
-                // Escapes in the name: decoded into an owned string.
-                Err(_) => Cow::Owned(serde_json::from_str::<String>(raw.get()).ok()?),
+            Some(raw) => Some(match plain_string(raw) {
+                Some(plain) => Cow::Borrowed(plain),
+                // Escapes in the name (or not a string): decoded into an owned string.
+                None => Cow::Owned(serde_json::from_str::<String>(raw).ok()?),
             }),
         };
         // A JSON `null` reads as absent; an explicit `"id": null` on a request must stay
@@ -96,7 +97,7 @@ impl<'a> Envelope<'a> {
     /// The id in canonical JSON text (so `1`, `1.0`-free and escaped strings compare equal),
     /// the key the proxy tracks requests by.
     pub fn id_key(&self) -> Option<String> {
-        self.id.map(|raw| id_key(raw.get()))
+        self.id.map(id_key)
     }
 
     /// `method` as a plain string slice.
@@ -112,8 +113,15 @@ impl<'a> Envelope<'a> {
     }
 }
 
+/// The text of a JSON string given as valid JSON text, when it has no escapes (then it is the
+/// text between the quotes); `None` for anything else.
+fn plain_string(raw: &str) -> Option<&str> {
+    let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
+    (!inner.contains('\\')).then_some(inner)
+}
+
 /// The id `null`, for a request that spelled it out.
-const NULL_ID: &RawValue = RawValue::NULL;
+const NULL_ID: &str = "null";
 
 /// The member names of the envelope, and the index of each.
 pub const ENVELOPE_MEMBERS: [&str; 6] = ["jsonrpc", "id", "method", "params", "result", "error"];

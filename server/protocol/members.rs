@@ -1,7 +1,9 @@
 //! Reading the named members of one JSON object in a single pass.
 //!
 //! The proxy judges every line by a handful of top-level members (the JSON-RPC envelope; the
-//! head of a `result` or an `error`). Each value stays borrowed raw text, so nothing is copied
+//! head of a `result` or an `error`). A strict reader of our own answers first
+//! ([`super::scan`]); what it does not decide is read with serde_json. Each value stays
+//! borrowed raw text (valid JSON, as `RawValue::get` would give it), so nothing is copied
 //! and nesting of any depth is fine (serde_json skips raw values without recursion), and the
 //! same pass notices what would make exact names misleading: a known member given twice
 //! (hosts disagree on which copy wins) and a member whose name is not one of the known ones
@@ -20,7 +22,8 @@ use serde_json::value::RawValue;
 /// `Option`.
 #[derive(Debug, Clone)]
 pub struct Members<'a, const N: usize> {
-    values: [Option<&'a RawValue>; N],
+    /// Each known member's value as raw JSON text.
+    values: [Option<&'a str>; N],
     /// Known members that were present with the value `null`.
     nulls: [bool; N],
 }
@@ -46,6 +49,14 @@ impl<'a, const N: usize> Members<'a, N> {
     /// [`MembersError`] when `text` is not an object (or has trailing data), a known member
     /// is duplicated, or another member's name folds to a known one.
     pub fn read(text: &'a str, known: &[&str; N]) -> Result<Self, MembersError> {
+        match super::scan::members(text, known) {
+            Some((values, nulls)) => Ok(Members { values, nulls }),
+            None => Self::by_serde(text, known),
+        }
+    }
+
+    /// [`Members::read`] by serde_json alone: what decides whenever the fast reader defers.
+    fn by_serde(text: &'a str, known: &[&str; N]) -> Result<Self, MembersError> {
         let mut de = serde_json::Deserializer::from_str(text);
         let members = (&mut de)
             .deserialize_map(Reader { known })
@@ -54,8 +65,8 @@ impl<'a, const N: usize> Members<'a, N> {
         Ok(members)
     }
 
-    /// The raw value of the `i`-th known member, `None` when absent or `null`.
-    pub fn get(&self, i: usize) -> Option<&'a RawValue> {
+    /// The raw JSON text of the `i`-th known member's value, `None` when absent or `null`.
+    pub fn get(&self, i: usize) -> Option<&'a str> {
         self.values.get(i).copied().flatten()
     }
 
@@ -135,8 +146,8 @@ impl<'de, const N: usize> Visitor<'de> for Reader<'_, N> {
                         continue;
                     }
                     seen[i] = true;
-                    let raw = map.next_value_seed(Borrowed)?;
-                    if raw.get() == "null" {
+                    let raw = map.next_value_seed(Borrowed)?.get();
+                    if raw == "null" {
                         members.nulls[i] = true;
                     } else {
                         members.values[i] = Some(raw);
@@ -176,8 +187,8 @@ mod tests {
     #[test]
     fn reads_known_members_raw_and_skips_the_rest() {
         let m = Members::read(r#"{"x":[1,{"y":2}],"id":7,"result":{"a":"b"}}"#, &KNOWN).unwrap();
-        assert_eq!(m.get(0).map(RawValue::get), Some("7"));
-        assert_eq!(m.get(1).map(RawValue::get), Some(r#"{"a":"b"}"#));
+        assert_eq!(m.get(0), Some("7"));
+        assert_eq!(m.get(1), Some(r#"{"a":"b"}"#));
     }
 
     #[test]
@@ -210,5 +221,121 @@ mod tests {
         assert!(!folds_to_known("result", &KNOWN));
         assert!(has_folded_member(r#"{"iD":1}"#, &KNOWN));
         assert!(!has_folded_member(r#"{"other":1}"#, &KNOWN));
+    }
+
+    /// The envelope's names, as the proxy reads every line.
+    const ENVELOPE: [&str; 6] = ["jsonrpc", "id", "method", "params", "result", "error"];
+
+    /// Lines of the shapes the proxy sees, valid JSON all (the last few defer to serde_json).
+    const SEEDS: [&str; 9] = [
+        r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x y"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"hi\n\"there\" \u00e9 \/"}}],"maxTokens":100}}"#,
+        " { \"id\" : \"abc\" , \"result\" : { \"tools\" : [ 1 , -2.5e+3 , true , false , null , [ ] , { } ] } } \n",
+        "{\"id\":null,\"error\":{\"code\":-32042,\"message\":\"m\",\"data\":{\"elicitations\":[]}}}\n",
+        r#"{"jsonrpc":"2.0","id":0,"result":{"resultType":"input_required","inputRequests":{"a":{"method":"elicitation/create","params":{}}},"requestState":"s"}}"#,
+        r#"{"method":"x","params":[[[[[[1]]]]],{"a":{"b":{"c":[0.5,1E9,-0,0.0e-0]}}}]}"#,
+        r#"{}"#,
+        r#"{"id":2,"result":{"text":"\ud83d\ude00"}}"#,
+        "{\"m\u{e9}thod\":1,\"id\":3}",
+    ];
+
+    /// The fast reader and serde_json on one text: where the fast one answers, serde_json
+    /// accepts it and finds the same members with the same raw text. Counts the answers.
+    fn agree(text: &str, answered: &mut usize) {
+        let Some((values, nulls)) = crate::protocol::scan::members(text, &ENVELOPE) else {
+            return;
+        };
+        let slow = Members::by_serde(text, &ENVELOPE).unwrap_or_else(|e| {
+            panic!("the fast reader accepted what serde_json refuses ({e}): {text:?}")
+        });
+        for i in 0..ENVELOPE.len() {
+            assert_eq!(values[i], slow.get(i), "{text:?}, {}", ENVELOPE[i]);
+            assert_eq!(nulls[i], slow.is_null(i), "{text:?}, null {}", ENVELOPE[i]);
+        }
+        *answered += 1;
+    }
+
+    #[test]
+    fn the_fast_reader_answers_common_lines_as_serde_json_does() {
+        let mut answered = 0;
+        for seed in SEEDS {
+            agree(seed, &mut answered);
+        }
+        // Everything but the escaped surrogate pair and the non-ASCII key.
+        assert_eq!(answered, SEEDS.len() - 2);
+    }
+
+    #[test]
+    fn the_fast_reader_never_accepts_a_mutation_serde_json_refuses() {
+        // Insertions, deletions and replacements of what JSON and its readers trip on.
+        const PIECES: [&str; 40] = [
+            "\"",
+            "\\",
+            "{",
+            "}",
+            "[",
+            "]",
+            ",",
+            ":",
+            " ",
+            "\n",
+            "\t",
+            "0",
+            "1",
+            "-",
+            "+",
+            ".",
+            "e",
+            "n",
+            "u",
+            "l",
+            "t",
+            "\u{0}",
+            "\u{1f}",
+            "\u{7f}",
+            "\u{e9}",
+            "\u{17f}",
+            "\u{212a}",
+            "\\u",
+            "\\ud800",
+            "\\udc00",
+            "\\u0041",
+            "ID",
+            "\"id\":1,",
+            "\"method\":\"m\",",
+            "null",
+            "true",
+            "1e",
+            "01",
+            "-0",
+            ".5",
+        ];
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut below = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let mut answered = 0;
+        for _ in 0..100_000 {
+            let mut text = SEEDS[below(SEEDS.len())].to_owned();
+            for _ in 0..=below(3) {
+                let at = text
+                    .char_indices()
+                    .map(|(i, _)| i)
+                    .nth(below(text.chars().count().max(1)))
+                    .unwrap_or(0);
+                let end = text[at..].chars().next().map_or(at, |c| at + c.len_utf8());
+                match below(3) {
+                    0 => text.insert_str(at, PIECES[below(PIECES.len())]),
+                    1 => text.replace_range(at..end, ""),
+                    _ => text.replace_range(at..end, PIECES[below(PIECES.len())]),
+                }
+            }
+            agree(&text, &mut answered);
+        }
+        // The mutations must also reach the fast reader's answers, not only its deferrals.
+        assert!(answered > 10_000, "{answered}");
     }
 }

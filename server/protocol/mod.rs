@@ -8,6 +8,7 @@ pub mod jsonrpc;
 pub mod members;
 pub mod mrtr;
 pub mod sampling;
+mod scan;
 pub mod url_safety;
 
 use serde::Serialize;

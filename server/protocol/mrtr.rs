@@ -86,12 +86,12 @@ fn raw(value: &impl serde::Serialize) -> Box<RawValue> {
 /// [`crate::protocol::members::has_folded_member`]). Deliberately broader than the schema: a
 /// host could act on any of them whatever the `resultType` says (the Python SDK 2.3 retries on
 /// a bare `requestState`).
-pub fn is_input_required(result: &RawValue) -> bool {
-    match members::Members::read(result.get(), &RESULT_MEMBERS) {
+pub fn is_input_required(result: &str) -> bool {
+    match members::Members::read(result, &RESULT_MEMBERS) {
         Ok(head) => {
             // A `resultType` that is not a string cannot be read unambiguously: asking.
             head.get(0).is_some_and(|t| {
-                serde_json::from_str::<String>(t.get()).map_or(true, |t| t == INPUT_REQUIRED)
+                serde_json::from_str::<String>(t).map_or(true, |t| t == INPUT_REQUIRED)
             }) || head.get(1).is_some()
                 || head.get(2).is_some()
         }
@@ -255,14 +255,14 @@ pub fn error_object(code: i64, message: &str) -> Value {
 /// numerically -32042 however it is written (`-32042`, `-32042.0`, `-3.2042e4`, `"-32042"`),
 /// or the code cannot be read unambiguously (duplicated, or a member whose name folds to
 /// `code`). Fails closed: such an error is never handed to a host with its URLs.
-pub fn is_url_elicitation_required(error: &RawValue) -> bool {
-    let code = match members::Members::read(error.get(), &["code", "message", "data"]) {
+pub fn is_url_elicitation_required(error: &str) -> bool {
+    let code = match members::Members::read(error, &["code", "message", "data"]) {
         Ok(head) => head.get(0),
         Err(MembersError::NotAnObject) => return false,
         Err(MembersError::Duplicated | MembersError::FoldedTwin) => return true,
     };
     let Some(code) = code else { return false };
-    let number = match serde_json::from_str::<Value>(code.get()) {
+    let number = match serde_json::from_str::<Value>(code) {
         Ok(Value::Number(n)) => n.as_f64(),
         Ok(Value::String(s)) => s.trim().parse::<f64>().ok(),
         _ => None,
@@ -285,9 +285,9 @@ pub fn required_url_elicitations(error: &RawValue) -> Vec<Value> {
 
 /// A `-32042` error without the URLs: `data.elicitations` removed, so the host has nothing to
 /// show on its own; `code` and `message` kept.
-pub fn without_elicitations(error: &RawValue) -> Value {
+pub fn without_elicitations(error: &str) -> Value {
     let fallback = || error_object(URL_ELICITATION_REQUIRED, "URL elicitation required");
-    let Ok(mut error) = serde_json::from_str::<Value>(error.get()) else {
+    let Ok(mut error) = serde_json::from_str::<Value>(error) else {
         return fallback();
     };
     let Some(object) = error.as_object_mut() else {
@@ -309,17 +309,20 @@ pub fn without_elicitations(error: &RawValue) -> Value {
 
 /// `params._meta` protocol version and client capabilities of a 2026-07-28 request line, or
 /// `None` when the request carries no `_meta` protocol version.
-pub fn meta_of(params: &RawValue) -> Option<(String, Value)> {
+pub fn meta_of(params: &str) -> Option<(String, Value)> {
     // One pass that copies nothing (tool arguments can be large); a params object that exact
     // names cannot read (a duplicated or case-folded `_meta`) is read as serde would, last
     // copy winning, which is what the rewrite of it sends on.
-    let meta_raw = match members::Members::read(params.get(), &["_meta"]) {
-        Ok(head) => head.get(0)?.to_owned(),
-        Err(_) => serde_json::from_str::<Members>(params.get())
-            .ok()?
-            .swap_remove("_meta")?,
+    let meta: Members = match members::Members::read(params, &["_meta"]) {
+        Ok(head) => serde_json::from_str(head.get(0)?).ok()?,
+        Err(_) => serde_json::from_str(
+            serde_json::from_str::<Members>(params)
+                .ok()?
+                .swap_remove("_meta")?
+                .get(),
+        )
+        .ok()?,
     };
-    let meta: Members = serde_json::from_str(meta_raw.get()).ok()?;
     let version: String = serde_json::from_str(meta.get(META_PROTOCOL_VERSION)?.get()).ok()?;
     let caps = meta
         .get(META_CLIENT_CAPABILITIES)
@@ -371,7 +374,7 @@ mod tests {
         let result = rv(
             r#"{"resultType":"input_required","inputRequests":{"q1":{"method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"2+2?"}}],"maxTokens":10}}},"requestState":"opaque-abc"}"#,
         );
-        assert!(is_input_required(&result));
+        assert!(is_input_required(result.get()));
         let parsed = parse_input_required(&result).unwrap();
         assert_eq!(parsed.requests.len(), 1);
         assert!(parsed.requests[0].is_asked());
@@ -402,11 +405,11 @@ mod tests {
 
     #[test]
     fn a_result_with_input_requests_is_treated_as_asking_whatever_its_type() {
-        assert!(is_input_required(&rv(r#"{"inputRequests":{}}"#)));
-        assert!(!is_input_required(&rv(
+        assert!(is_input_required(r#"{"inputRequests":{}}"#));
+        assert!(!is_input_required(
             r#"{"content":[],"resultType":"complete"}"#
-        )));
-        assert!(is_input_required(&rv(r#"{"resultType":"input_required"}"#)));
+        ));
+        assert!(is_input_required(r#"{"resultType":"input_required"}"#));
     }
 
     #[test]
@@ -426,10 +429,10 @@ mod tests {
         let error = rv(
             r#"{"code":-32042,"message":"m","data":{"elicitations":[{"mode":"url","elicitationId":"e","url":"https://x.example/","message":"go"}]}}"#,
         );
-        assert!(is_url_elicitation_required(&error));
+        assert!(is_url_elicitation_required(error.get()));
         assert_eq!(required_url_elicitations(&error).len(), 1);
         assert_eq!(
-            without_elicitations(&error),
+            without_elicitations(error.get()),
             json!({"code": -32042, "message": "m", "data": {}})
         );
     }
@@ -445,25 +448,23 @@ mod tests {
             r#"{"code":1,"code":-32042}"#,
             r#"{"code":1,"Code":-32042}"#,
         ] {
-            assert!(is_url_elicitation_required(&rv(code)), "{code}");
+            assert!(is_url_elicitation_required(code), "{code}");
         }
-        assert!(!is_url_elicitation_required(&rv(
+        assert!(!is_url_elicitation_required(
             r#"{"code":-32603,"message":"x"}"#
-        )));
+        ));
         assert_eq!(
-            without_elicitations(&rv(
-                r#"{"code":-32042.0,"message":"m","data":{"x":"\ud800"}}"#
-            )),
+            without_elicitations(r#"{"code":-32042.0,"message":"m","data":{"x":"\ud800"}}"#),
             json!({"code": -32042, "message": "URL elicitation required"})
         );
     }
 
     #[test]
     fn a_bare_request_state_or_folded_members_count_as_asking() {
-        assert!(is_input_required(&rv(r#"{"requestState":"s"}"#)));
-        assert!(is_input_required(&rv(
+        assert!(is_input_required(r#"{"requestState":"s"}"#));
+        assert!(is_input_required(
             r#"{"resulttype":"input_required","inputrequests":{}}"#
-        )));
+        ));
     }
 
     #[test]
@@ -471,7 +472,7 @@ mod tests {
         let line = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","x":1.0}}}"#;
         let params = rv(r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#);
         assert_eq!(
-            meta_of(&params),
+            meta_of(params.get()),
             Some(("2026-07-28".to_owned(), Value::Null))
         );
         let out = with_meta_capabilities(line, &json!({"sampling": {}})).unwrap();

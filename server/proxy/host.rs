@@ -8,6 +8,7 @@
 //!
 //! Requests are remembered until their response, so the server's answers can be judged.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
@@ -21,18 +22,19 @@ use crate::protocol::envelope::{Envelope, Judged};
 use crate::protocol::members::Members;
 use crate::protocol::mrtr::{self, INPUT_REQUIRED_METHODS};
 
-/// Handles one line from the host; returns the bytes to send to the server, or `None` to drop.
-pub(super) fn from_host(ctx: &Context, line: Vec<u8>) -> Option<Vec<u8>> {
-    let Judged::Message(msg) = Envelope::parse(&line) else {
+/// Handles one line from the host; returns the bytes to send to the server (the line itself,
+/// borrowed, when it passes unchanged), or `None` to drop it.
+pub(super) fn from_host<'a>(ctx: &Context, line: &'a [u8]) -> Option<Cow<'a, [u8]>> {
+    let Judged::Message(msg) = Envelope::parse(line) else {
         // Not a message the proxy reads (not JSON, a batch): the server judges it.
         lock(&ctx.shared).host_unrecorded = true;
-        return Some(line);
+        return Some(Cow::Borrowed(line));
     };
     let Some(id_key) = msg.id_key() else {
         if msg.method() == Some("notifications/cancelled") {
             host_cancelled(ctx, &msg);
         }
-        return Some(line);
+        return Some(Cow::Borrowed(line));
     };
     let Some(method) = msg.method().map(str::to_owned) else {
         // A host response may only answer a server request the host was given: never one the
@@ -41,16 +43,17 @@ pub(super) fn from_host(ctx: &Context, line: Vec<u8>) -> Option<Vec<u8>> {
             tracing::warn!("dropped a host response to a request it was not given");
             return None;
         }
-        return Some(line);
+        return Some(Cow::Borrowed(line));
     };
 
     let (tool, progress_token) = request_head(&method, msg.params);
     let meta = msg.params.and_then(mrtr::meta_of);
+    // Valid JSON already (the envelope was read), so this only copies the id's text.
     let id = msg
         .id
-        .map(ToOwned::to_owned)
+        .and_then(|raw| RawValue::from_string(raw.to_owned()).ok())
         .unwrap_or_else(|| RawValue::NULL.to_owned());
-    let mut out = line;
+    let mut out = Cow::Borrowed(line);
     let mut meta_version = None;
     let mut capabilities = Value::Null;
     if method == "initialize" {
@@ -59,13 +62,13 @@ pub(super) fn from_host(ctx: &Context, line: Vec<u8>) -> Option<Vec<u8>> {
             s.initialize_id = Some(id_key.clone());
             s.requested_version = Some(version);
             s.capabilities = caps;
-            out = rewritten;
+            out = Cow::Owned(rewritten);
         }
     } else if let Some((version, declared)) = meta {
         // 2026-07-28: capabilities travel in every request (G16).
         let caps = forward_capabilities(&version, &declared);
         if let Ok(rewritten) = mrtr::with_meta_capabilities(&out, &caps) {
-            out = rewritten;
+            out = Cow::Owned(rewritten);
             let mut s = lock(&ctx.shared);
             s.meta_version = Some(version.clone());
             s.capabilities = caps.clone();
@@ -87,7 +90,7 @@ pub(super) fn from_host(ctx: &Context, line: Vec<u8>) -> Option<Vec<u8>> {
         id,
         method,
         tool,
-        line: keep_line.then(|| Arc::new(out.clone())),
+        line: keep_line.then(|| Arc::new(out.to_vec())),
         progress_token,
         meta_version,
         capabilities,
@@ -104,26 +107,26 @@ pub(super) fn from_host(ctx: &Context, line: Vec<u8>) -> Option<Vec<u8>> {
 /// `params.name` of a `tools/call` and `params._meta.progressToken`, read without building the
 /// params (tool arguments can be large). Either is `None` when absent or when the params
 /// cannot be read by exact member names.
-fn request_head(method: &str, params: Option<&RawValue>) -> (Option<String>, Option<Value>) {
-    let Some(head) = params.and_then(|p| Members::read(p.get(), &["name", "_meta"]).ok()) else {
+fn request_head(method: &str, params: Option<&str>) -> (Option<String>, Option<Value>) {
+    let Some(head) = params.and_then(|p| Members::read(p, &["name", "_meta"]).ok()) else {
         return (None, None);
     };
     let tool = head
         .get(0)
         .filter(|_| method == "tools/call")
-        .and_then(|n| serde_json::from_str::<String>(n.get()).ok());
+        .and_then(|n| serde_json::from_str::<String>(n).ok());
     let progress_token = head
         .get(1)
-        .and_then(|m| Members::read(m.get(), &["progressToken"]).ok())
+        .and_then(|m| Members::read(m, &["progressToken"]).ok())
         .and_then(|m| m.get(0))
-        .and_then(|t| serde_json::from_str::<Value>(t.get()).ok());
+        .and_then(|t| serde_json::from_str::<Value>(t).ok());
     (tool, progress_token)
 }
 
 /// A host retry (a request carrying `requestState`) of a round whose asked entries the person
 /// already answered: those answers are merged into `inputResponses`, replacing anything the
 /// host put under the same keys (the host never saw those entries).
-fn with_held_answers(ctx: &Context, method: &str, line: Vec<u8>) -> Vec<u8> {
+fn with_held_answers<'a>(ctx: &Context, method: &str, line: Cow<'a, [u8]>) -> Cow<'a, [u8]> {
     let state = mrtr::request_state(&line);
     let held = {
         let mut s = lock(&ctx.shared);
@@ -142,18 +145,18 @@ fn with_held_answers(ctx: &Context, method: &str, line: Vec<u8>) -> Vec<u8> {
     }
     let id: Value = match Envelope::parse(&line) {
         Judged::Message(m) => {
-            m.id.and_then(|raw| serde_json::from_str(raw.get()).ok())
+            m.id.and_then(|raw| serde_json::from_str(raw).ok())
                 .unwrap_or(Value::Null)
         }
         _ => Value::Null,
     };
     let state_raw = state.and_then(|s| serde_json::value::RawValue::from_string(s).ok());
-    mrtr::retry(&line, &id, &responses, state_raw.as_deref()).unwrap_or(line)
+    mrtr::retry(&line, &id, &responses, state_raw.as_deref()).map_or(line, Cow::Owned)
 }
 
 /// A host retry that matches no held answers may still name keys the person answers (a host
 /// guessing them): those entries are removed, so only the person's answers ever fill them.
-fn without_asked_keys(ctx: &Context, line: Vec<u8>) -> Vec<u8> {
+fn without_asked_keys<'a>(ctx: &Context, line: Cow<'a, [u8]>) -> Cow<'a, [u8]> {
     let asked: Vec<String> = lock(&ctx.shared)
         .held
         .iter()
@@ -167,14 +170,14 @@ fn without_asked_keys(ctx: &Context, line: Vec<u8>) -> Vec<u8> {
     }
     let id: Value = match Envelope::parse(&line) {
         Judged::Message(m) => {
-            m.id.and_then(|raw| serde_json::from_str(raw.get()).ok())
+            m.id.and_then(|raw| serde_json::from_str(raw).ok())
                 .unwrap_or(Value::Null)
         }
         _ => Value::Null,
     };
     let state =
         mrtr::request_state(&line).and_then(|s| serde_json::value::RawValue::from_string(s).ok());
-    mrtr::retry(&line, &id, &responses, state.as_deref()).unwrap_or(line)
+    mrtr::retry(&line, &id, &responses, state.as_deref()).map_or(line, Cow::Owned)
 }
 
 /// The host cancelled one of its requests: withdraw the questions opened for it and, when a
@@ -182,7 +185,7 @@ fn without_asked_keys(ctx: &Context, line: Vec<u8>) -> Vec<u8> {
 fn host_cancelled(ctx: &Context, msg: &Envelope<'_>) {
     let Some(request_id) = msg
         .params
-        .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+        .and_then(|p| serde_json::from_str::<Value>(p).ok())
         .and_then(|p| p.get("requestId").cloned())
     else {
         return;

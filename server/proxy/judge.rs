@@ -171,7 +171,7 @@ fn response(ctx: &Context, msg: &Envelope<'_>, key: &str, line: &[u8]) -> bool {
         s.initialize_id = None;
         s.negotiated_version = msg
             .result
-            .and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
+            .and_then(|r| serde_json::from_str::<Value>(r).ok())
             .and_then(|r| r.get("protocolVersion")?.as_str().map(str::to_owned));
     }
     let Some(request) = s.host_requests.get_mut(key) else {
@@ -222,7 +222,7 @@ fn response(ctx: &Context, msg: &Envelope<'_>, key: &str, line: &[u8]) -> bool {
 fn server_cancelled(ctx: &Context, msg: &Envelope<'_>) -> bool {
     let Some(request_id) = msg
         .params
-        .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+        .and_then(|p| serde_json::from_str::<Value>(p).ok())
         .and_then(|p| p.get("requestId").cloned())
     else {
         return true;
@@ -242,7 +242,7 @@ fn server_cancelled(ctx: &Context, msg: &Envelope<'_>) -> bool {
 fn elicitation_complete(ctx: &Context, msg: &Envelope<'_>) -> bool {
     let Some(eid) = msg
         .params
-        .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+        .and_then(|p| serde_json::from_str::<Value>(p).ok())
         .and_then(|p| p.get("elicitationId")?.as_str().map(str::to_owned))
     else {
         return true;

@@ -1,42 +1,28 @@
 //! Reading newline-delimited messages with a bound: a line longer than the limit is never held
-//! in memory; it is read through and reported as [`Piece::Overlong`] with the id a byte scanner
-//! found in it, so the side waiting for it can be told.
+//! in memory; it is read through and reported with the id a byte scanner found in it, so the
+//! side waiting for it can be told.
+//!
+//! [`Lines`] shows each line in place, in the buffer it was read into: judging a line needs no
+//! copy of it, and a line that passes is copied once, into the outgoing batch. Only a line that
+//! straddles two reads is gathered into a buffer of its own.
 //!
 //! The host's stdin is read by a thread of its own with blocking reads into large chunks
 //! ([`host_input`]): `tokio::io::stdin()` would hand every read to the blocking pool and wake
-//! two threads per read. [`Buffered`] lets the loops see whether another whole line is already
-//! buffered, so they can pass a burst of lines on in one batch.
+//! two threads per read.
 
 use std::io::Read;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, BufReader, ReadBuf};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, ReadBuf};
 use tokio::sync::mpsc;
 
-use crate::protocol::envelope::IdScanner;
+use crate::protocol::envelope::{IdScanner, scan_id};
 
 /// The size of one read of the host's stdin, in bytes.
 const HOST_CHUNK_BYTES: usize = 256 * 1024;
 /// Chunks read ahead of the proxy (back-pressure: the thread blocks when they are queued).
 const HOST_CHUNKS_AHEAD: usize = 8;
-
-/// A reader whose already-read bytes can be looked at without reading more.
-pub(super) trait Buffered {
-    /// The bytes read but not yet consumed.
-    fn buffered(&self) -> &[u8];
-
-    /// Whether a whole line is already buffered (the next [`next_line`] will not wait).
-    fn has_line(&self) -> bool {
-        memchr::memchr(b'\n', self.buffered()).is_some()
-    }
-}
-
-impl<R: AsyncRead> Buffered for BufReader<R> {
-    fn buffered(&self) -> &[u8] {
-        self.buffer()
-    }
-}
 
 /// The host's stdin as chunks read by a dedicated thread (blocking reads of up to
 /// [`HOST_CHUNK_BYTES`]); end of input or a read error ends the stream.
@@ -49,13 +35,14 @@ pub(super) fn host_input() -> ChunkReader {
         .name("host-stdin".to_owned())
         .spawn(move || {
             let mut stdin = std::io::stdin().lock();
+            // One buffer for every read; each chunk sent is a copy of what was read (a pipe
+            // gives at most 64 KiB a read, so a fresh zeroed buffer per read would cost more).
+            let mut buffer = vec![0u8; HOST_CHUNK_BYTES];
             loop {
-                let mut chunk = vec![0u8; HOST_CHUNK_BYTES];
-                match stdin.read(&mut chunk) {
+                match stdin.read(&mut buffer) {
                     Ok(0) => return,
                     Ok(n) => {
-                        chunk.truncate(n);
-                        if tx.blocking_send(chunk).is_err() {
+                        if tx.blocking_send(buffer[..n].to_vec()).is_err() {
                             return;
                         }
                     }
@@ -85,12 +72,6 @@ pub(super) struct ChunkReader {
     chunks: mpsc::Receiver<Vec<u8>>,
     chunk: Vec<u8>,
     pos: usize,
-}
-
-impl Buffered for ChunkReader {
-    fn buffered(&self) -> &[u8] {
-        &self.chunk[self.pos..]
-    }
 }
 
 impl AsyncBufRead for ChunkReader {
@@ -128,11 +109,15 @@ impl AsyncRead for ChunkReader {
     }
 }
 
-/// One line, or the news that one was too long.
-#[derive(Debug)]
-pub(super) enum Piece {
-    /// A whole line, with its trailing `\n` when it had one.
-    Line(Vec<u8>),
+/// One line as [`Lines`] shows it.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Seen<'a> {
+    /// A whole line, with its trailing `\n` when it had one (only the input's last line may
+    /// lack it), borrowed from the read buffer.
+    Line(&'a [u8]),
+    /// A whole line gathered over several reads, handed over (a long line is not copied
+    /// again).
+    Gathered(Vec<u8>),
     /// A line over the limit, read and discarded.
     Overlong {
         /// The line's top-level `id`, canonical, if the scanner found one.
@@ -142,56 +127,121 @@ pub(super) enum Piece {
     },
 }
 
-/// Reads the next line from `reader`; `None` at end of input.
-///
-/// # Errors
-/// Any read error.
-pub(super) async fn next_line<R: AsyncBufRead + Unpin>(
-    reader: &mut R,
+/// The lines of a stream, shown where they were read ([`Lines::burst`]).
+pub(super) struct Lines<R> {
+    reader: R,
     limit: usize,
-) -> std::io::Result<Option<Piece>> {
-    let mut line = Vec::new();
-    let mut over: Option<IdScanner> = None;
-    let mut len = 0usize;
-    loop {
-        let available = reader.fill_buf().await?;
-        if available.is_empty() {
-            return Ok(match over {
-                Some(scanner) => Some(Piece::Overlong {
-                    id: scanner.finish(),
-                    len,
-                }),
-                None if line.is_empty() => None,
-                None => Some(Piece::Line(line)),
-            });
-        }
-        // memchr: a 10 MB line is searched at memory speed, not a byte at a time.
-        let (take, ends) = match memchr::memchr(b'\n', available) {
-            Some(i) => (i + 1, true),
-            None => (available.len(), false),
-        };
-        let chunk = &available[..take];
-        len += take;
-        match &mut over {
+    /// The start of a line that did not end in the read it began in.
+    partial: Partial,
+}
+
+/// A line gathered over several reads.
+#[derive(Default)]
+struct Partial {
+    bytes: Vec<u8>,
+    /// Set once the line went over the limit: its bytes are scanned for the id, not kept.
+    over: Option<IdScanner>,
+    /// Its length so far, in bytes.
+    len: usize,
+}
+
+impl Partial {
+    fn extend(&mut self, chunk: &[u8], limit: usize) {
+        self.len += chunk.len();
+        match &mut self.over {
             Some(scanner) => scanner.feed(chunk),
-            None if line.len() + take > limit => {
+            None if self.len > limit => {
                 let mut scanner = IdScanner::default();
-                scanner.feed(&line);
+                scanner.feed(&self.bytes);
                 scanner.feed(chunk);
-                line = Vec::new();
-                over = Some(scanner);
+                self.bytes = Vec::new();
+                self.over = Some(scanner);
             }
-            None => line.extend_from_slice(chunk),
+            None => self.bytes.extend_from_slice(chunk),
         }
-        reader.consume(take);
-        if ends {
-            return Ok(Some(match over {
-                Some(scanner) => Piece::Overlong {
-                    id: scanner.finish(),
-                    len,
-                },
-                None => Piece::Line(line),
-            }));
+    }
+
+    /// Shows the gathered line to `each` and starts over.
+    fn show(&mut self, each: &mut impl FnMut(Seen<'_>)) {
+        let len = std::mem::take(&mut self.len);
+        match self.over.take() {
+            Some(scanner) => each(Seen::Overlong {
+                id: scanner.finish(),
+                len,
+            }),
+            None => each(Seen::Gathered(std::mem::take(&mut self.bytes))),
+        }
+    }
+}
+
+impl<R: AsyncBufRead + Unpin> Lines<R> {
+    /// Lines of `reader`, none longer than `limit` bytes (its `\n` included).
+    pub(super) fn new(reader: R, limit: usize) -> Self {
+        Lines {
+            reader,
+            limit,
+            partial: Partial::default(),
+        }
+    }
+
+    /// Waits until at least one line ends (or the input does), then shows `each` every line
+    /// that has ended in what was read, in order. Returns `false` at the end of the input,
+    /// after showing its last line when that had no `\n`.
+    ///
+    /// # Errors
+    /// Any read error.
+    pub(super) async fn burst(&mut self, mut each: impl FnMut(Seen<'_>)) -> std::io::Result<bool> {
+        let Lines {
+            reader,
+            limit,
+            partial,
+        } = self;
+        loop {
+            let available = reader.fill_buf().await?;
+            if available.is_empty() {
+                if partial.len > 0 {
+                    partial.show(&mut each);
+                }
+                return Ok(false);
+            }
+            let mut start = 0;
+            if partial.len > 0 {
+                // A line began in an earlier read: it ends here or it goes on.
+                let Some(i) = memchr::memchr(b'\n', available) else {
+                    partial.extend(available, *limit);
+                    let n = available.len();
+                    reader.consume(n);
+                    continue;
+                };
+                partial.extend(&available[..=i], *limit);
+                partial.show(&mut each);
+                start = i + 1;
+            }
+            // memchr: a long line is searched at memory speed, not a byte at a time.
+            let from = start;
+            for i in memchr::memchr_iter(b'\n', &available[from..]) {
+                let end = from + i + 1;
+                let line = &available[start..end];
+                if line.len() > *limit {
+                    each(Seen::Overlong {
+                        id: scan_id(line),
+                        len: line.len(),
+                    });
+                } else {
+                    each(Seen::Line(line));
+                }
+                start = end;
+            }
+            if start == 0 {
+                // Only the start of a line: gather it and read on.
+                partial.extend(available, *limit);
+                let n = available.len();
+                reader.consume(n);
+                continue;
+            }
+            // What follows the last `\n` stays buffered; the next call gathers it.
+            reader.consume(start);
+            return Ok(true);
         }
     }
 }
@@ -200,48 +250,86 @@ pub(super) async fn next_line<R: AsyncBufRead + Unpin>(
 mod tests {
     use super::*;
 
+    /// Every burst of `lines`, each line as owned text (or its overlong report).
+    async fn bursts<R: AsyncBufRead + Unpin>(lines: &mut Lines<R>) -> Vec<Vec<String>> {
+        let mut all = Vec::new();
+        loop {
+            let mut burst = Vec::new();
+            let more = lines
+                .burst(|seen| {
+                    burst.push(match seen {
+                        Seen::Line(line) => String::from_utf8(line.to_vec()).unwrap(),
+                        Seen::Gathered(line) => String::from_utf8(line).unwrap(),
+                        Seen::Overlong { id, len } => format!("overlong {id:?} {len}"),
+                    });
+                })
+                .await
+                .unwrap();
+            if !burst.is_empty() {
+                all.push(burst);
+            }
+            if !more {
+                return all;
+            }
+        }
+    }
+
     #[tokio::test]
-    async fn chunks_read_as_one_stream_and_show_what_is_buffered() {
-        let (tx, rx) = mpsc::channel(4);
-        let mut reader = ChunkReader {
+    async fn lines_are_shown_in_place_per_read_and_gathered_across_reads() {
+        let (tx, rx) = mpsc::channel(8);
+        let reader = ChunkReader {
             chunks: rx,
             chunk: Vec::new(),
             pos: 0,
         };
-        tx.send(b"{\"a\":1}\n{\"b\"".to_vec()).await.unwrap();
-        tx.send(Vec::new()).await.unwrap();
-        tx.send(b":2}\n".to_vec()).await.unwrap();
+        for chunk in [
+            &b"{\"a\":1}\n{\"b\""[..],
+            b"",
+            b":2}\n{\"c\":3}\n{\"d",
+            b"\":4",
+            b"}\n",
+            b"{\"e\":5}",
+        ] {
+            tx.send(chunk.to_vec()).await.unwrap();
+        }
         drop(tx);
-        let Some(Piece::Line(first)) = next_line(&mut reader, 1000).await.unwrap() else {
-            panic!("first line");
-        };
-        assert_eq!(first, b"{\"a\":1}\n");
-        assert_eq!(reader.buffered(), b"{\"b\"");
-        assert!(!reader.has_line());
-        let Some(Piece::Line(second)) = next_line(&mut reader, 1000).await.unwrap() else {
-            panic!("a line split over chunks");
-        };
-        assert_eq!(second, b"{\"b\":2}\n");
-        assert!(next_line(&mut reader, 1000).await.unwrap().is_none());
+        let mut lines = Lines::new(reader, 1000);
+        assert_eq!(
+            bursts(&mut lines).await,
+            [
+                vec!["{\"a\":1}\n"],
+                vec!["{\"b\":2}\n", "{\"c\":3}\n"],
+                vec!["{\"d\":4}\n"],
+                vec!["{\"e\":5}"],
+            ]
+        );
     }
 
     #[tokio::test]
-    async fn long_lines_are_reported_not_held() {
+    async fn long_lines_are_reported_in_place_and_across_reads() {
         let big = format!("{{\"id\":5,\"result\":\"{}\"}}\n", "x".repeat(10_000));
-        let input = format!("{{\"id\":1}}\n{big}tail");
-        let mut reader = tokio::io::BufReader::with_capacity(64, input.as_bytes());
-        let Some(Piece::Line(first)) = next_line(&mut reader, 1000).await.unwrap() else {
-            panic!("first line");
-        };
-        assert_eq!(first, b"{\"id\":1}\n");
-        let Some(Piece::Overlong { id, len }) = next_line(&mut reader, 1000).await.unwrap() else {
-            panic!("overlong line");
-        };
-        assert_eq!((id.as_deref(), len), (Some("5"), big.len()));
-        let Some(Piece::Line(tail)) = next_line(&mut reader, 1000).await.unwrap() else {
-            panic!("last line without newline");
-        };
-        assert_eq!(tail, b"tail");
-        assert!(next_line(&mut reader, 1000).await.unwrap().is_none());
+        let small = format!("{{\"id\":7,\"result\":\"{}\"}}\n", "y".repeat(2_000));
+        let input = format!("{{\"id\":1}}\n{big}{small}tail");
+        // Reads of 64 bytes: the long lines straddle reads.
+        let mut lines = Lines::new(
+            tokio::io::BufReader::with_capacity(64, input.as_bytes()),
+            1000,
+        );
+        let across: Vec<String> = bursts(&mut lines).await.concat();
+        assert_eq!(
+            across,
+            [
+                "{\"id\":1}\n".to_owned(),
+                format!("overlong Some(\"5\") {}", big.len()),
+                format!("overlong Some(\"7\") {}", small.len()),
+                "tail".to_owned(),
+            ]
+        );
+        // One read holds them all: the same, found in place.
+        let mut lines = Lines::new(
+            tokio::io::BufReader::with_capacity(64 * 1024, input.as_bytes()),
+            1000,
+        );
+        assert_eq!(bursts(&mut lines).await.concat(), across);
     }
 }

@@ -23,6 +23,7 @@ pub mod rounds;
 mod state;
 pub mod upstream;
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,7 +33,7 @@ use tokio::sync::mpsc;
 pub use capabilities::forward_capabilities;
 
 use crate::client::ServiceClient;
-use lines::{Buffered, Piece, next_line};
+use lines::{Lines, Seen};
 use state::{SharedState, lock};
 pub use upstream::Upstream;
 
@@ -40,11 +41,12 @@ pub use upstream::Upstream;
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 /// How long the server has to exit after the host closed its input, and again after SIGTERM.
 const GRACE: Duration = Duration::from_secs(3);
-/// Lines passed on together are sent in buffers of about this many bytes; a line this long
-/// or longer goes on its own, without a copy.
+/// A line that passed and is this long or longer goes in a buffer of its own (moved, not
+/// copied, when it was gathered over several reads); shorter ones share one buffer per read.
 const BATCH_BYTES: usize = 64 * 1024;
-/// The buffer in front of the host's stdout, in bytes.
-const HOST_OUT_BYTES: usize = 256 * 1024;
+/// The buffer in front of the host's stdout, in bytes: small bursts are gathered into one
+/// write, a batch this long or longer is written without a copy.
+const HOST_OUT_BYTES: usize = BATCH_BYTES;
 /// The size of one read of the server's output, in bytes (a large result arrives in few reads).
 const SERVER_READ_BYTES: usize = 256 * 1024;
 
@@ -222,89 +224,108 @@ async fn terminating() {
 }
 
 /// Reads the host's lines and passes them on; returns when the host closes its output.
-/// Lines already read are passed on together ([`Batch`]).
+/// The lines of one read are judged where they lie and sent on together ([`Batch`]).
 async fn read_host(ctx: &Context, to_server: mpsc::Sender<Vec<u8>>, limit: usize) {
-    let mut reader = lines::host_input();
+    let mut lines = Lines::new(lines::host_input(), limit);
     let mut batch = Batch::default();
+    let mut refusals = Vec::new();
     loop {
-        match next_line(&mut reader, limit).await {
-            Ok(Some(Piece::Line(line))) => {
-                if let Some(out) = host::from_host(ctx, line) {
-                    batch.push(out);
-                }
-            }
-            Ok(Some(Piece::Overlong { id, len })) => {
-                tracing::warn!(
-                    bytes = len,
-                    limit,
-                    "refused a host line over the line limit"
-                );
-                if let Some(id) =
-                    id.and_then(|id| serde_json::value::RawValue::from_string(id).ok())
-                {
-                    let line = crate::protocol::mrtr::error_line(
-                        &id,
-                        &crate::protocol::mrtr::error_object(
-                            crate::protocol::jsonrpc::codes::INVALID_REQUEST,
-                            &format!(
-                                "mcp-consent refused a message longer than its line limit ({limit} bytes)"
-                            ),
-                        ),
-                    );
-                    let _ = ctx.to_host.send(line).await;
-                }
-            }
-            Ok(None) | Err(_) => {
-                let _ = batch.send(&to_server).await;
-                return;
-            }
+        let burst = lines
+            .burst(|seen| match seen {
+                Seen::Line(line) => match host::from_host(ctx, line) {
+                    Some(Cow::Borrowed(same)) => batch.push_line(same),
+                    Some(Cow::Owned(rewritten)) => batch.push(rewritten),
+                    None => {}
+                },
+                Seen::Gathered(line) => match host::from_host(ctx, &line) {
+                    Some(Cow::Borrowed(_)) => batch.push(line),
+                    Some(Cow::Owned(rewritten)) => batch.push(rewritten),
+                    None => {}
+                },
+                Seen::Overlong { id, len } => refusals.extend(refuse_overlong(id, len, limit)),
+            })
+            .await;
+        for line in refusals.drain(..) {
+            let _ = ctx.to_host.send(line).await;
         }
-        if (batch.full() || !reader.has_line()) && batch.send(&to_server).await.is_err() {
+        let more = matches!(burst, Ok(true));
+        if batch.send(&to_server).await.is_err() || !more {
             return;
         }
     }
 }
 
+/// A host line over the limit is not passed on; the host gets an error for it when its id
+/// was found.
+fn refuse_overlong(id: Option<String>, len: usize, limit: usize) -> Option<Vec<u8>> {
+    tracing::warn!(
+        bytes = len,
+        limit,
+        "refused a host line over the line limit"
+    );
+    let id = serde_json::value::RawValue::from_string(id?).ok()?;
+    Some(crate::protocol::mrtr::error_line(
+        &id,
+        &crate::protocol::mrtr::error_object(
+            crate::protocol::jsonrpc::codes::INVALID_REQUEST,
+            &format!("mcp-consent refused a message longer than its line limit ({limit} bytes)"),
+        ),
+    ))
+}
+
 /// Reads the server's lines and judges each; returns at end of input. Every line is judged
-/// before it passes; the lines that passed are sent on together once no further whole line
-/// is buffered ([`Batch`]), so a burst costs one channel hop and one write, not one per line.
-async fn read_server<R: tokio::io::AsyncBufRead + Buffered + Unpin>(
+/// where it lies in the read buffer before it passes; the lines of one read that passed are
+/// copied once into one buffer and sent on together ([`Batch`]), so a burst costs one channel
+/// hop and one write, not one per line.
+async fn read_server<R: tokio::io::AsyncBufRead + Unpin>(
     ctx: &Context,
     reader: &mut R,
     limit: usize,
 ) -> Result<(), ProxyError> {
+    let mut lines = Lines::new(reader, limit);
     let mut batch = Batch::default();
-    while let Some(piece) = next_line(reader, limit).await? {
-        match piece {
-            Piece::Line(line) => match judge::from_server(ctx, &line) {
-                judge::Verdict::Forward => {
-                    let mut line = line;
-                    if line.last() != Some(&b'\n') {
-                        line.push(b'\n');
+    loop {
+        let more = lines
+            .burst(|seen| match seen {
+                Seen::Line(line) => {
+                    if from_server(ctx, line, &mut batch) {
+                        batch.push_line(line);
                     }
-                    batch.push(line);
                 }
-                judge::Verdict::ForwardLines(lines) => {
-                    for line in lines {
+                Seen::Gathered(line) => {
+                    if from_server(ctx, &line, &mut batch) {
                         batch.push(line);
                     }
                 }
-                judge::Verdict::Handled | judge::Verdict::Dropped => {}
-            },
-            Piece::Overlong { id, .. } => {
-                judge::dropped(ctx, crate::wire::DroppedLine::TooLong, id)
-            }
-        }
-        if batch.full() || !reader.has_line() {
-            let _ = batch.send(&ctx.to_host).await;
+                Seen::Overlong { id, .. } => {
+                    judge::dropped(ctx, crate::wire::DroppedLine::TooLong, id)
+                }
+            })
+            .await?;
+        let _ = batch.send(&ctx.to_host).await;
+        if !more {
+            return Ok(());
         }
     }
-    let _ = batch.send(&ctx.to_host).await;
-    Ok(())
 }
 
-/// Lines that passed, waiting to be sent as one buffer. Lines of [`BATCH_BYTES`] or more are
-/// kept as they are (moved, not copied) in order with the rest.
+/// Judges one server line: `true` when it passes as it is (the caller adds it to the batch);
+/// the elements of a batch that passed are added here.
+fn from_server(ctx: &Context, line: &[u8], batch: &mut Batch) -> bool {
+    match judge::from_server(ctx, line) {
+        judge::Verdict::Forward => true,
+        judge::Verdict::ForwardLines(lines) => {
+            for line in lines {
+                batch.push(line);
+            }
+            false
+        }
+        judge::Verdict::Handled | judge::Verdict::Dropped => false,
+    }
+}
+
+/// Lines that passed, waiting to be sent as one buffer. Lines of [`BATCH_BYTES`] or more go
+/// in buffers of their own, in order with the rest.
 #[derive(Default)]
 struct Batch {
     /// Short lines, concatenated.
@@ -314,7 +335,27 @@ struct Batch {
 }
 
 impl Batch {
-    fn push(&mut self, line: Vec<u8>) {
+    /// Adds a copy of a line that passed as it was read, ending it with `\n` when it had none
+    /// (the input's last line).
+    fn push_line(&mut self, line: &[u8]) {
+        if line.len() >= BATCH_BYTES {
+            let mut own = Vec::with_capacity(line.len() + 1);
+            own.extend_from_slice(line);
+            self.push(own);
+            return;
+        }
+        self.bytes.extend_from_slice(line);
+        if line.last() != Some(&b'\n') {
+            self.bytes.push(b'\n');
+        }
+    }
+
+    /// Adds a line the proxy made or rewrote (already ending in `\n`), moved, not copied,
+    /// when long.
+    fn push(&mut self, mut line: Vec<u8>) {
+        if line.last() != Some(&b'\n') {
+            line.push(b'\n');
+        }
         if line.len() >= BATCH_BYTES {
             if !self.bytes.is_empty() {
                 self.ready.push(std::mem::take(&mut self.bytes));
@@ -328,15 +369,12 @@ impl Batch {
         }
     }
 
-    /// Whether it should go now rather than wait for more lines.
-    fn full(&self) -> bool {
-        !self.ready.is_empty() || self.bytes.len() >= BATCH_BYTES
-    }
-
     /// Sends everything, in order; an error when the receiver has gone.
     async fn send(&mut self, to: &mpsc::Sender<Vec<u8>>) -> Result<(), ()> {
         if !self.bytes.is_empty() {
-            self.ready.push(std::mem::take(&mut self.bytes));
+            // The next burst is likely as long: room for it at once, not by doubling.
+            let room = Vec::with_capacity(self.bytes.len());
+            self.ready.push(std::mem::replace(&mut self.bytes, room));
         }
         for buffer in self.ready.drain(..) {
             to.send(buffer).await.map_err(drop)?;
@@ -352,7 +390,7 @@ async fn write_lines<W: tokio::io::AsyncWrite + Unpin>(
     mut lines: mpsc::Receiver<Vec<u8>>,
     close: Option<tokio::sync::oneshot::Receiver<()>>,
 ) {
-    let mut out = BufWriter::with_capacity(64 * 1024, out);
+    let mut out = BufWriter::with_capacity(BATCH_BYTES, out);
     let mut close = close;
     loop {
         let next = match close.as_mut() {

@@ -62,14 +62,20 @@ fn classify_message(msg: &Envelope<'_>) -> Reply {
     if let Some(result) = msg.result
         && mrtr::is_input_required(result)
     {
-        return Reply::InputRequired(result.to_owned());
+        return Reply::InputRequired(owned(result));
     }
     if let Some(error) = msg.error
         && mrtr::is_url_elicitation_required(error)
     {
-        return Reply::UrlRequired(error.to_owned());
+        return Reply::UrlRequired(owned(error));
     }
     Reply::Final
+}
+
+/// A member's text (valid JSON: the envelope was read) as an owned raw value. Were it not
+/// valid, `null` goes on, which no round accepts: the request fails rather than pass.
+fn owned(raw: &str) -> Box<RawValue> {
+    RawValue::from_string(raw.to_owned()).unwrap_or_else(|_| RawValue::NULL.to_owned())
 }
 
 /// Whether a server response to a host request (its envelope, already judged) must go
@@ -333,7 +339,7 @@ fn question_base(ctx: &Context, host_key: &str) -> Option<(Question, Option<Prog
 /// A `-32042`: the URLs become questions; after consent and the server's completion notice the
 /// request is retried, otherwise the host gets the error without the URLs.
 async fn url_round(ctx: &Context, host_key: &str, error: &RawValue) -> Step {
-    let stripped = mrtr::without_elicitations(error);
+    let stripped = mrtr::without_elicitations(error.get());
     let elicitations = mrtr::required_url_elicitations(error);
     let ids: Option<Vec<String>> = elicitations
         .iter()

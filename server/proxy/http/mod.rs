@@ -25,12 +25,11 @@ mod sink;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::BufReader;
+use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use url::Url;
 
-use super::lines::{Piece, next_line};
 use super::upstream::{Ending, Server, Upstream};
 use post::{Outgoing, Posted};
 use remote::{Mode, Remote};
@@ -146,16 +145,18 @@ async fn pump(
     let mut reader = BufReader::new(input);
     let mut inflight: Vec<JoinHandle<()>> = Vec::new();
     let mut background: Vec<JoinHandle<()>> = Vec::new();
+    let mut line = Vec::new();
     let code = loop {
-        let piece = tokio::select! {
-            piece = next_line(&mut reader, usize::MAX) => piece,
+        // The proxy judged and bounded these lines already; `read_until` keeps what it read of
+        // a line in `line` if another branch wins, though every other branch ends the loop.
+        let read = tokio::select! {
+            read = reader.read_until(b'\n', &mut line) => read,
             _ = stopped.changed() => break 0,
             () = remote.gone.notified() => break 1,
         };
-        let line = match piece {
-            Ok(Some(Piece::Line(line))) => line,
-            Ok(Some(Piece::Overlong { .. })) => continue,
-            Ok(None) | Err(_) => {
+        let line = match read {
+            Ok(n) if n > 0 => std::mem::take(&mut line),
+            Ok(_) | Err(_) => {
                 // The host left: what is in flight may still finish, briefly.
                 inflight.retain(|h| !h.is_finished());
                 let all = futures_util::future::join_all(inflight.iter_mut());

@@ -35,6 +35,10 @@ pub struct Envelope<'a> {
     pub result: Option<&'a str>,
     /// `error`, raw.
     pub error: Option<&'a str>,
+    /// The head of an object `result` ([`super::mrtr::RESULT_MEMBERS`]) when it was read in
+    /// the same pass as the line; `None` otherwise (no object `result`, or a line serde_json
+    /// decided): then read it from `result`.
+    pub result_head: Option<Members<'a, 3>>,
 }
 
 /// What one line is, for the proxy.
@@ -56,10 +60,14 @@ impl<'a> Envelope<'a> {
             return Judged::Unjudgeable;
         };
         match text.trim_start().as_bytes().first() {
-            Some(b'{') => match Members::read(text, &ENVELOPE_MEMBERS) {
-                Ok(members) => {
-                    Envelope::from_members(&members).map_or(Judged::Unjudgeable, Judged::Message)
-                }
+            Some(b'{') => match Members::read_with_head(
+                text,
+                &ENVELOPE_MEMBERS,
+                RESULT,
+                &super::mrtr::RESULT_MEMBERS,
+            ) {
+                Ok((members, result_head)) => Envelope::from_members(&members, result_head)
+                    .map_or(Judged::Unjudgeable, Judged::Message),
                 Err(_) => Judged::Unjudgeable,
             },
             Some(b'[') => match serde_json::from_str::<Vec<&'a RawValue>>(text) {
@@ -71,7 +79,7 @@ impl<'a> Envelope<'a> {
     }
 
     /// The envelope from its members; `None` when `method` is not a string.
-    fn from_members(m: &Members<'a, 6>) -> Option<Self> {
+    fn from_members(m: &Members<'a, 6>, result_head: Option<Members<'a, 3>>) -> Option<Self> {
         let method = match m.get(METHOD) {
             None => None,
             Some(raw) => Some(match plain_string(raw) {
@@ -91,6 +99,7 @@ impl<'a> Envelope<'a> {
             params: m.get(PARAMS),
             result: m.get(RESULT),
             error: m.get(ERROR),
+            result_head,
         })
     }
 
@@ -387,6 +396,27 @@ mod tests {
             );
             assert_eq!(id_key(raw), key, "{raw}");
         }
+    }
+
+    #[test]
+    fn a_result_head_is_read_with_the_line() {
+        let asking = message(
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"inputRequests":{"a":{}},"requestState":"s"}}"#,
+        );
+        let head = asking.result_head.expect("read in the same pass");
+        assert_eq!(head.get(1), Some(r#"{"a":{}}"#));
+        assert!(crate::protocol::mrtr::head_asks_for_input(Ok(&head)));
+        let plain = message(r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}"#);
+        assert!(!crate::protocol::mrtr::head_asks_for_input(Ok(&plain
+            .result_head
+            .expect("read"))));
+        // Not an object, or left to serde_json (an escaped key): no head; the caller reads it.
+        assert!(message(r#"{"id":3,"result":5}"#).result_head.is_none());
+        assert!(
+            message(r#"{"id":4,"result":{"\u0069nputRequests":{}}}"#)
+                .result_head
+                .is_none()
+        );
     }
 
     #[test]

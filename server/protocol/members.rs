@@ -28,6 +28,15 @@ pub struct Members<'a, const N: usize> {
     nulls: [bool; N],
 }
 
+impl<'a, const N: usize> From<super::scan::Found<'a, N>> for Members<'a, N> {
+    fn from(found: super::scan::Found<'a, N>) -> Self {
+        Members {
+            values: found.values,
+            nulls: found.nulls,
+        }
+    }
+}
+
 /// Why an object's members cannot be read by their exact names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum MembersError {
@@ -50,8 +59,28 @@ impl<'a, const N: usize> Members<'a, N> {
     /// is duplicated, or another member's name folds to a known one.
     pub fn read(text: &'a str, known: &[&str; N]) -> Result<Self, MembersError> {
         match super::scan::members(text, known) {
-            Some((values, nulls)) => Ok(Members { values, nulls }),
+            Some(found) => Ok(found.into()),
             None => Self::by_serde(text, known),
+        }
+    }
+
+    /// [`Members::read`], and the members named in `names` of the object that the member
+    /// `known[member]` holds, read in the same pass where the fast reader decides. The second
+    /// is `None` when that member is absent or not an object, or when it was not read here: the
+    /// caller then reads that value by itself.
+    ///
+    /// # Errors
+    /// As [`Members::read`] for `text`.
+    pub fn read_with_head<const M: usize>(
+        text: &'a str,
+        known: &[&str; N],
+        member: usize,
+        names: &[&str; M],
+    ) -> Result<(Self, Option<Members<'a, M>>), MembersError> {
+        let head = super::scan::Head { member, names };
+        match super::scan::members_and_head(text, known, Some(head)) {
+            Some((found, inner)) => Ok((found.into(), inner.map(Members::from))),
+            None => Ok((Self::by_serde(text, known)?, None)),
         }
     }
 
@@ -239,10 +268,20 @@ mod tests {
         "{\"m\u{e9}thod\":1,\"id\":3}",
     ];
 
+    /// The names of an `InputRequiredResult`'s head, read inside `result` (index 4).
+    const HEAD: [&str; 3] = ["resultType", "inputRequests", "requestState"];
+
     /// The fast reader and serde_json on one text: where the fast one answers, serde_json
-    /// accepts it and finds the same members with the same raw text. Counts the answers.
+    /// accepts it and finds the same members with the same raw text, and the same head inside
+    /// an object `result`. Counts the answers.
     fn agree(text: &str, answered: &mut usize) {
-        let Some((values, nulls)) = crate::protocol::scan::members(text, &ENVELOPE) else {
+        use crate::protocol::scan::{Found, Head, members_and_head};
+        let head = Head {
+            member: 4,
+            names: &HEAD,
+        };
+        let Some((Found { values, nulls }, inner)) = members_and_head(text, &ENVELOPE, Some(head))
+        else {
             return;
         };
         let slow = Members::by_serde(text, &ENVELOPE).unwrap_or_else(|e| {
@@ -252,6 +291,31 @@ mod tests {
             assert_eq!(values[i], slow.get(i), "{text:?}, {}", ENVELOPE[i]);
             assert_eq!(nulls[i], slow.is_null(i), "{text:?}, null {}", ENVELOPE[i]);
         }
+        let result = slow.get(4).filter(|r| r.starts_with('{'));
+        match (inner, result) {
+            (Some(inner), Some(result)) => {
+                let slow = Members::by_serde(result, &HEAD).unwrap_or_else(|e| {
+                    panic!(
+                        "the fast reader accepted a result head serde_json refuses ({e}): {text:?}"
+                    )
+                });
+                for (i, name) in HEAD.iter().enumerate() {
+                    assert_eq!(inner.values[i], slow.get(i), "{text:?}, result.{name}");
+                    assert_eq!(
+                        inner.nulls[i],
+                        slow.is_null(i),
+                        "{text:?}, null result.{name}"
+                    );
+                }
+            }
+            (None, None) => {}
+            (inner, result) => panic!("head {inner:?} for the result {result:?}: {text:?}"),
+        }
+        // Without the head, the same answer.
+        assert!(
+            crate::protocol::scan::members(text, &ENVELOPE).is_some(),
+            "{text:?}"
+        );
         *answered += 1;
     }
 

@@ -87,7 +87,17 @@ fn raw(value: &impl serde::Serialize) -> Box<RawValue> {
 /// host could act on any of them whatever the `resultType` says (the Python SDK 2.3 retries on
 /// a bare `requestState`).
 pub fn is_input_required(result: &str) -> bool {
-    match members::Members::read(result, &RESULT_MEMBERS) {
+    head_asks_for_input(
+        members::Members::read(result, &RESULT_MEMBERS)
+            .as_ref()
+            .map_err(|e| *e),
+    )
+}
+
+/// [`is_input_required`] on a result's head already read by [`RESULT_MEMBERS`] (the envelope
+/// reads it in the same pass as the line).
+pub fn head_asks_for_input(head: Result<&members::Members<'_, 3>, MembersError>) -> bool {
+    match head {
         Ok(head) => {
             // A `resultType` that is not a string cannot be read unambiguously: asking.
             head.get(0).is_some_and(|t| {
@@ -104,7 +114,7 @@ pub fn is_input_required(result: &str) -> bool {
 }
 
 /// The members of an `InputRequiredResult` a host acts on.
-const RESULT_MEMBERS: [&str; 3] = ["resultType", "inputRequests", "requestState"];
+pub const RESULT_MEMBERS: [&str; 3] = ["resultType", "inputRequests", "requestState"];
 
 /// Parses an `InputRequiredResult` (docs/protocol.md G17).
 ///

@@ -15,65 +15,55 @@
 /// values it skips).
 pub(super) const MAX_DEPTH: usize = 128;
 
-/// The members named in `known` of the object `text`, by index in `known`: each one's raw text
-/// (a `null` value is absent and marked in the second array), or `None` when this reader does
-/// not decide (see the module's doc), among others for a known member given twice or a member
+/// The members named in `known` of one object, by index in `known`: each one's raw text (a
+/// `null` value is absent and marked in `nulls`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Found<'a, const N: usize> {
+    pub(super) values: [Option<&'a str>; N],
+    pub(super) nulls: [bool; N],
+}
+
+/// One member whose value's own members are read in the same pass (the head of a `result`).
+pub(super) struct Head<'h, const M: usize> {
+    /// Its index in the outer names.
+    pub(super) member: usize,
+    /// The names read inside it.
+    pub(super) names: &'h [&'h str; M],
+}
+
+/// The members named in `known` of the object `text`, or `None` when this reader does not
+/// decide (see the module's doc), among others for a known member given twice or a member
 /// whose name differs from a known one only in ASCII case.
 pub(super) fn members<'a, const N: usize>(
     text: &'a str,
     known: &[&str; N],
-) -> Option<([Option<&'a str>; N], [bool; N])> {
+) -> Option<Found<'a, N>> {
+    members_and_head::<N, 0>(text, known, None).map(|(found, _)| found)
+}
+
+/// [`members`], and with `head` also the members named in `head.names` of the value of
+/// `known[head.member]` when that is an object (`None` in the second place when it is absent or
+/// not an object), in the same pass. The whole is `None` when either object cannot be decided
+/// here.
+pub(super) fn members_and_head<'a, const N: usize, const M: usize>(
+    text: &'a str,
+    known: &[&str; N],
+    head: Option<Head<'_, M>>,
+) -> Option<(Found<'a, N>, Option<Found<'a, M>>)> {
     let mut c = Cursor {
+        text,
         b: text.as_bytes(),
         i: 0,
     };
-    let mut values = [None; N];
-    let mut nulls = [false; N];
-    let mut seen = [false; N];
+    let mut inner = None;
     c.ws();
-    c.eat(b'{')?;
+    let found = c.object(known, head.map(|h| (h, &mut inner)))?;
     c.ws();
-    if c.peek() == Some(b'}') {
-        c.i += 1;
-    } else {
-        loop {
-            let key = c.plain_key()?;
-            c.ws();
-            c.eat(b':')?;
-            c.ws();
-            let start = c.i;
-            c.value()?;
-            let raw = &text[start..c.i];
-            match known.iter().position(|k| k.as_bytes() == key) {
-                Some(k) => {
-                    if std::mem::replace(&mut seen[k], true) {
-                        return None;
-                    }
-                    if raw == "null" {
-                        nulls[k] = true;
-                    } else {
-                        values[k] = Some(raw);
-                    }
-                }
-                // A name that folds to a known one (Go's decoder would take it for it).
-                None if known.iter().any(|k| k.as_bytes().eq_ignore_ascii_case(key)) => {
-                    return None;
-                }
-                None => {}
-            }
-            c.ws();
-            match c.next()? {
-                b',' => c.ws(),
-                b'}' => break,
-                _ => return None,
-            }
-        }
-    }
-    c.ws();
-    (c.i == c.b.len()).then_some((values, nulls))
+    (c.i == c.b.len()).then_some((found, inner))
 }
 
 struct Cursor<'a> {
+    text: &'a str,
     b: &'a [u8],
     i: usize,
 }
@@ -100,6 +90,63 @@ impl<'a> Cursor<'a> {
     fn ws(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
             self.i += 1;
+        }
+    }
+
+    /// The object at the cursor, read by the names in `known` (see [`members_and_head`]).
+    fn object<const N: usize, const M: usize>(
+        &mut self,
+        known: &[&str; N],
+        mut head: Option<(Head<'_, M>, &mut Option<Found<'a, M>>)>,
+    ) -> Option<Found<'a, N>> {
+        let mut found = Found {
+            values: [None; N],
+            nulls: [false; N],
+        };
+        let mut seen = [false; N];
+        self.eat(b'{')?;
+        self.ws();
+        if self.peek() == Some(b'}') {
+            self.i += 1;
+            return Some(found);
+        }
+        loop {
+            let key = self.plain_key()?;
+            self.ws();
+            self.eat(b':')?;
+            self.ws();
+            let start = self.i;
+            let k = known.iter().position(|k| k.as_bytes() == key);
+            match &mut head {
+                Some((h, inner)) if k == Some(h.member) && self.peek() == Some(b'{') => {
+                    **inner = Some(self.object::<M, 0>(h.names, None)?);
+                }
+                _ => self.value()?,
+            }
+            let raw = &self.text[start..self.i];
+            match k {
+                Some(k) => {
+                    if std::mem::replace(&mut seen[k], true) {
+                        return None;
+                    }
+                    if raw == "null" {
+                        found.nulls[k] = true;
+                    } else {
+                        found.values[k] = Some(raw);
+                    }
+                }
+                // A name that folds to a known one (Go's decoder would take it for it).
+                None if known.iter().any(|k| k.as_bytes().eq_ignore_ascii_case(key)) => {
+                    return None;
+                }
+                None => {}
+            }
+            self.ws();
+            match self.next()? {
+                b',' => self.ws(),
+                b'}' => return Some(found),
+                _ => return None,
+            }
         }
     }
 

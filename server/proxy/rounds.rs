@@ -60,7 +60,7 @@ fn classify(line: &[u8]) -> Reply {
 
 fn classify_message(msg: &Envelope<'_>) -> Reply {
     if let Some(result) = msg.result
-        && mrtr::is_input_required(result)
+        && result_asks_input(msg)
     {
         return Reply::InputRequired(owned(result));
     }
@@ -82,8 +82,16 @@ fn owned(raw: &str) -> Box<RawValue> {
 /// through [`resolve`] instead of straight to the host. Reads only the head of the result or
 /// error: nothing large is copied unless the answer is yes.
 pub(super) fn needs_resolution(msg: &Envelope<'_>) -> bool {
-    msg.result.is_some_and(mrtr::is_input_required)
-        || msg.error.is_some_and(mrtr::is_url_elicitation_required)
+    result_asks_input(msg) || msg.error.is_some_and(mrtr::is_url_elicitation_required)
+}
+
+/// Whether the envelope's `result` asks for input: by its head as read with the line, else
+/// read now.
+fn result_asks_input(msg: &Envelope<'_>) -> bool {
+    match &msg.result_head {
+        Some(head) => mrtr::head_asks_for_input(Ok(head)),
+        None => msg.result.is_some_and(mrtr::is_input_required),
+    }
 }
 
 /// How one round ended.

@@ -7,7 +7,9 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::helpers::*;
-use crate::model_review::{FakeModel, app_with_models, decide, hinted, phase_becomes};
+use crate::model_review::{
+    FakeModel, app_with_models, approve_request, decide, hinted, phase_becomes,
+};
 
 #[tokio::test]
 async fn both_steps_are_approved_exactly_once_and_regenerate_can_switch_models() {
@@ -125,15 +127,7 @@ async fn reject_sends_minus_one_and_no_model_text() {
     let fake = FakeModel::start().await;
     let app = app_with_models(&fake, RoutingConfig::default()).await;
     let id = app.open_ok(hinted(2, &[])).await;
-    let q = app.question(&id).await;
-    decide(
-        &app,
-        &id,
-        q["review"]["requestApprovalId"].as_str().unwrap(),
-        "approve",
-        None,
-    )
-    .await;
+    approve_request(&app, &id).await;
     let q = phase_becomes(&app, &id, "response_review").await;
     let (status, _) = decide(
         &app,
@@ -322,15 +316,7 @@ async fn an_edit_after_the_request_was_approved_is_refused() {
     let fake = FakeModel::start().await;
     let app = app_with_models(&fake, RoutingConfig::default()).await;
     let id = app.open_ok(hinted(10, &[])).await;
-    let q = app.question(&id).await;
-    decide(
-        &app,
-        &id,
-        q["review"]["requestApprovalId"].as_str().unwrap(),
-        "approve",
-        None,
-    )
-    .await;
+    approve_request(&app, &id).await;
     phase_becomes(&app, &id, "response_review").await;
     let res = app
         .post_json(

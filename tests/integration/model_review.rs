@@ -124,6 +124,15 @@ pub(crate) async fn decide(
     (status, res.json().await.unwrap_or(Value::Null))
 }
 
+/// Approves the request review of the sampling question `id` (as the person would).
+pub(crate) async fn approve_request(app: &TestApp, id: &str) -> (StatusCode, Value) {
+    let q = app.question(id).await;
+    let approval = q["review"]["requestApprovalId"]
+        .as_str()
+        .expect("the question waits in request review");
+    decide(app, id, approval, "approve", None).await
+}
+
 pub(crate) async fn phase_becomes(app: &TestApp, id: &str, phase: &str) -> Value {
     let reached = eventually(Duration::from_secs(10), || async {
         let q = app.question(id).await;

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::helpers::*;
 use crate::model_review::{
-    FakeModel, app_with_models, decide, hinted, phase_becomes, weather_round,
+    FakeModel, app_with_models, approve_request, hinted, phase_becomes, weather_round,
 };
 
 #[tokio::test]
@@ -142,15 +142,7 @@ async fn the_tool_use_review_says_what_send_lets_the_server_do() {
     let fake = FakeModel::start().await;
     let app = app_with_models(&fake, RoutingConfig::default()).await;
     let id = app.open_ok(weather_round(4, &[])).await;
-    let q = app.question(&id).await;
-    decide(
-        &app,
-        &id,
-        q["review"]["requestApprovalId"].as_str().unwrap(),
-        "approve",
-        None,
-    )
-    .await;
+    approve_request(&app, &id).await;
     phase_becomes(&app, &id, "tool_use_review").await;
     let browser = app.login().await;
     let page = app.html(&browser, &format!("/questions/{id}")).await;

@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 
 use crate::helpers::*;
 use crate::model_review::{
-    FakeModel, app_with_models, decide, hinted, model, phase_becomes, weather_round,
+    FakeModel, app_with_models, approve_request, decide, hinted, model, phase_becomes,
+    weather_round,
 };
 
 #[tokio::test]
@@ -157,15 +158,7 @@ async fn a_daily_cost_limit_per_server_refuses_the_next_request() {
     config.budgets.max_cost_usd_per_server_per_day = Some(0.000_001);
     let app = spawn_with(config).await;
     let id = app.open_ok(hinted(1, &[])).await;
-    let q = app.question(&id).await;
-    decide(
-        &app,
-        &id,
-        q["review"]["requestApprovalId"].as_str().unwrap(),
-        "approve",
-        None,
-    )
-    .await;
+    approve_request(&app, &id).await;
     phase_becomes(&app, &id, "response_review").await;
     let (_, body) = app.open(hinted(2, &[]), full_caps(), "2025-11-25").await;
     assert_eq!(

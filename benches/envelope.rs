@@ -1,6 +1,9 @@
 //! Criterion benchmark of the proxy's judgement of one line: `protocol::envelope::Envelope::parse`
 //! on a small notification (~190 B), a 64 KB one and a 10 MB `tools/list` result, the shapes
-//! the pass-through rows of `benches/limits` send. Run: `cargo bench --bench envelope`.
+//! the pass-through rows of `benches/limits` send; and, for comparison, each notification with
+//! its first member name escaped (`"\u006asonrpc"`), which the proxy's own reader hands to
+//! serde_json at its first name, so that one is serde_json's reading of the same line.
+//! Run: `cargo bench --bench envelope`.
 
 use std::hint::black_box;
 
@@ -25,9 +28,23 @@ fn tools_list(len: usize) -> Vec<u8> {
 
 fn bench_envelope(c: &mut Criterion) {
     let mut group = c.benchmark_group("envelope");
+    let by_serde = |line: Vec<u8>| {
+        String::from_utf8(line)
+            .unwrap()
+            .replacen("\"jsonrpc\"", "\"\\u006asonrpc\"", 1)
+            .into_bytes()
+    };
     for (name, line) in [
         ("notification 190 B", notification(190)),
+        (
+            "notification 190 B, by serde_json",
+            by_serde(notification(190)),
+        ),
         ("notification 64 KB", notification(64 * 1024)),
+        (
+            "notification 64 KB, by serde_json",
+            by_serde(notification(64 * 1024)),
+        ),
         ("tools/list 10 MB", tools_list(10 * 1024 * 1024)),
     ] {
         group.throughput(Throughput::Bytes(line.len() as u64));

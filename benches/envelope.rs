@@ -11,29 +11,24 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use mcp_consent::protocol::envelope::{Envelope, Judged};
 
 /// A notification padded to `len` bytes (as `benches/limits` sends it).
-fn notification(len: usize) -> Vec<u8> {
+fn notification(len: usize) -> String {
     let head = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","logger":"bench","data":""#;
     let tail = "\"}}\n";
     let pad = len.saturating_sub(head.len() + tail.len());
-    format!("{head}{}{tail}", "x".repeat(pad)).into_bytes()
+    format!("{head}{}{tail}", "x".repeat(pad))
 }
 
 /// A `tools/list` result of about `len` bytes.
-fn tools_list(len: usize) -> Vec<u8> {
+fn tools_list(len: usize) -> String {
     let tool = r#"{"name":"tool","description":"A tool that does a thing, described at length.","inputSchema":{"type":"object","properties":{"a":{"type":"string"}}}}"#;
     let count = len / (tool.len() + 1);
     let tools = vec![tool; count].join(",");
-    format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"tools":[{tools}]}}}}"#).into_bytes()
+    format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"tools":[{tools}]}}}}"#)
 }
 
 fn bench_envelope(c: &mut Criterion) {
     let mut group = c.benchmark_group("envelope");
-    let by_serde = |line: Vec<u8>| {
-        String::from_utf8(line)
-            .unwrap()
-            .replacen("\"jsonrpc\"", "\"\\u006asonrpc\"", 1)
-            .into_bytes()
-    };
+    let by_serde = |line: String| line.replacen("\"jsonrpc\"", "\"\\u006asonrpc\"", 1);
     for (name, line) in [
         ("notification 190 B", notification(190)),
         (
@@ -47,6 +42,12 @@ fn bench_envelope(c: &mut Criterion) {
         ),
         ("tools/list 10 MB", tools_list(10 * 1024 * 1024)),
     ] {
+        let line = line.into_bytes();
+        // Each must be a message, so that the time is a whole reading (not an early refusal).
+        assert!(
+            matches!(Envelope::parse(&line), Judged::Message(_)),
+            "{name}"
+        );
         group.throughput(Throughput::Bytes(line.len() as u64));
         group.bench_function(name, |b| {
             b.iter(|| matches!(Envelope::parse(black_box(&line)), Judged::Message(_)));

@@ -95,7 +95,9 @@ pub fn is_input_required(result: &str) -> bool {
 }
 
 /// [`is_input_required`] on a result's head already read by [`RESULT_MEMBERS`] (the envelope
-/// reads it in the same pass as the line).
+/// reads it in the same pass as the line): `Ok` with the head's members, or why the head could
+/// not be read by exact names (a duplicated or folded member asks; not an object does not).
+/// MRTR, docs/protocol.md G17 (d:2026-07-28/basic/patterns/mrtr.mdx).
 pub fn head_asks_for_input(head: Result<&members::Members<'_, 3>, MembersError>) -> bool {
     match head {
         Ok(head) => {
@@ -113,7 +115,8 @@ pub fn head_asks_for_input(head: Result<&members::Members<'_, 3>, MembersError>)
     }
 }
 
-/// The members of an `InputRequiredResult` a host acts on.
+/// The members of an `InputRequiredResult` a host acts on, in this order (indexes 0–2 of a
+/// head read with them): docs/protocol.md G17 (d:2026-07-28/basic/patterns/mrtr.mdx).
 pub const RESULT_MEMBERS: [&str; 3] = ["resultType", "inputRequests", "requestState"];
 
 /// Parses an `InputRequiredResult` (docs/protocol.md G17).

@@ -62,6 +62,7 @@ pub(super) fn members_and_head<'a, const N: usize, const M: usize>(
     (c.i == c.b.len()).then_some((found, inner))
 }
 
+/// A reading position in one text (`b` is `text`'s bytes; `i` a byte index into both).
 struct Cursor<'a> {
     text: &'a str,
     b: &'a [u8],

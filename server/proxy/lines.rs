@@ -10,6 +10,7 @@
 //! ([`host_input`]): `tokio::io::stdin()` would hand every read to the blocking pool and wake
 //! two threads per read.
 
+use std::borrow::Cow;
 use std::io::Read;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
@@ -113,11 +114,9 @@ impl AsyncRead for ChunkReader {
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Seen<'a> {
     /// A whole line, with its trailing `\n` when it had one (only the input's last line may
-    /// lack it), borrowed from the read buffer.
-    Line(&'a [u8]),
-    /// A whole line gathered over several reads, handed over (a long line is not copied
-    /// again).
-    Gathered(Vec<u8>),
+    /// lack it): borrowed from the read buffer, or owned when it was gathered over several
+    /// reads (so a long line is moved on, not copied again).
+    Line(Cow<'a, [u8]>),
     /// A line over the limit, read and discarded.
     Overlong {
         /// The line's top-level `id`, canonical, if the scanner found one.
@@ -169,7 +168,7 @@ impl Partial {
                 id: scanner.finish(),
                 len,
             }),
-            None => each(Seen::Gathered(std::mem::take(&mut self.bytes))),
+            None => each(Seen::Line(Cow::Owned(std::mem::take(&mut self.bytes)))),
         }
     }
 }
@@ -228,7 +227,7 @@ impl<R: AsyncBufRead + Unpin> Lines<R> {
                         len: line.len(),
                     });
                 } else {
-                    each(Seen::Line(line));
+                    each(Seen::Line(Cow::Borrowed(line)));
                 }
                 start = end;
             }
@@ -258,8 +257,7 @@ mod tests {
             let more = lines
                 .burst(|seen| {
                     burst.push(match seen {
-                        Seen::Line(line) => String::from_utf8(line.to_vec()).unwrap(),
-                        Seen::Gathered(line) => String::from_utf8(line).unwrap(),
+                        Seen::Line(line) => String::from_utf8(line.into_owned()).unwrap(),
                         Seen::Overlong { id, len } => format!("overlong {id:?} {len}"),
                     });
                 })

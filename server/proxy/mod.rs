@@ -232,16 +232,18 @@ async fn read_host(ctx: &Context, to_server: mpsc::Sender<Vec<u8>>, limit: usize
     loop {
         let burst = lines
             .burst(|seen| match seen {
-                Seen::Line(line) => match host::from_host(ctx, line) {
-                    Some(Cow::Borrowed(same)) => batch.push_line(same),
-                    Some(Cow::Owned(rewritten)) => batch.push(rewritten),
-                    None => {}
-                },
-                Seen::Gathered(line) => match host::from_host(ctx, &line) {
-                    Some(Cow::Borrowed(_)) => batch.push(line),
-                    Some(Cow::Owned(rewritten)) => batch.push(rewritten),
-                    None => {}
-                },
+                Seen::Line(line) => {
+                    // `Some(None)`: passes as it is; `Some(Some(..))`: rewritten.
+                    let out = host::from_host(ctx, &line).map(|out| match out {
+                        Cow::Borrowed(_) => None,
+                        Cow::Owned(rewritten) => Some(rewritten),
+                    });
+                    match out {
+                        Some(None) => batch.pass(line),
+                        Some(Some(rewritten)) => batch.push(rewritten),
+                        None => {}
+                    }
+                }
                 Seen::Overlong { id, len } => refusals.extend(refuse_overlong(id, len, limit)),
             })
             .await;
@@ -288,13 +290,8 @@ async fn read_server<R: tokio::io::AsyncBufRead + Unpin>(
         let more = lines
             .burst(|seen| match seen {
                 Seen::Line(line) => {
-                    if from_server(ctx, line, &mut batch) {
-                        batch.push_line(line);
-                    }
-                }
-                Seen::Gathered(line) => {
                     if from_server(ctx, &line, &mut batch) {
-                        batch.push(line);
+                        batch.pass(line);
                     }
                 }
                 Seen::Overlong { id, .. } => {
@@ -335,8 +332,16 @@ struct Batch {
 }
 
 impl Batch {
-    /// Adds a copy of a line that passed as it was read, ending it with `\n` when it had none
-    /// (the input's last line).
+    /// Adds a line that passed as it was read: a copy of one borrowed from the read buffer,
+    /// the line itself when it was gathered.
+    fn pass(&mut self, line: Cow<'_, [u8]>) {
+        match line {
+            Cow::Borrowed(line) => self.push_line(line),
+            Cow::Owned(line) => self.push(line),
+        }
+    }
+
+    /// Adds a copy of a line, ending it with `\n` when it had none (the input's last line).
     fn push_line(&mut self, line: &[u8]) {
         if line.len() >= BATCH_BYTES {
             let mut own = Vec::with_capacity(line.len() + 1);
@@ -483,5 +488,32 @@ async fn withdraw_all(ctx: &Context) {
         .is_err()
     {
         tracing::warn!("could not withdraw every open question before exiting");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_batch_keeps_the_order_and_ends_every_line() {
+        let (tx, mut rx) = mpsc::channel(8);
+        let mut batch = Batch::default();
+        batch.pass(Cow::Borrowed(&b"{\"a\":1}\n"[..]));
+        // The input's last line, in place or gathered, without its newline.
+        batch.pass(Cow::Borrowed(&b"{\"b\":2}"[..]));
+        batch.pass(Cow::Owned(b"{\"c\":3}".to_vec()));
+        let long = vec![b'x'; BATCH_BYTES];
+        batch.pass(Cow::Borrowed(&long[..]));
+        batch.send(&tx).await.unwrap();
+        drop(tx);
+        let mut sent = Vec::new();
+        while let Some(buffer) = rx.recv().await {
+            sent.push(buffer);
+        }
+        assert_eq!(sent.len(), 2, "the long line goes in a buffer of its own");
+        assert_eq!(sent[0], b"{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n");
+        assert_eq!(sent[1].len(), BATCH_BYTES + 1);
+        assert_eq!(sent[1].last(), Some(&b'\n'));
     }
 }

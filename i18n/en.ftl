@@ -159,6 +159,7 @@ error-no-page = There is no page at this address.
 error-conflict = This question is already { $state }; nothing more was sent.
 error-too-large = The form is larger than { $bytes } bytes.
 error-internal = Something went wrong inside mcp-consent; the details are in its log.
+error-unavailable = The database cannot be reached right now; nothing was changed. Try again shortly.
 refused-csrf = The form's security token is missing or out of date; reload the page and try again.
 refused-human-only = Only a person may answer this question, in the browser.
 refused-unreadable-form = The form could not be read.

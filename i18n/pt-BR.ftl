@@ -159,6 +159,7 @@ error-no-page = Não há página neste endereço.
 error-conflict = Esta pergunta já está { $state }; nada mais foi enviado.
 error-too-large = O formulário passa de { $bytes } bytes.
 error-internal = Algo deu errado dentro do mcp-consent; os detalhes estão no log dele.
+error-unavailable = O banco de dados não pode ser alcançado agora; nada foi alterado. Tente de novo em instantes.
 refused-csrf = O token de segurança do formulário está ausente ou desatualizado; recarregue a página e tente de novo.
 refused-human-only = Só uma pessoa pode responder a esta pergunta, no navegador.
 refused-unreadable-form = Não foi possível ler o formulário.

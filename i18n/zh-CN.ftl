@@ -140,6 +140,7 @@ error-no-page = 此地址没有页面。
 error-conflict = 此问题的状态已是“{ $state }”；没有再发送任何内容。
 error-too-large = 表单超过 { $bytes } 字节。
 error-internal = mcp-consent 内部出错；详情见其日志。
+error-unavailable = 目前无法连接数据库；没有任何更改。请稍后再试。
 refused-csrf = 表单的安全令牌缺失或已过期；请刷新页面后重试。
 refused-human-only = 此问题只能由本人在浏览器中回答。
 refused-unreadable-form = 无法读取表单。

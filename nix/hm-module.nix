@@ -32,6 +32,11 @@ let
         interval_secs = cfg.retention.intervalSecs;
       };
     }
+    # The shared database (docs/scale.md): its URL, never a password, and the password's file.
+    // lib.optionalAttrs (cfg.databaseUrl != null) { database_url = toString cfg.databaseUrl; }
+    // lib.optionalAttrs (cfg.databasePasswordFile != null) {
+      database_password_file = toString cfg.databasePasswordFile;
+    }
   );
   configPath = "${config.xdg.configHome}/mcp-consent/config.toml";
 
@@ -113,6 +118,20 @@ in
       default = null;
       example = "/run/secrets/mcp-consent-passphrase-hash";
       description = "File holding the argon2id hash of the login passphrase, handed to the service as MCP_CONSENT_PASSPHRASE_HASH_FILE so no secret lands in the Nix store. An absolute path as a string: a Nix path literal or a store path is refused. The service then also accepts this passphrase at /login (make the hash with `mcp-consent passwd --output FILE`).";
+    };
+
+    databaseUrl = lib.mkOption {
+      type = lib.types.nullOr (lib.types.strMatching "postgres(ql)?://.+");
+      default = null;
+      example = "postgres://alice@db.example.org:5432/mcp_consent?sslmode=verify-full";
+      description = "PostgreSQL database to keep the questions in, shared with the mcp-consent of your other machines (config key `database_url`; see docs/scale.md). Written into the config file, which lives in the Nix store: give the password with `databasePasswordFile`, never in the URL. Default: none, and the embedded SQLite store.";
+    };
+
+    databasePasswordFile = lib.mkOption {
+      type = lib.types.nullOr outsideStorePath;
+      default = null;
+      example = "/run/secrets/mcp-consent-db-password";
+      description = "File holding the password for `databaseUrl` (config key `database_password_file`; owner-only and yours, a trailing newline is dropped). An absolute path as a string: a Nix path literal or a store path is refused, so the secret stays out of the store.";
     };
 
     sandbox = lib.mkOption {

@@ -5,6 +5,8 @@
   lib,
   stdenv,
   craneLib,
+  libpq,
+  postgresql,
   python3,
   prometheus,
   systemd,
@@ -13,7 +15,7 @@ let
   # What the binary is compiled from: the crate's sources, templates/ and static/ (askama,
   # include_str!, including templates/units/service.toml, the unit's fixed part), i18n/ (the
   # message catalogues, include_str!) and
-  # migrations/ (embed_migrations!), and the license files it ships. Tests, benches, the fuzz
+  # migrations/ and migrations_pg/ (embed_migrations!), and the license files it ships. Tests, benches, the fuzz
   # crate and the Nix files are left out, so editing them does not rebuild the package.
   packageFiles = lib.fileset.unions [
     ../Cargo.toml
@@ -24,6 +26,7 @@ let
     ../static
     ../i18n
     ../migrations
+    ../migrations_pg
     ../LICENSE-MIT
     ../LICENSE-APACHE
   ];
@@ -49,6 +52,8 @@ let
   commonArgs = {
     inherit src;
     strictDeps = true;
+    # The PostgreSQL client library diesel links for the shared store.
+    buildInputs = [ libpq ];
     pname = "mcp-consent";
     version = (lib.importTOML ../Cargo.toml).package.version;
   };
@@ -71,6 +76,8 @@ let
     // {
       nativeCheckInputs = [
         python3
+        # initdb, pg_ctl and psql for the shared-queue tests' temporary cluster.
+        postgresql
         (lib.getOutput "cli" prometheus)
       ]
       ++ lib.optional stdenv.hostPlatform.isLinux systemd;

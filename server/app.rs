@@ -14,7 +14,7 @@ use crate::auth::{Auth, throttle::LoginGuard};
 use crate::broker::{Broker, BrokerError};
 use crate::clock::{Clock, SystemClock};
 use crate::config::{Config, ConfigError};
-use crate::db::{Db, DbError};
+use crate::db::DbError;
 use crate::jobs::retention;
 use crate::metrics::{Metrics, MetricsError};
 use crate::notify::{DesktopNotifier, Notifications, Notifier};
@@ -22,6 +22,7 @@ use crate::paths::{PathError, StateDir, write_private};
 use crate::reload::{self, ReloadError, Reloader};
 use crate::review::Reviewer;
 use crate::sampling::ProviderError;
+use crate::stores::{self, DatabaseError, Stores};
 use crate::web::auth::{body_deadline, check_host_and_origin, mark_socket_connections};
 use crate::web::{AppState, allowed_hosts};
 
@@ -77,6 +78,9 @@ pub enum StartupError {
     /// The store could not be opened or migrated.
     #[error("cannot open the store")]
     Db(#[from] DbError),
+    /// The shared database is unusable (its settings, or it cannot be reached or migrated).
+    #[error(transparent)]
+    Database(#[from] DatabaseError),
     /// The listen address could not be bound.
     #[error("cannot listen on {addr}")]
     Bind {
@@ -122,7 +126,7 @@ pub struct Application {
     broker: Broker,
     /// Kept alive for the broker's sampling hooks (the broker holds them weakly).
     _review: std::sync::Arc<Reviewer>,
-    db: Db,
+    stores: Stores,
     reloader: Reloader,
     /// SIGHUP, listened for from the build on so a reload request is never the default
     /// action (which ends the process).
@@ -183,8 +187,8 @@ impl Application {
         // open and close the database file here, and closing any descriptor of a file drops
         // every POSIX lock this process holds on it, SQLite's included.
         let state = StateDir::prepare(state_root)?;
-        let db = Db::open(&state.db_file())?;
-        let tokens = rotate::at_start(&state, &db, clock.as_ref())
+        let stores = stores::open(config, &state).await?;
+        let tokens = rotate::at_start(&state, &stores.local, clock.as_ref())
             .await
             .map_err(StartupError::Token)?;
 
@@ -211,10 +215,17 @@ impl Application {
             }
             None => Notifications::none(),
         };
-        let broker = Broker::new(db.clone(), reload::broker_settings(config), metrics)
-            .with_clock(clock.clone())
-            .with_notifications(notifications);
-        let review = Reviewer::new(broker.clone(), db.clone(), engine).attach();
+        let broker = Broker::new(
+            stores.queue.clone(),
+            reload::broker_settings(config),
+            metrics,
+        )
+        .with_clock(clock.clone())
+        .with_notifications(notifications);
+        if let Some(heard) = stores.queue.take_heard() {
+            tokio::spawn(broker.clone().follow_other_instances(heard));
+        }
+        let review = Reviewer::new(broker.clone(), stores.queue.clone(), engine).attach();
         let interrupted = review.recover_runs().await.map_err(StartupError::Recover)?;
         if interrupted > 0 {
             tracing::warn!(
@@ -246,7 +257,7 @@ impl Application {
         let data = web::Data::new(AppState {
             broker: broker.clone(),
             review: review.clone(),
-            auth: Auth::new(db.clone(), clock),
+            auth: Auth::new(stores.local.clone(), clock),
             tokens,
             allowed_hosts: allowed_hosts(addr),
             listen_addr: addr,
@@ -287,7 +298,7 @@ impl Application {
             addr,
             server,
             broker: broker.clone(),
-            db,
+            stores,
             reloader: Reloader::new(broker, review.clone(), config.clone(), None),
             hangup: match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
                 Ok(s) => Some(s),
@@ -346,7 +357,7 @@ impl Application {
             }
         });
         let pruner = tokio::spawn(prune_with_reloads(
-            self.db.clone(),
+            self.stores.clone(),
             self.reloader.retention(),
             self.broker.metrics().clone(),
             self.broker.clock(),
@@ -381,15 +392,16 @@ impl Application {
 
 /// The retention job with the bounds in force, restarted when a reload changes them.
 async fn prune_with_reloads(
-    db: Db,
+    stores: Stores,
     mut policy: tokio::sync::watch::Receiver<crate::config::Retention>,
     metrics: Metrics,
     clock: Arc<dyn Clock>,
 ) {
     loop {
         let current = policy.borrow_and_update().clone();
-        let job = tokio::spawn(retention::run(
-            db.clone(),
+        let job = tokio::spawn(retention::run_stores(
+            stores.queue.clone(),
+            stores.local.clone(),
             current,
             metrics.clone(),
             clock.clone(),
@@ -478,6 +490,13 @@ pub async fn prune(
 ) -> Result<retention::PruneReport, StartupError> {
     // Tightened by `prepare`, before SQLite holds locks on the file (see `build_with_clock`).
     let state = StateDir::prepare(state_root)?;
-    let db = Db::open(&state.db_file())?;
-    Ok(retention::prune_once(&db, &config.retention, SystemClock.now_ms()).await?)
+    let stores = stores::open(config, &state).await?;
+    Ok(retention::prune_stores(
+        &stores.queue,
+        &stores.local,
+        &config.retention,
+        SystemClock.now_ms(),
+        |_| {},
+    )
+    .await?)
 }

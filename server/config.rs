@@ -76,6 +76,15 @@ pub struct Config {
     /// File holding a bearer token that `GET /metrics` then requires (from any address).
     /// Default: none, and `/metrics` answers loopback clients without credentials.
     pub metrics_token_file: Option<PathBuf>,
+    /// `postgres://USER@HOST:PORT/DB?sslmode=…`: keep the questions in this PostgreSQL
+    /// database, one queue shared by every instance pointed at it (docs/scale.md);
+    /// `MCP_CONSENT_DATABASE_URL` wins over it. `sslmode` as libpq spells it (`verify-full`
+    /// off one machine). Default: none, and the embedded SQLite store in the state directory.
+    pub database_url: Option<String>,
+    /// File holding the password for `database_url` (owner-only and the user's own, like every
+    /// credential file; a trailing newline is dropped). Default: none (a password in the URL,
+    /// or libpq's own means such as `~/.pgpass`).
+    pub database_password_file: Option<PathBuf>,
     /// Pruning of decided questions.
     pub retention: Retention,
     /// `[[models]]`: the models sampling requests may be run on (see
@@ -157,6 +166,8 @@ impl Default for Config {
             max_request_bytes: 16 * 1024 * 1024,
             metrics_token_file: None,
             passphrase_hash_file: None,
+            database_url: None,
+            database_password_file: None,
             retention: Retention::default(),
             models: Vec::new(),
             budgets: Budgets::default(),

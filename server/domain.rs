@@ -13,6 +13,7 @@ use std::str::FromStr;
 use diesel::backend::Backend;
 use diesel::deserialize::{self, FromSql, FromSqlRow};
 use diesel::expression::AsExpression;
+use diesel::pg::Pg;
 use diesel::serialize::{self, IsNull, Output, ToSql};
 use diesel::sql_types::Text;
 use diesel::sqlite::Sqlite;
@@ -105,6 +106,19 @@ macro_rules! vocabulary {
         impl FromSql<Text, Sqlite> for $name {
             fn from_sql(bytes: <Sqlite as Backend>::RawValue<'_>) -> deserialize::Result<Self> {
                 let text = <String as FromSql<Text, Sqlite>>::from_sql(bytes)?;
+                Ok(text.parse::<$name>()?)
+            }
+        }
+
+        impl ToSql<Text, Pg> for $name {
+            fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Pg>) -> serialize::Result {
+                <str as ToSql<Text, Pg>>::to_sql(self.as_str(), &mut out.reborrow())
+            }
+        }
+
+        impl FromSql<Text, Pg> for $name {
+            fn from_sql(bytes: <Pg as Backend>::RawValue<'_>) -> deserialize::Result<Self> {
+                let text = <String as FromSql<Text, Pg>>::from_sql(bytes)?;
                 Ok(text.parse::<$name>()?)
             }
         }
@@ -378,6 +392,21 @@ impl ToSql<Text, Sqlite> for Actor {
 impl FromSql<Text, Sqlite> for Actor {
     fn from_sql(bytes: <Sqlite as Backend>::RawValue<'_>) -> deserialize::Result<Self> {
         let text = <String as FromSql<Text, Sqlite>>::from_sql(bytes)?;
+        Ok(text.parse::<Actor>()?)
+    }
+}
+
+impl ToSql<Text, Pg> for Actor {
+    fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Pg>) -> serialize::Result {
+        use std::io::Write;
+        write!(out, "{self}")?;
+        Ok(IsNull::No)
+    }
+}
+
+impl FromSql<Text, Pg> for Actor {
+    fn from_sql(bytes: <Pg as Backend>::RawValue<'_>) -> deserialize::Result<Self> {
+        let text = <String as FromSql<Text, Pg>>::from_sql(bytes)?;
         Ok(text.parse::<Actor>()?)
     }
 }

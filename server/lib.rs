@@ -42,5 +42,6 @@ pub mod proxy;
 pub mod reload;
 pub mod review;
 pub mod sampling;
+pub mod stores;
 pub mod web;
 pub mod wire;

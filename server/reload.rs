@@ -7,8 +7,8 @@
 //! `[retention]` (the pruning job restarts with the new bounds), `forms_person_only`,
 //! `question_timeout_secs` and `max_pending_per_server` (for questions opened from now on).
 //! Needing a restart: `listen`, `allow_non_loopback`, `max_request_bytes`,
-//! `passphrase_hash_file` and `metrics_token_file` (and the state directory, which is not in
-//! the config).
+//! `passphrase_hash_file`, `metrics_token_file`, `database_url` and `database_password_file`
+//! (and the state directory, which is not in the config).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -143,6 +143,11 @@ impl Reloader {
             (
                 "metrics_token_file",
                 current.metrics_token_file != new.metrics_token_file,
+            ),
+            ("database_url", current.database_url != new.database_url),
+            (
+                "database_password_file",
+                current.database_password_file != new.database_password_file,
             ),
         ]
         .into_iter()

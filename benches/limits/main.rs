@@ -13,13 +13,16 @@
 //!   or `$MCP_CONSENT_BIN`);
 //! - `--python PATH` / `--everything PATH`: the Python with the MCP SDK and server-everything's
 //!   `dist/index.js` for the tool-call row (skipped when missing);
-//! - `--quick`: fewer lines, calls and rows (well under a minute of measuring).
+//! - `--quick`: fewer lines, calls and rows (well under a minute of measuring);
+//! - `$MCP_CONSENT_BENCH_DATABASE_URL`: the PostgreSQL database of the shared-queue rows (two
+//!   instances on it against one SQLite instance); benches/run.sh starts a temporary cluster.
 //!
 //! Nothing here asserts a time; a row that could not be measured says why.
 
 mod proxy;
 mod report;
 mod service;
+mod shared;
 mod store;
 
 use std::path::PathBuf;
@@ -112,7 +115,10 @@ fn main() {
             .enable_all()
             .build();
         match runtime {
-            Ok(rt) => rt.block_on(service::run(&opts, &mut table)),
+            Ok(rt) => rt.block_on(async {
+                service::run(&opts, &mut table).await;
+                shared::run(&opts, &mut table).await;
+            }),
             Err(e) => eprintln!("limits: no runtime: {e}"),
         }
     }

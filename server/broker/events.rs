@@ -1,13 +1,13 @@
 //! Summary-only events published on every state change. The [`Event`] type has no field that
 //! could hold a message, schema, URL or answer, so nothing sensitive can leak through it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
 use crate::domain::{Audience, Kind, Phase, QuestionId, State};
 
 /// One state change of one question (wire JSON is camelCase).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Event {
     /// Question id.

@@ -21,6 +21,7 @@ pub mod hooks;
 pub mod open;
 pub mod question;
 pub mod refusal;
+pub mod remote;
 pub mod waiters;
 
 use std::sync::{Arc, OnceLock, PoisonError, RwLock, Weak};
@@ -71,6 +72,8 @@ pub struct Broker {
     /// Set once at start when sampling is reviewed on models; weak, so the review engine
     /// (which holds a broker) and the broker do not keep each other alive.
     hooks: Arc<OnceLock<Weak<dyn SamplingHooks>>>,
+    /// This instance among those sharing a database (its announcements come back to it).
+    instance: Arc<str>,
 }
 
 impl Broker {
@@ -86,6 +89,7 @@ impl Broker {
             stopping: watch::channel(false).0,
             clock: Arc::new(SystemClock),
             hooks: Arc::default(),
+            instance: crate::domain::QuestionId::new().as_str().into(),
         }
     }
 
@@ -214,8 +218,30 @@ impl Broker {
     /// question). Whoever changes a question in the store calls this once the change is
     /// committed.
     pub fn changed(&self, question: &Question) {
-        self.events.publish(question.event(self.now()));
+        self.publish(question, false);
+    }
+
+    /// A question opened: published like any change, and the person told.
+    pub(crate) fn opened(&self, question: &Question) {
+        self.publish(question, true);
+        self.notify_opened(question);
+    }
+
+    /// Publishes the change here and announces it to the instances sharing the database.
+    fn publish(&self, question: &Question, opened: bool) {
+        let event = question.event(self.now());
+        self.announce(&event, opened);
+        self.events.publish(event);
         self.waiters.wake(&question.id);
+    }
+
+    /// Whether the store can be reached: always on the embedded store, a trivial query on
+    /// the shared database.
+    pub async fn store_reachable(&self) -> bool {
+        self.db.shared_host_port().is_none()
+            || tokio::time::timeout(Duration::from_secs(2), self.db.ping())
+                .await
+                .unwrap_or(false)
     }
 
     /// How many questions long-polls are waiting on right now.

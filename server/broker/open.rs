@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use super::hooks::Round;
 use super::{Broker, BrokerError, Question, audience};
-use crate::db::DbError;
 use crate::db::models::QuestionRow;
+use crate::db::{DbError, lock_for_transaction};
 use crate::domain::{Audience, Kind, Phase, QuestionId, State};
 use crate::metrics::RejectReason;
 use crate::protocol::elicitation;
@@ -165,6 +165,9 @@ impl Broker {
             .db
             .write(move |conn| {
                 conn.immediate_transaction(|conn| {
+                    // Instances sharing a database check and insert one at a time per server,
+                    // so the per-server limit counts the shared queue.
+                    lock_for_transaction(conn, &row.server)?;
                     if let Some(existing) = QuestionRow::find_pending_request(
                         conn,
                         &row.server,
@@ -193,8 +196,7 @@ impl Broker {
                     .opened
                     .with_label_values(&[question.kind.as_str()])
                     .inc();
-                self.changed(&question);
-                self.notify_opened(&question);
+                self.opened(&question);
                 if let Some(hooks) = &hooks {
                     hooks.opened(&question).await?;
                 }

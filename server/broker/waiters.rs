@@ -44,6 +44,15 @@ impl Waiters {
         }
     }
 
+    /// Wakes everybody waiting on any question (changes may have been missed: each re-reads
+    /// its question).
+    pub fn wake_all(&self) {
+        let map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
+        for sender in map.values() {
+            sender.send_replace(());
+        }
+    }
+
     /// How many questions are being waited on (for tests).
     pub fn len(&self) -> usize {
         self.map

@@ -24,6 +24,13 @@ pub async fn run(args: PruneArgs, root: PathBuf) -> Result<(), StartupError> {
     super::owner_only_files();
     let c = Config::load(args.config.as_deref())?;
     let r = crate::app::prune(&c, root).await?;
+    if r.held_elsewhere {
+        // Not a failure: the run holding the lock prunes with its own instance's bounds.
+        println!(
+            "another retention run holds the shared database's retention lock; nothing pruned here"
+        );
+        return Ok(());
+    }
     println!(
         "pruned {} questions ({} decided more than {} days ago, {} beyond the newest {}); {} expired logins",
         r.questions(),

@@ -3,7 +3,8 @@
 //! transactions here.
 
 use diesel::prelude::*;
-use diesel::sqlite::Sqlite;
+
+use super::conn::{Conn, Engine, markers};
 
 use super::schema::{
     approvals, audit_log, auto_approve_rules, questions, sampling_revisions, sampling_runs,
@@ -15,7 +16,7 @@ use crate::domain::{
 
 /// One revision of a sampling request.
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
-#[diesel(table_name = sampling_revisions, check_for_backend(Sqlite))]
+#[diesel(table_name = sampling_revisions, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
 pub struct RevisionRow {
     pub question_id: String,
     pub revision: i32,
@@ -26,7 +27,7 @@ pub struct RevisionRow {
 
 /// One model call.
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
-#[diesel(table_name = sampling_runs, check_for_backend(Sqlite))]
+#[diesel(table_name = sampling_runs, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
 pub struct RunRow {
     pub id: String,
     pub question_id: String,
@@ -45,7 +46,7 @@ pub struct RunRow {
 
 /// One recorded decision.
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
-#[diesel(table_name = approvals, check_for_backend(Sqlite))]
+#[diesel(table_name = approvals, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
 pub struct ApprovalRow {
     pub approval_id: String,
     pub question_id: String,
@@ -60,7 +61,7 @@ pub struct ApprovalRow {
 
 /// One audit entry (digests only, never text).
 #[derive(Debug, Clone, Queryable, Selectable)]
-#[diesel(table_name = audit_log, check_for_backend(Sqlite))]
+#[diesel(table_name = audit_log, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
 pub struct AuditRow {
     pub seq: i32,
     pub at: i64,
@@ -78,7 +79,7 @@ pub struct AuditRow {
 
 /// A new audit entry.
 #[derive(Debug, Clone, Insertable)]
-#[diesel(table_name = audit_log, check_for_backend(Sqlite))]
+#[diesel(table_name = audit_log, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
 pub struct NewAudit {
     pub at: i64,
     pub actor: Actor,
@@ -95,7 +96,7 @@ pub struct NewAudit {
 
 /// An auto-approve rule.
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
-#[diesel(table_name = auto_approve_rules, check_for_backend(Sqlite))]
+#[diesel(table_name = auto_approve_rules, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
 pub struct RuleRow {
     pub id: String,
     pub server: String,
@@ -133,7 +134,7 @@ impl NewAudit {
 }
 
 /// Inserts revision 1 (or any revision).
-pub fn insert_revision(conn: &mut SqliteConnection, row: &RevisionRow) -> QueryResult<()> {
+pub fn insert_revision(conn: &mut Conn, row: &RevisionRow) -> QueryResult<()> {
     diesel::insert_into(sampling_revisions::table)
         .values(row)
         .execute(conn)
@@ -142,7 +143,7 @@ pub fn insert_revision(conn: &mut SqliteConnection, row: &RevisionRow) -> QueryR
 
 /// The revision `revision` of a question.
 pub fn revision(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     question: &str,
     revision: i32,
 ) -> QueryResult<Option<RevisionRow>> {
@@ -155,11 +156,7 @@ pub fn revision(
 
 /// Adds an edited revision if `base` is still the question's current one: bumps the question's
 /// revision and puts it back in `request_review`. Returns false when `base` is outdated.
-pub fn add_revision(
-    conn: &mut SqliteConnection,
-    base: i32,
-    row: &RevisionRow,
-) -> QueryResult<bool> {
+pub fn add_revision(conn: &mut Conn, base: i32, row: &RevisionRow) -> QueryResult<bool> {
     conn.immediate_transaction(|conn| {
         let moved = diesel::update(
             questions::table
@@ -179,7 +176,7 @@ pub fn add_revision(
 }
 
 /// The approval with this id, if recorded.
-pub fn approval(conn: &mut SqliteConnection, id: &str) -> QueryResult<Option<ApprovalRow>> {
+pub fn approval(conn: &mut Conn, id: &str) -> QueryResult<Option<ApprovalRow>> {
     approvals::table
         .find(id)
         .select(ApprovalRow::as_select())
@@ -191,7 +188,7 @@ pub fn approval(conn: &mut SqliteConnection, id: &str) -> QueryResult<Option<App
 /// `revision` to `running` — all or nothing. Returns false when the question is no longer
 /// there (another decision won, or the revision changed).
 pub fn approve_and_start(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     approval: &ApprovalRow,
     run: &RunRow,
     audit: &NewAudit,
@@ -221,11 +218,7 @@ pub fn approve_and_start(
 }
 
 /// Inserts a decision and its audit entry (inside the caller's transaction); `Ok(true)`.
-fn record(
-    conn: &mut SqliteConnection,
-    approval: &ApprovalRow,
-    audit: &NewAudit,
-) -> QueryResult<bool> {
+fn record(conn: &mut Conn, approval: &ApprovalRow, audit: &NewAudit) -> QueryResult<bool> {
     diesel::insert_into(approvals::table)
         .values(approval)
         .execute(conn)?;
@@ -240,7 +233,7 @@ fn record(
 /// its response or the other way round. Returns false when the question was no longer pending
 /// in `from_phases`.
 pub fn decide_with_approval(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     approval: &ApprovalRow,
     from_phases: &[Phase],
     state: State,
@@ -270,7 +263,7 @@ pub fn decide_with_approval(
 }
 
 /// Stores a finished run and moves its question from `running` to `phase`.
-pub fn finish_run(conn: &mut SqliteConnection, run: &RunRow, phase: Phase) -> QueryResult<()> {
+pub fn finish_run(conn: &mut Conn, run: &RunRow, phase: Phase) -> QueryResult<()> {
     conn.immediate_transaction(|conn| {
         diesel::update(sampling_runs::table.find(&run.id))
             .set((
@@ -296,7 +289,7 @@ pub fn finish_run(conn: &mut SqliteConnection, run: &RunRow, phase: Phase) -> Qu
 }
 
 /// Runs of a question, newest first.
-pub fn runs(conn: &mut SqliteConnection, question: &str) -> QueryResult<Vec<RunRow>> {
+pub fn runs(conn: &mut Conn, question: &str) -> QueryResult<Vec<RunRow>> {
     sampling_runs::table
         .filter(sampling_runs::question_id.eq(question))
         .order((sampling_runs::started_at.desc(), sampling_runs::id.desc()))
@@ -305,7 +298,7 @@ pub fn runs(conn: &mut SqliteConnection, question: &str) -> QueryResult<Vec<RunR
 }
 
 /// One run.
-pub fn run(conn: &mut SqliteConnection, id: &str) -> QueryResult<Option<RunRow>> {
+pub fn run(conn: &mut Conn, id: &str) -> QueryResult<Option<RunRow>> {
     sampling_runs::table
         .find(id)
         .select(RunRow::as_select())
@@ -313,15 +306,29 @@ pub fn run(conn: &mut SqliteConnection, id: &str) -> QueryResult<Option<RunRow>>
         .optional()
 }
 
+/// How long a run on the shared database may stay `running` before an instance starting up
+/// takes it for interrupted: another instance may be running it right now (a model call is
+/// bounded well below this), and failing it would make the person approve, and the model run,
+/// twice.
+pub const SHARED_RUN_LEASE_MS: i64 = 10 * 60 * 1000;
+
 /// Runs left `running` by a stopped service: marked failed, their questions back to
-/// `request_review` (the person approves again). Returns the question ids.
-pub fn fail_interrupted_runs(conn: &mut SqliteConnection, now: i64) -> QueryResult<Vec<String>> {
+/// `request_review` (the person approves again). Returns the question ids. On the shared
+/// database only runs older than [`SHARED_RUN_LEASE_MS`] count as interrupted.
+pub fn fail_interrupted_runs(conn: &mut Conn, now: i64) -> QueryResult<Vec<String>> {
+    let started_before = match conn.engine() {
+        Engine::Sqlite => i64::MAX,
+        Engine::Postgres => now.saturating_sub(SHARED_RUN_LEASE_MS),
+    };
     conn.immediate_transaction(|conn| {
+        let interrupted = sampling_runs::state
+            .eq(RunState::Running)
+            .and(sampling_runs::started_at.lt(started_before));
         let ids: Vec<String> = sampling_runs::table
-            .filter(sampling_runs::state.eq(RunState::Running))
+            .filter(interrupted)
             .select(sampling_runs::question_id)
             .load(conn)?;
-        diesel::update(sampling_runs::table.filter(sampling_runs::state.eq(RunState::Running)))
+        diesel::update(sampling_runs::table.filter(interrupted))
             .set((
                 sampling_runs::state.eq(RunState::Failed),
                 sampling_runs::error.eq(Some("the service stopped during the run")),
@@ -341,7 +348,7 @@ pub fn fail_interrupted_runs(conn: &mut SqliteConnection, now: i64) -> QueryResu
 }
 
 /// Appends an audit entry.
-pub fn append_audit(conn: &mut SqliteConnection, entry: &NewAudit) -> QueryResult<()> {
+pub fn append_audit(conn: &mut Conn, entry: &NewAudit) -> QueryResult<()> {
     diesel::insert_into(audit_log::table)
         .values(entry)
         .execute(conn)
@@ -350,7 +357,7 @@ pub fn append_audit(conn: &mut SqliteConnection, entry: &NewAudit) -> QueryResul
 
 /// Audit entries newest first, optionally filtered by server and action.
 pub fn audit(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     server: Option<&str>,
     action: Option<AuditAction>,
     limit: i64,
@@ -366,7 +373,7 @@ pub fn audit(
 }
 
 /// Stores a rule.
-pub fn insert_rule(conn: &mut SqliteConnection, rule: &RuleRow) -> QueryResult<()> {
+pub fn insert_rule(conn: &mut Conn, rule: &RuleRow) -> QueryResult<()> {
     diesel::insert_into(auto_approve_rules::table)
         .values(rule)
         .execute(conn)
@@ -374,7 +381,7 @@ pub fn insert_rule(conn: &mut SqliteConnection, rule: &RuleRow) -> QueryResult<(
 }
 
 /// Every rule, newest first.
-pub fn rules(conn: &mut SqliteConnection) -> QueryResult<Vec<RuleRow>> {
+pub fn rules(conn: &mut Conn) -> QueryResult<Vec<RuleRow>> {
     auto_approve_rules::table
         .order(auto_approve_rules::created_at.desc())
         .select(RuleRow::as_select())
@@ -382,11 +389,7 @@ pub fn rules(conn: &mut SqliteConnection) -> QueryResult<Vec<RuleRow>> {
 }
 
 /// The active (unrevoked, unexpired) rule for `server` at `now`, widest scope first.
-pub fn active_rule(
-    conn: &mut SqliteConnection,
-    server: &str,
-    now: i64,
-) -> QueryResult<Option<RuleRow>> {
+pub fn active_rule(conn: &mut Conn, server: &str, now: i64) -> QueryResult<Option<RuleRow>> {
     auto_approve_rules::table
         .filter(auto_approve_rules::server.eq(server))
         .filter(auto_approve_rules::revoked_at.is_null())
@@ -401,7 +404,7 @@ pub fn active_rule(
 }
 
 /// Revokes a rule; returns whether it existed unrevoked.
-pub fn revoke_rule(conn: &mut SqliteConnection, id: &str, now: i64) -> QueryResult<bool> {
+pub fn revoke_rule(conn: &mut Conn, id: &str, now: i64) -> QueryResult<bool> {
     diesel::update(
         auto_approve_rules::table
             .find(id)
@@ -417,7 +420,7 @@ pub type Delivered = (String, Option<String>, Option<String>);
 
 /// Accepted sampling responses of `server`, newest first (to link a tool loop's next round).
 pub fn delivered_sampling(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     server: &str,
     limit: i64,
 ) -> QueryResult<Vec<Delivered>> {
@@ -446,34 +449,35 @@ pub struct Usage {
 }
 
 /// Rounds (questions) of a conversation and the tokens and cost its runs used.
-pub fn conversation_usage(conn: &mut SqliteConnection, conversation: &str) -> QueryResult<Usage> {
-    diesel::sql_query(
+pub fn conversation_usage(conn: &mut Conn, conversation: &str) -> QueryResult<Usage> {
+    // PostgreSQL sums BIGINTs as NUMERIC: the casts keep both engines' columns BIGINT.
+    let sql = markers(
+        conn,
         "SELECT (SELECT COUNT(*) FROM questions WHERE conversation = ?1) AS rounds,
-                COALESCE(SUM(COALESCE(r.input_tokens, 0) + COALESCE(r.output_tokens, 0)), 0) AS tokens,
+                CAST(COALESCE(SUM(COALESCE(r.input_tokens, 0) + COALESCE(r.output_tokens, 0)), 0) AS BIGINT) AS tokens,
                 COALESCE(SUM(COALESCE(r.cost_usd, 0.0)), 0.0) AS cost
          FROM sampling_runs r JOIN questions q ON q.id = r.question_id
          WHERE q.conversation = ?1 AND r.state = ?2",
-    )
-    .bind::<diesel::sql_types::Text, _>(conversation)
-    .bind::<diesel::sql_types::Text, _>(RunState::Done)
-    .get_result(conn)
+    );
+    diesel::sql_query(sql)
+        .bind::<diesel::sql_types::Text, _>(conversation)
+        .bind::<diesel::sql_types::Text, _>(RunState::Done)
+        .get_result(conn)
 }
 
 /// Tokens and cost of `server`'s runs started at or after `since` (Unix ms).
-pub fn server_usage_since(
-    conn: &mut SqliteConnection,
-    server: &str,
-    since: i64,
-) -> QueryResult<Usage> {
-    diesel::sql_query(
-        "SELECT 0 AS rounds,
-                COALESCE(SUM(COALESCE(r.input_tokens, 0) + COALESCE(r.output_tokens, 0)), 0) AS tokens,
+pub fn server_usage_since(conn: &mut Conn, server: &str, since: i64) -> QueryResult<Usage> {
+    let sql = markers(
+        conn,
+        "SELECT CAST(0 AS BIGINT) AS rounds,
+                CAST(COALESCE(SUM(COALESCE(r.input_tokens, 0) + COALESCE(r.output_tokens, 0)), 0) AS BIGINT) AS tokens,
                 COALESCE(SUM(COALESCE(r.cost_usd, 0.0)), 0.0) AS cost
          FROM sampling_runs r JOIN questions q ON q.id = r.question_id
          WHERE q.server = ? AND r.started_at >= ? AND r.state = ?",
-    )
-    .bind::<diesel::sql_types::Text, _>(server)
-    .bind::<diesel::sql_types::BigInt, _>(since)
-    .bind::<diesel::sql_types::Text, _>(RunState::Done)
-    .get_result(conn)
+    );
+    diesel::sql_query(sql)
+        .bind::<diesel::sql_types::Text, _>(server)
+        .bind::<diesel::sql_types::BigInt, _>(since)
+        .bind::<diesel::sql_types::Text, _>(RunState::Done)
+        .get_result(conn)
 }

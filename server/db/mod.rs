@@ -1,4 +1,4 @@
-//! The SQLite store: an r2d2 pool of read-only diesel connections, one writer connection,
+//! The store. Embedded (the default): SQLite, an r2d2 pool of read-only diesel connections, one writer connection,
 //! the pragmas every connection gets, embedded migrations, and [`Db::run`] (reads) /
 //! [`Db::write`] (everything that changes the database), the ways to touch the database from
 //! async code (never on the executor).
@@ -16,9 +16,17 @@
 //! every [`CHECKPOINT_EVERY`] writes one passive checkpoint is started on a reader
 //! connection, off any request's path (a checkpoint only copies committed pages into the
 //! database file, which `query_only` allows).
+//!
+//! Shared (`database_url`): PostgreSQL, one r2d2 pool for reads and writes (the server orders
+//! concurrent writers itself, and several instances write at once), migrated by one instance
+//! at a time ([`postgres`]), with changes announced between instances ([`listen`]). The same
+//! queries run on both: every job gets a [`Conn`].
 
 pub mod approvals;
+pub mod conn;
+pub mod listen;
 pub mod models;
+pub mod postgres;
 pub mod prune;
 pub mod schema;
 pub mod schema_check;
@@ -35,10 +43,13 @@ use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use diesel::connection::SimpleConnection;
-use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool};
-use diesel::{Connection, SqliteConnection};
+use diesel::r2d2::{CustomizeConnection, ManageConnection, Pool, R2D2Connection};
+use diesel::{Connection, PgConnection, SqliteConnection};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use tokio::sync::Semaphore;
+
+pub use conn::{Conn, Engine, lock_for_transaction};
+pub use postgres::Target;
 
 /// Migrations compiled into the binary from `migrations/`.
 pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");
@@ -77,6 +88,21 @@ pub enum DbError {
     /// read-only (`query_only`), writes belong on [`Db::write`]. A bug, never a user's error.
     #[error("a write was sent to a read-only database connection")]
     ReadOnly(#[source] diesel::result::Error),
+    /// The shared database did not answer at start.
+    #[error("cannot reach the database at {host_port}: {source}")]
+    Unreachable {
+        /// `HOST:PORT` of `database_url`.
+        host_port: String,
+        /// libpq's reason.
+        #[source]
+        source: diesel::ConnectionError,
+    },
+    /// The shared database was migrated by a newer mcp-consent than this one.
+    #[error(
+        "the database's schema is newer than this mcp-consent (it has migration {0}, which this \
+         binary does not know): upgrade mcp-consent on this machine; nothing was written"
+    )]
+    SchemaNewer(String),
 }
 
 /// SQLite's message for `SQLITE_READONLY`, which a `query_only` connection returns for any
@@ -95,10 +121,39 @@ impl DbError {
             other => other,
         }
     }
+
+    /// Whether the database could not be reached (down, restarting, or the connection lost):
+    /// a passing condition the web edge answers with 503, not a fault of the service.
+    pub fn is_unavailable(&self) -> bool {
+        use diesel::result::{DatabaseErrorKind, Error};
+        match self {
+            DbError::Connect(_) | DbError::Pool(_) | DbError::Unreachable { .. } => true,
+            DbError::Query(Error::DatabaseError(
+                DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
+                _,
+            )) => true,
+            DbError::Query(Error::DatabaseError(_, info)) => {
+                // libpq's words for a connection that went away mid-query.
+                let m = info.message();
+                m.contains("server closed the connection")
+                    || m.contains("terminating connection")
+                    || m.contains("no connection to the server")
+                    || m.contains("the database system is")
+            }
+            _ => false,
+        }
+    }
 }
 
 /// Reader connections in the pool (and readers running at once).
 const READERS: u32 = 4;
+
+/// Connections of an instance's pool on the shared database (reads and writes alike).
+const PG_CONNECTIONS: u32 = 8;
+
+/// How long a job waits for a pool connection before failing (on the shared database: how
+/// long a request waits while the database is unreachable before it answers 503).
+const PG_CHECKOUT: Duration = Duration::from_secs(3);
 
 /// Write jobs between two background checkpoints. SQLite's own automatic checkpoint (off on our
 /// connections) runs every 1,000 pages inside whichever commit crosses the mark; a question
@@ -106,12 +161,12 @@ const READERS: u32 = 4;
 pub const CHECKPOINT_EVERY: u64 = 256;
 
 /// One job for the writer thread.
-type WriteJob = Box<dyn FnOnce(&mut SqliteConnection) + Send>;
+type WriteJob = Box<dyn FnOnce(&mut Conn) + Send>;
 
 /// Starts the writer thread on `conn`; it runs queued jobs in order until every [`Db`] clone
 /// is gone. A job that panics is reported to its caller ([`DbError::Writer`]) and the thread
 /// goes on: diesel rolled back the job's transaction while unwinding.
-fn spawn_writer(mut conn: SqliteConnection) -> std::io::Result<mpsc::Sender<WriteJob>> {
+fn spawn_writer(mut conn: Conn) -> std::io::Result<mpsc::Sender<WriteJob>> {
     let (tx, rx) = mpsc::channel::<WriteJob>();
     std::thread::Builder::new()
         .name("db-writer".into())
@@ -145,20 +200,50 @@ const CONNECTION_PRAGMAS: &str = "PRAGMA busy_timeout = 5000; PRAGMA foreign_key
 #[derive(Debug, Clone, Copy)]
 struct Pragmas;
 
-impl CustomizeConnection<SqliteConnection, diesel::r2d2::Error> for Pragmas {
-    fn on_acquire(&self, conn: &mut SqliteConnection) -> Result<(), diesel::r2d2::Error> {
-        conn.batch_execute(CONNECTION_PRAGMAS)
-            .and_then(|()| conn.batch_execute("PRAGMA query_only = ON;"))
-            .map_err(diesel::r2d2::Error::QueryError)
+impl CustomizeConnection<Conn, diesel::r2d2::Error> for Pragmas {
+    fn on_acquire(&self, conn: &mut Conn) -> Result<(), diesel::r2d2::Error> {
+        match conn {
+            Conn::Sqlite(conn) => conn
+                .batch_execute(CONNECTION_PRAGMAS)
+                .and_then(|()| conn.batch_execute("PRAGMA query_only = ON;"))
+                .map_err(diesel::r2d2::Error::QueryError),
+            Conn::Pg(_) => Ok(()),
+        }
     }
 }
 
-/// A handle on the store; cheap to clone.
+/// Opens the pool's connections on one engine (diesel's own manager would try each engine
+/// in turn on the URL).
+#[derive(Debug, Clone)]
+struct Manager {
+    engine: Engine,
+    url: String,
+}
+
+impl ManageConnection for Manager {
+    type Connection = Conn;
+    type Error = diesel::r2d2::Error;
+
+    fn connect(&self) -> Result<Conn, diesel::r2d2::Error> {
+        match self.engine {
+            Engine::Sqlite => SqliteConnection::establish(&self.url).map(Conn::Sqlite),
+            Engine::Postgres => PgConnection::establish(&self.url).map(Conn::Pg),
+        }
+        .map_err(diesel::r2d2::Error::ConnectionError)
+    }
+
+    fn is_valid(&self, conn: &mut Conn) -> Result<(), diesel::r2d2::Error> {
+        conn.ping().map_err(diesel::r2d2::Error::QueryError)
+    }
+
+    fn has_broken(&self, conn: &mut Conn) -> bool {
+        std::thread::panicking() || conn.is_broken()
+    }
+}
+
+/// What only the embedded store has: the writer thread and the checkpoint bookkeeping.
 #[derive(Clone)]
-pub struct Db {
-    pool: Pool<ConnectionManager<SqliteConnection>>,
-    /// Permits for jobs on pool connections (one per connection).
-    readers: Arc<Semaphore>,
+struct Embedded {
     /// The queue of the writer thread, which owns the writer connection.
     writer: mpsc::Sender<WriteJob>,
     /// Jobs since the last checkpoint started, and whether one is running.
@@ -166,6 +251,30 @@ pub struct Db {
     checkpointing: Arc<AtomicBool>,
     /// The database file, for [`Db::sync_file`].
     path: Arc<std::path::PathBuf>,
+}
+
+/// What only the shared store has: where it is, and the line to the other instances.
+#[derive(Clone)]
+struct Shared {
+    target: Target,
+    announcer: listen::Announcer,
+    heard: Arc<std::sync::Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<listen::Heard>>>>,
+}
+
+/// The engine's own parts of a [`Db`].
+#[derive(Clone)]
+enum Parts {
+    Embedded(Embedded),
+    Shared(Shared),
+}
+
+/// A handle on the store; cheap to clone.
+#[derive(Clone)]
+pub struct Db {
+    pool: Pool<Manager>,
+    /// Permits for jobs on pool connections (one per connection).
+    readers: Arc<Semaphore>,
+    parts: Parts,
 }
 
 impl Db {
@@ -190,17 +299,96 @@ impl Db {
             .max_size(READERS)
             .connection_timeout(Duration::from_secs(10))
             .connection_customizer(Box::new(Pragmas))
-            .build(ConnectionManager::new(url))?;
+            .build(Manager {
+                engine: Engine::Sqlite,
+                url,
+            })?;
         // The migrating connection stays open as the writer.
-        let writer = spawn_writer(conn).map_err(DbError::Spawn)?;
+        let writer = spawn_writer(Conn::Sqlite(conn)).map_err(DbError::Spawn)?;
         Ok(Db {
             pool,
             readers: Arc::new(Semaphore::new(READERS as usize)),
-            writer,
-            jobs: Arc::default(),
-            checkpointing: Arc::default(),
-            path: Arc::new(path.to_owned()),
+            parts: Parts::Embedded(Embedded {
+                writer,
+                jobs: Arc::default(),
+                checkpointing: Arc::default(),
+                path: Arc::new(path.to_owned()),
+            }),
         })
+    }
+
+    /// Opens the shared store at `target`: connects (failing within libpq's connect timeout,
+    /// naming the host and port, when the database does not answer), migrates under the
+    /// migration lock ([`postgres::connect_and_migrate`]), builds the pool and starts the
+    /// notification thread ([`listen`]). Call from a blocking context or at start.
+    ///
+    /// # Errors
+    /// [`DbError::Unreachable`], [`DbError::SchemaNewer`], [`DbError::Migration`],
+    /// [`DbError::Query`] or [`DbError::Spawn`].
+    pub fn open_shared(target: &Target) -> Result<Db, DbError> {
+        drop(postgres::connect_and_migrate(target)?);
+        // Unchecked: connections are made on demand, so a database that goes away later makes
+        // requests fail (503) rather than the pool.
+        let pool = Pool::builder()
+            .max_size(PG_CONNECTIONS)
+            .min_idle(Some(1))
+            .connection_timeout(PG_CHECKOUT)
+            .build_unchecked(Manager {
+                engine: Engine::Postgres,
+                url: target.url().to_owned(),
+            });
+        let (announcer, heard) = listen::start(target.clone()).map_err(DbError::Spawn)?;
+        Ok(Db {
+            pool,
+            readers: Arc::new(Semaphore::new(PG_CONNECTIONS as usize)),
+            parts: Parts::Shared(Shared {
+                target: target.clone(),
+                announcer,
+                heard: Arc::new(std::sync::Mutex::new(Some(heard))),
+            }),
+        })
+    }
+
+    /// Which engine this store runs on.
+    pub fn engine(&self) -> Engine {
+        match self.parts {
+            Parts::Embedded(_) => Engine::Sqlite,
+            Parts::Shared(_) => Engine::Postgres,
+        }
+    }
+
+    /// `HOST:PORT` of the shared database (`None` for the embedded store).
+    pub fn shared_host_port(&self) -> Option<&str> {
+        match &self.parts {
+            Parts::Embedded(_) => None,
+            Parts::Shared(s) => Some(s.target.host_port()),
+        }
+    }
+
+    /// Announces `payload` to every instance on the shared database (a no-op on the embedded
+    /// store, which has no other instance).
+    pub fn announce(&self, payload: String) {
+        if let Parts::Shared(s) = &self.parts {
+            s.announcer.announce(payload);
+        }
+    }
+
+    /// What the other instances announce, once (the first caller takes it; `None` after, and
+    /// on the embedded store).
+    pub fn take_heard(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<listen::Heard>> {
+        match &self.parts {
+            Parts::Embedded(_) => None,
+            Parts::Shared(s) => s
+                .heard
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take(),
+        }
+    }
+
+    /// Whether the store answers a trivial query now (for `/healthz`).
+    pub async fn ping(&self) -> bool {
+        self.run(|c| Ok(c.ping()?)).await.is_ok()
     }
 
     /// Flushes the database file's written pages to disk (`fsync`) on the blocking pool, away
@@ -210,7 +398,10 @@ impl Db {
     /// # Errors
     /// [`DbError::Sync`] when the file cannot be opened or synced, [`DbError::Join`].
     pub async fn sync_file(&self) -> Result<(), DbError> {
-        let path = self.path.clone();
+        let Parts::Embedded(embedded) = &self.parts else {
+            return Ok(());
+        };
+        let path = embedded.path.clone();
         tokio::task::spawn_blocking(move || {
             std::fs::File::open(path.as_path())
                 .and_then(|f| f.sync_data())
@@ -235,7 +426,7 @@ impl Db {
     pub async fn run<T, F>(&self, job: F) -> Result<T, DbError>
     where
         T: Send + 'static,
-        F: FnOnce(&mut SqliteConnection) -> Result<T, DbError> + Send + 'static,
+        F: FnOnce(&mut Conn) -> Result<T, DbError> + Send + 'static,
     {
         self.on_reader(job).await.map_err(DbError::reader_error)
     }
@@ -244,7 +435,7 @@ impl Db {
     async fn on_reader<T, F>(&self, job: F) -> Result<T, DbError>
     where
         T: Send + 'static,
-        F: FnOnce(&mut SqliteConnection) -> Result<T, DbError> + Send + 'static,
+        F: FnOnce(&mut Conn) -> Result<T, DbError> + Send + 'static,
     {
         let permit = self.readers.clone().acquire_owned().await?;
         let pool = self.pool.clone();
@@ -268,16 +459,30 @@ impl Db {
     pub fn write<T, F>(&self, job: F) -> impl Future<Output = Result<T, DbError>> + Send + use<T, F>
     where
         T: Send + 'static,
-        F: FnOnce(&mut SqliteConnection) -> Result<T, DbError> + Send + 'static,
+        F: FnOnce(&mut Conn) -> Result<T, DbError> + Send + 'static,
     {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        let queued = self.writer.send(Box::new(move |conn| {
-            // The caller may have gone (a dropped request); the write stands.
-            let _ = tx.send(job(conn));
-        }));
         let db = self.clone();
+        let queued = match &self.parts {
+            Parts::Embedded(embedded) => embedded
+                .writer
+                .send(Box::new(move |conn| {
+                    // The caller may have gone (a dropped request); the write stands.
+                    let _ = tx.send(job(conn));
+                }))
+                .map_err(|_| DbError::Writer),
+            // The shared store writes on any pool connection; the job is started now, so it
+            // stands even when the caller goes away, as on the writer.
+            Parts::Shared(_) => {
+                let writing = self.clone();
+                tokio::spawn(async move {
+                    let _ = tx.send(writing.on_reader(job).await);
+                });
+                Ok(())
+            }
+        };
         async move {
-            queued.map_err(|_| DbError::Writer)?;
+            queued?;
             let result = rx.await.map_err(|_| DbError::Writer)?;
             db.count_job();
             result
@@ -287,18 +492,22 @@ impl Db {
     /// Counts a write job; every [`CHECKPOINT_EVERY`] of them starts a checkpoint (reads add
     /// nothing to the WAL, so they are not counted).
     fn count_job(&self) {
-        if self.jobs.fetch_add(1, Ordering::Relaxed) + 1 >= CHECKPOINT_EVERY {
-            self.checkpoint_in_background();
+        let Parts::Embedded(embedded) = &self.parts else {
+            return;
+        };
+        if embedded.jobs.fetch_add(1, Ordering::Relaxed) + 1 >= CHECKPOINT_EVERY {
+            self.checkpoint_in_background(embedded);
         }
     }
 
     /// Starts a passive checkpoint on a reader connection unless one is running. Passive: it
     /// copies what no reader still needs and never waits for (or blocks) a writer.
-    fn checkpoint_in_background(&self) {
-        if self.checkpointing.swap(true, Ordering::AcqRel) {
+    fn checkpoint_in_background(&self, embedded: &Embedded) {
+        if embedded.checkpointing.swap(true, Ordering::AcqRel) {
             return;
         }
-        self.jobs.store(0, Ordering::Relaxed);
+        embedded.jobs.store(0, Ordering::Relaxed);
+        let checkpointing = embedded.checkpointing.clone();
         let db = self.clone();
         tokio::spawn(async move {
             let done = db
@@ -307,7 +516,35 @@ impl Db {
             if let Err(e) = done {
                 tracing::warn!(error = %e, "background WAL checkpoint failed");
             }
-            db.checkpointing.store(false, Ordering::Release);
+            checkpointing.store(false, Ordering::Release);
         });
+    }
+}
+
+/// Leave to run retention: on the shared database its advisory lock, held by a connection of
+/// its own for one run (dropping the lease closes the connection, which releases the lock,
+/// also when the task holding it is aborted or the process dies); on the embedded store, whose
+/// one writer runs batches one at a time, nothing to hold.
+pub struct RetentionLease {
+    _conn: Option<Conn>,
+}
+
+impl Db {
+    /// Takes leave to run retention ([`RetentionLease`]); `None` when another run (on any
+    /// instance, or `mcp-consent prune`) holds the shared database's lock.
+    ///
+    /// # Errors
+    /// [`DbError::Connect`] or [`DbError::Query`]; [`DbError::Join`].
+    pub async fn lease_retention(&self) -> Result<Option<RetentionLease>, DbError> {
+        let Parts::Shared(shared) = &self.parts else {
+            return Ok(Some(RetentionLease { _conn: None }));
+        };
+        let url = shared.target.url().to_owned();
+        tokio::task::spawn_blocking(move || {
+            let mut conn = Conn::Pg(PgConnection::establish(&url)?);
+            let locked = prune::try_lock_retention(&mut conn)?;
+            Ok(locked.then_some(RetentionLease { _conn: Some(conn) }))
+        })
+        .await?
     }
 }

@@ -2,7 +2,8 @@
 //! `QueryResult`; the broker decides what the rows mean.
 
 use diesel::prelude::*;
-use diesel::sqlite::Sqlite;
+
+use super::conn::Conn;
 
 use super::schema::{api_tokens, login_links, questions, web_sessions};
 use super::sql::{DecideQuestion, InsertQuestion, Pending};
@@ -10,7 +11,7 @@ use crate::domain::{Audience, Kind, Phase, State};
 
 /// A stored question (see `migrations/` for the column meanings). Times are Unix milliseconds.
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
-#[diesel(table_name = questions, check_for_backend(Sqlite))]
+#[diesel(table_name = questions, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
 pub struct QuestionRow {
     pub id: String,
     pub kind: Kind,
@@ -50,12 +51,12 @@ pub type SummaryRow = (
 
 impl QuestionRow {
     /// Inserts a new question.
-    pub fn insert(conn: &mut SqliteConnection, row: &QuestionRow) -> QueryResult<()> {
+    pub fn insert(conn: &mut Conn, row: &QuestionRow) -> QueryResult<()> {
         InsertQuestion(row).execute(conn).map(|_| ())
     }
 
     /// The question with this id.
-    pub fn find(conn: &mut SqliteConnection, id: &str) -> QueryResult<Option<QuestionRow>> {
+    pub fn find(conn: &mut Conn, id: &str) -> QueryResult<Option<QuestionRow>> {
         questions::table
             .find(id)
             .select(QuestionRow::as_select())
@@ -65,7 +66,7 @@ impl QuestionRow {
 
     /// The pending question for the same server, session and JSON-RPC id, if any.
     pub fn find_pending_request(
-        conn: &mut SqliteConnection,
+        conn: &mut Conn,
         server: &str,
         session: &str,
         rpc_id: &str,
@@ -84,7 +85,7 @@ impl QuestionRow {
     /// Pending ones are read in order from the partial index `questions_pending_created`,
     /// so the query stops after `limit` rows however many are pending.
     pub fn list(
-        conn: &mut SqliteConnection,
+        conn: &mut Conn,
         state: Option<State>,
         audience: Option<Audience>,
         limit: i64,
@@ -116,10 +117,7 @@ impl QuestionRow {
     }
 
     /// Recently decided questions, newest first.
-    pub fn recent_decided(
-        conn: &mut SqliteConnection,
-        limit: i64,
-    ) -> QueryResult<Vec<QuestionRow>> {
+    pub fn recent_decided(conn: &mut Conn, limit: i64) -> QueryResult<Vec<QuestionRow>> {
         questions::table
             .filter(questions::state.ne(State::Pending))
             .select(QuestionRow::as_select())
@@ -130,10 +128,7 @@ impl QuestionRow {
 
     /// The oldest `limit` pending questions, whole rows, read in order from the
     /// `(state, created_at, id)` index.
-    pub fn oldest_pending(
-        conn: &mut SqliteConnection,
-        limit: i64,
-    ) -> QueryResult<Vec<QuestionRow>> {
+    pub fn oldest_pending(conn: &mut Conn, limit: i64) -> QueryResult<Vec<QuestionRow>> {
         questions::table
             .filter(questions::state.eq(Pending))
             .select(QuestionRow::as_select())
@@ -143,7 +138,7 @@ impl QuestionRow {
     }
 
     /// How many questions `server` has pending.
-    pub fn count_pending_for_server(conn: &mut SqliteConnection, server: &str) -> QueryResult<i64> {
+    pub fn count_pending_for_server(conn: &mut Conn, server: &str) -> QueryResult<i64> {
         questions::table
             .filter(questions::server.eq(server))
             .filter(questions::state.eq(Pending))
@@ -152,7 +147,7 @@ impl QuestionRow {
     }
 
     /// How many questions are pending in all.
-    pub fn count_pending(conn: &mut SqliteConnection) -> QueryResult<i64> {
+    pub fn count_pending(conn: &mut Conn) -> QueryResult<i64> {
         questions::table
             .filter(questions::state.eq(Pending))
             .count()
@@ -160,7 +155,7 @@ impl QuestionRow {
     }
 
     /// Pending questions counted by kind and audience.
-    pub fn pending_counts(conn: &mut SqliteConnection) -> QueryResult<Vec<(Kind, Audience, i64)>> {
+    pub fn pending_counts(conn: &mut Conn) -> QueryResult<Vec<(Kind, Audience, i64)>> {
         questions::table
             .filter(questions::state.eq(Pending))
             .group_by((questions::kind, questions::audience))
@@ -173,7 +168,7 @@ impl QuestionRow {
     }
 
     /// Pending questions whose deadline is at or before `now`.
-    pub fn due(conn: &mut SqliteConnection, now: i64) -> QueryResult<Vec<QuestionRow>> {
+    pub fn due(conn: &mut Conn, now: i64) -> QueryResult<Vec<QuestionRow>> {
         questions::table
             .filter(questions::state.eq(Pending))
             .filter(questions::expires_at.le(now))
@@ -182,7 +177,7 @@ impl QuestionRow {
     }
 
     /// Records that the person opened a URL question's link (first time only).
-    pub fn mark_opened(conn: &mut SqliteConnection, id: &str, now: i64) -> QueryResult<()> {
+    pub fn mark_opened(conn: &mut Conn, id: &str, now: i64) -> QueryResult<()> {
         diesel::update(
             questions::table
                 .find(id)
@@ -197,7 +192,7 @@ impl QuestionRow {
     /// nothing) when it was no longer pending: this conditional update is what makes every
     /// question get exactly one response.
     pub fn decide(
-        conn: &mut SqliteConnection,
+        conn: &mut Conn,
         id: &str,
         state: State,
         response: Option<&str>,
@@ -217,7 +212,7 @@ impl QuestionRow {
 impl QuestionRow {
     /// Marks accepted URL questions with this `elicitationId` completed; returns them.
     pub fn complete_url(
-        conn: &mut SqliteConnection,
+        conn: &mut Conn,
         elicitation_id: &str,
         now: i64,
     ) -> QueryResult<Vec<QuestionRow>> {
@@ -244,18 +239,25 @@ impl QuestionRow {
 }
 
 /// Stores the digest of an API token.
-pub fn insert_api_token(conn: &mut SqliteConnection, sha256: &str, now: i64) -> QueryResult<()> {
-    diesel::insert_or_ignore_into(api_tokens::table)
-        .values((
-            api_tokens::token_sha256.eq(sha256),
-            api_tokens::created_at.eq(now),
-        ))
-        .execute(conn)
-        .map(|_| ())
+pub fn insert_api_token(conn: &mut Conn, sha256: &str, now: i64) -> QueryResult<()> {
+    let row = (
+        api_tokens::token_sha256.eq(sha256),
+        api_tokens::created_at.eq(now),
+    );
+    match conn {
+        Conn::Sqlite(c) => diesel::insert_or_ignore_into(api_tokens::table)
+            .values(row)
+            .execute(c),
+        Conn::Pg(c) => diesel::insert_into(api_tokens::table)
+            .values(row)
+            .on_conflict_do_nothing()
+            .execute(c),
+    }
+    .map(|_| ())
 }
 
 /// Makes `sha256` the only stored API token digest (rotation: every other token is revoked).
-pub fn replace_api_tokens(conn: &mut SqliteConnection, sha256: &str, now: i64) -> QueryResult<()> {
+pub fn replace_api_tokens(conn: &mut Conn, sha256: &str, now: i64) -> QueryResult<()> {
     conn.immediate_transaction(|conn| {
         diesel::delete(api_tokens::table).execute(conn)?;
         insert_api_token(conn, sha256, now)
@@ -263,18 +265,14 @@ pub fn replace_api_tokens(conn: &mut SqliteConnection, sha256: &str, now: i64) -
 }
 
 /// Every stored API token digest.
-pub fn api_token_digests(conn: &mut SqliteConnection) -> QueryResult<Vec<String>> {
+pub fn api_token_digests(conn: &mut Conn) -> QueryResult<Vec<String>> {
     api_tokens::table
         .select(api_tokens::token_sha256)
         .load(conn)
 }
 
 /// Stores a login link digest valid until `expires_at`.
-pub fn insert_login_link(
-    conn: &mut SqliteConnection,
-    sha256: &str,
-    expires_at: i64,
-) -> QueryResult<()> {
+pub fn insert_login_link(conn: &mut Conn, sha256: &str, expires_at: i64) -> QueryResult<()> {
     diesel::insert_into(login_links::table)
         .values((
             login_links::token_sha256.eq(sha256),
@@ -285,7 +283,7 @@ pub fn insert_login_link(
 }
 
 /// Consumes a login link: deletes it and reports whether it existed and was still valid.
-pub fn take_login_link(conn: &mut SqliteConnection, sha256: &str, now: i64) -> QueryResult<bool> {
+pub fn take_login_link(conn: &mut Conn, sha256: &str, now: i64) -> QueryResult<bool> {
     let deleted = diesel::delete(
         login_links::table
             .filter(login_links::token_sha256.eq(sha256))
@@ -297,7 +295,7 @@ pub fn take_login_link(conn: &mut SqliteConnection, sha256: &str, now: i64) -> Q
 }
 
 /// Deletes expired browser sessions and login links; returns how many rows went.
-pub fn delete_expired_auth(conn: &mut SqliteConnection, now: i64) -> QueryResult<usize> {
+pub fn delete_expired_auth(conn: &mut Conn, now: i64) -> QueryResult<usize> {
     let sessions = diesel::delete(web_sessions::table.filter(web_sessions::expires_at.le(now)))
         .execute(conn)?;
     let links =

@@ -1,9 +1,12 @@
 //! Keeps `schema.rs` what `diesel print-schema` makes of the migrations: the test migrates a
 //! fresh store, prints its schema in diesel's layout from SQLite's own description (table_info
-//! and foreign_key_list, which is what diesel reads) and compares it with the file.
+//! and foreign_key_list, which is what diesel reads) and compares it with the file. The
+//! PostgreSQL migrations make a part of the same schema (the shared tables): [`print_pg_tables`]
+//! prints each of their tables from `information_schema` in the same layout, and an integration
+//! test against a real server finds each one in the file.
 
 use diesel::sql_types::{BigInt, Integer, Text};
-use diesel::{QueryableByName, RunQueryDsl, SqliteConnection};
+use diesel::{Connection, PgConnection, QueryableByName, RunQueryDsl, SqliteConnection};
 
 #[derive(QueryableByName)]
 struct TableName {
@@ -98,6 +101,82 @@ pub fn print_schema(conn: &mut SqliteConnection) -> diesel::QueryResult<String> 
     }
     out.push_str(");\n");
     Ok(out)
+}
+
+#[derive(QueryableByName)]
+struct PgColumn {
+    #[diesel(sql_type = Text)]
+    table_name: String,
+    #[diesel(sql_type = Text)]
+    column_name: String,
+    #[diesel(sql_type = Text)]
+    data_type: String,
+    #[diesel(sql_type = Text)]
+    is_nullable: String,
+    #[diesel(sql_type = BigInt)]
+    key_position: i64,
+}
+
+/// diesel's name of a PostgreSQL column type (`information_schema.columns.data_type`).
+fn diesel_pg_type(sql: &str) -> String {
+    match sql {
+        "text" => "Text".into(),
+        "bigint" => "BigInt".into(),
+        "integer" => "Integer".into(),
+        "double precision" => "Double".into(),
+        other => format!("Unknown<{other}>"),
+    }
+}
+
+/// Each table of the PostgreSQL database at `url` (its `public` schema, less diesel's own),
+/// in name order, printed as `diesel print-schema` prints a `table!` block.
+///
+/// # Errors
+/// Connecting or querying failed.
+pub fn print_pg_tables(url: &str) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+    let mut conn = PgConnection::establish(url)?;
+    let columns: Vec<PgColumn> = diesel::sql_query(
+        "SELECT c.table_name::text AS table_name, c.column_name::text AS column_name, \
+                c.data_type::text AS data_type, c.is_nullable::text AS is_nullable, \
+                COALESCE(k.ordinal_position, 0)::bigint AS key_position \
+         FROM information_schema.columns c \
+         LEFT JOIN information_schema.table_constraints t \
+           ON t.table_schema = c.table_schema AND t.table_name = c.table_name \
+              AND t.constraint_type = 'PRIMARY KEY' \
+         LEFT JOIN information_schema.key_column_usage k \
+           ON k.constraint_name = t.constraint_name AND k.table_schema = c.table_schema \
+              AND k.table_name = c.table_name AND k.column_name = c.column_name \
+         WHERE c.table_schema = 'public' AND c.table_name != '__diesel_schema_migrations' \
+         ORDER BY c.table_name, c.ordinal_position",
+    )
+    .load(&mut conn)?;
+    let mut tables: Vec<(String, Vec<&PgColumn>)> = Vec::new();
+    for c in &columns {
+        match tables.last_mut() {
+            Some((name, cols)) if *name == c.table_name => cols.push(c),
+            _ => tables.push((c.table_name.clone(), vec![c])),
+        }
+    }
+    Ok(tables
+        .into_iter()
+        .map(|(name, cols)| {
+            let mut keys: Vec<&&PgColumn> = cols.iter().filter(|c| c.key_position > 0).collect();
+            keys.sort_by_key(|c| c.key_position);
+            let keys: Vec<&str> = keys.iter().map(|c| c.column_name.as_str()).collect();
+            let mut out = format!("diesel::table! {{\n    {name} ({}) {{\n", keys.join(", "));
+            for c in cols {
+                let ty = diesel_pg_type(&c.data_type);
+                let ty = if c.is_nullable == "YES" {
+                    format!("Nullable<{ty}>")
+                } else {
+                    ty
+                };
+                out.push_str(&format!("        {} -> {ty},\n", c.column_name));
+            }
+            out.push_str("    }\n}\n");
+            out
+        })
+        .collect())
 }
 
 #[cfg(test)]

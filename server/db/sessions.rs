@@ -2,7 +2,8 @@
 //! secret (the secret itself is never stored).
 
 use diesel::prelude::*;
-use diesel::sqlite::Sqlite;
+
+use super::conn::Conn;
 
 use super::schema::web_sessions;
 
@@ -14,7 +15,7 @@ pub const TOUCH_EVERY_MS: i64 = 60_000;
 /// A browser session: digest of its cookie secret, its CSRF token, its times (ms since the
 /// Unix epoch) and a short non-secret label (browser and system family).
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
-#[diesel(table_name = web_sessions, check_for_backend(Sqlite))]
+#[diesel(table_name = web_sessions, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
 pub struct WebSessionRow {
     pub id_sha256: String,
     pub csrf_token: String,
@@ -26,7 +27,7 @@ pub struct WebSessionRow {
 
 impl WebSessionRow {
     /// Inserts a session.
-    pub fn insert(conn: &mut SqliteConnection, row: &WebSessionRow) -> QueryResult<()> {
+    pub fn insert(conn: &mut Conn, row: &WebSessionRow) -> QueryResult<()> {
         diesel::insert_into(web_sessions::table)
             .values(row)
             .execute(conn)
@@ -35,7 +36,7 @@ impl WebSessionRow {
 
     /// The unexpired session with this digest.
     pub fn find_valid(
-        conn: &mut SqliteConnection,
+        conn: &mut Conn,
         sha256: &str,
         now: i64,
     ) -> QueryResult<Option<WebSessionRow>> {
@@ -53,7 +54,7 @@ impl WebSessionRow {
     }
 
     /// Records a use of the session with this digest at `now`.
-    pub fn touch(conn: &mut SqliteConnection, sha256: &str, now: i64) -> QueryResult<()> {
+    pub fn touch(conn: &mut Conn, sha256: &str, now: i64) -> QueryResult<()> {
         diesel::update(web_sessions::table.find(sha256))
             .set(web_sessions::last_used_at.eq(now))
             .execute(conn)
@@ -61,7 +62,7 @@ impl WebSessionRow {
     }
 
     /// The unexpired sessions, most recently used first.
-    pub fn list_valid(conn: &mut SqliteConnection, now: i64) -> QueryResult<Vec<WebSessionRow>> {
+    pub fn list_valid(conn: &mut Conn, now: i64) -> QueryResult<Vec<WebSessionRow>> {
         web_sessions::table
             .filter(web_sessions::expires_at.gt(now))
             .order((
@@ -73,7 +74,7 @@ impl WebSessionRow {
     }
 
     /// Sets the expiry of the session with this digest.
-    pub fn set_expiry(conn: &mut SqliteConnection, sha256: &str, at: i64) -> QueryResult<()> {
+    pub fn set_expiry(conn: &mut Conn, sha256: &str, at: i64) -> QueryResult<()> {
         diesel::update(web_sessions::table.find(sha256))
             .set(web_sessions::expires_at.eq(at))
             .execute(conn)
@@ -81,14 +82,14 @@ impl WebSessionRow {
     }
 
     /// Deletes the session with this digest.
-    pub fn delete(conn: &mut SqliteConnection, sha256: &str) -> QueryResult<()> {
+    pub fn delete(conn: &mut Conn, sha256: &str) -> QueryResult<()> {
         diesel::delete(web_sessions::table.find(sha256))
             .execute(conn)
             .map(|_| ())
     }
 
     /// Deletes every session but the one with this digest; returns how many went.
-    pub fn delete_others(conn: &mut SqliteConnection, keep: &str) -> QueryResult<usize> {
+    pub fn delete_others(conn: &mut Conn, keep: &str) -> QueryResult<usize> {
         diesel::delete(web_sessions::table.filter(web_sessions::id_sha256.ne(keep))).execute(conn)
     }
 }

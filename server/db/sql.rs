@@ -9,6 +9,9 @@
 //! diesel never caches an `UPDATE`, nor an `INSERT` of a row with optional columns on SQLite
 //! (the SQL depends on which are set), so [`InsertQuestion`] and [`DecideQuestion`] spell
 //! theirs out once: a type with a static query id is cached by its type.
+//!
+//! Each is written for SQLite and for the combined backend of [`Conn`] (SQLite or PostgreSQL):
+//! the SQL is the same, and the bind markers are the engine's (`?` or `$n`).
 
 use diesel::expression::{AppearsOnTable, Expression, SelectableExpression, ValidGrouping};
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
@@ -16,6 +19,7 @@ use diesel::query_dsl::RunQueryDsl;
 use diesel::sql_types::{BigInt, Integer, Nullable, Text};
 use diesel::sqlite::{Sqlite, SqliteConnection};
 
+use super::conn::{Conn, MultiBackend};
 use super::models::QuestionRow;
 use crate::domain::State;
 
@@ -27,13 +31,25 @@ impl Expression for Pending {
     type SqlType = Text;
 }
 
-impl QueryFragment<Sqlite> for Pending {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Sqlite>) -> diesel::QueryResult<()> {
+impl<DB: diesel::backend::Backend> QueryFragment<DB> for Pending {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> diesel::QueryResult<()> {
         out.push_sql("'");
         out.push_sql(State::Pending.as_str());
         out.push_sql("'");
         Ok(())
     }
+}
+
+/// Writes `QueryFragment` for each backend in the list with the same body, and runs the
+/// statement on the matching connections.
+macro_rules! on_backends {
+    ($ty:ident; $($backend:ty => $conn:ty),+; |$self:ident, $out:ident| $body:block) => {$(
+        impl QueryFragment<$backend> for $ty<'_> {
+            fn walk_ast<'b>(&'b $self, mut $out: AstPass<'_, 'b, $backend>) -> diesel::QueryResult<()> $body
+        }
+
+        impl RunQueryDsl<$conn> for $ty<'_> {}
+    )+};
 }
 
 impl<QS> AppearsOnTable<QS> for Pending {}
@@ -60,8 +76,7 @@ impl QueryId for InsertQuestion<'_> {
     const HAS_STATIC_QUERY_ID: bool = true;
 }
 
-impl QueryFragment<Sqlite> for InsertQuestion<'_> {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Sqlite>) -> diesel::QueryResult<()> {
+on_backends!(InsertQuestion; Sqlite => SqliteConnection, MultiBackend => Conn; |self, out| {
         let r = self.0;
         out.push_sql(
             "INSERT INTO questions (id, kind, server, session, tool, audience, state, phase, \
@@ -94,10 +109,7 @@ impl QueryFragment<Sqlite> for InsertQuestion<'_> {
         );
         out.push_sql(")");
         Ok(())
-    }
-}
-
-impl RunQueryDsl<SqliteConnection> for InsertQuestion<'_> {}
+});
 
 /// `UPDATE` moving question `id` from `pending` to `state` with its response and decision
 /// time (Unix ms); the sampling phase is cleared.
@@ -114,8 +126,7 @@ impl QueryId for DecideQuestion<'_> {
     const HAS_STATIC_QUERY_ID: bool = true;
 }
 
-impl QueryFragment<Sqlite> for DecideQuestion<'_> {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Sqlite>) -> diesel::QueryResult<()> {
+on_backends!(DecideQuestion; Sqlite => SqliteConnection, MultiBackend => Conn; |self, out| {
         out.push_sql("UPDATE questions SET state = ");
         out.push_bind_param::<Text, _>(&self.state)?;
         out.push_sql(", phase = NULL, response = ");
@@ -126,10 +137,7 @@ impl QueryFragment<Sqlite> for DecideQuestion<'_> {
         out.push_bind_param::<Text, _>(&self.id)?;
         out.push_sql(" AND state = ");
         Pending.walk_ast(out.reborrow())
-    }
-}
-
-impl RunQueryDsl<SqliteConnection> for DecideQuestion<'_> {}
+});
 
 #[cfg(test)]
 mod tests {

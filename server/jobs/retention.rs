@@ -9,16 +9,20 @@
 //! never for the whole prune. Deleted content is overwritten (`secure_delete`, set on every
 //! connection) and the WAL, which still holds the pages as they were, is checkpointed and
 //! truncated at the end of every run, so nothing pruned stays readable in the database files.
+//!
+//! On the shared database (PostgreSQL) the same batches run, one run at a time across every
+//! instance: a run first takes the retention lock ([`Db::lease_retention`]) and is skipped
+//! when another holds it, and it ends with a `VACUUM` of the pruned tables instead of the WAL
+//! steps. Questions and the audit go from the shared store, expired logins from the
+//! instance's own.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use diesel::SqliteConnection;
-
 use crate::clock::Clock;
 use crate::config::Retention;
 use crate::db::prune::{self, Below};
-use crate::db::{Db, DbError, models};
+use crate::db::{Conn, Db, DbError, Engine, models};
 use crate::metrics::Metrics;
 
 /// Rows deleted per batch. A batch of decided questions (with their revisions, runs and
@@ -40,6 +44,8 @@ pub struct PruneReport {
     /// Whether the WAL, which holds the deleted pages as they were, was truncated to nothing
     /// (`false` when readers kept it in use for the run's whole budget).
     pub wal_truncated: bool,
+    /// The shared database: another run held the retention lock, so this one did nothing.
+    pub held_elsewhere: bool,
 }
 
 impl PruneReport {
@@ -86,8 +92,30 @@ pub async fn prune_with(
     db: &Db,
     policy: &Retention,
     now_ms: i64,
+    after_batch: impl FnMut(Batch) + Send,
+) -> Result<PruneReport, DbError> {
+    prune_stores(db, db, policy, now_ms, after_batch).await
+}
+
+/// [`prune_with`] on an instance whose questions live in `queue` (the shared database, or its
+/// own store) and whose logins live in `local`.
+///
+/// # Errors
+/// [`DbError`] from the stores; batches committed before the error stay deleted.
+pub async fn prune_stores(
+    queue: &Db,
+    local: &Db,
+    policy: &Retention,
+    now_ms: i64,
     mut after_batch: impl FnMut(Batch) + Send,
 ) -> Result<PruneReport, DbError> {
+    let Some(lease) = queue.lease_retention().await? else {
+        return Ok(PruneReport {
+            held_elsewhere: true,
+            ..PruneReport::default()
+        });
+    };
+    let db = queue;
     let cutoff = now_ms.saturating_sub(days_ms(policy.max_age_days));
     let audit_cutoff = now_ms.saturating_sub(days_ms(policy.audit_max_age_days));
     let keep = i64::try_from(policy.max_terminal).unwrap_or(i64::MAX);
@@ -111,12 +139,22 @@ pub async fn prune_with(
         prune::delete_audit(c, audit_cutoff, BATCH)
     })
     .await?;
-    report.expired_logins = db
+    report.expired_logins = local
         .write(move |c| Ok(models::delete_expired_auth(c, now_ms)?))
         .await?;
     // Deleted is gone: `secure_delete` zeroed the content in the database file, and the WAL,
-    // which still holds the pages as they were, is copied back and truncated to nothing.
-    report.wal_truncated = truncate_wal(db).await?;
+    // which still holds the pages as they were, is copied back and truncated to nothing. On
+    // the shared database the deleted rows are vacuumed (see `prune::vacuum`).
+    if queue.engine() == Engine::Postgres {
+        if report.questions() + report.audit_entries > 0 {
+            queue.write(|c| Ok(prune::vacuum(c)?)).await?;
+        }
+        drop(lease);
+        report.wal_truncated = truncate_wal(local).await?;
+    } else {
+        report.wal_truncated = truncate_wal(db).await?;
+        drop(lease);
+    }
     Ok(report)
 }
 
@@ -181,14 +219,14 @@ async fn in_batches<F>(
     batch: F,
 ) -> Result<usize, DbError>
 where
-    F: Fn(&mut SqliteConnection) -> diesel::QueryResult<usize> + Clone + Send + 'static,
+    F: Fn(&mut Conn) -> diesel::QueryResult<usize> + Clone + Send + 'static,
 {
     let (mut total, mut batches) = (0, 0u32);
     loop {
         let job = batch.clone();
         let rows = db.write(move |c| Ok(job(c)?)).await?;
         batches += 1;
-        if batches % CHECKPOINT_BATCHES == 0 {
+        if batches % CHECKPOINT_BATCHES == 0 && db.engine() == Engine::Sqlite {
             // Keeps the WAL small: readers are nearly always in it under load, so SQLite
             // would not restart it by itself, and dropping a WAL of a whole run at the end
             // held the writer for a third of a second.
@@ -214,11 +252,23 @@ fn days_ms(days: u64) -> i64 {
 /// Prunes now and then every `policy.interval_secs`, forever; a failed run is logged and the
 /// next one tried (one bad run does not stop the job).
 pub async fn run(db: Db, policy: Retention, metrics: Metrics, clock: Arc<dyn Clock>) {
+    run_stores(db.clone(), db, policy, metrics, clock).await;
+}
+
+/// [`run`] on an instance whose questions live in `queue` and whose logins live in `local`
+/// (see [`prune_stores`]).
+pub async fn run_stores(
+    queue: Db,
+    local: Db,
+    policy: Retention,
+    metrics: Metrics,
+    clock: Arc<dyn Clock>,
+) {
     let mut tick = tokio::time::interval(Duration::from_secs(policy.interval_secs.max(1)));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     loop {
         tick.tick().await;
-        let result = prune_once(&db, &policy, clock.now_ms()).await;
+        let result = prune_stores(&queue, &local, &policy, clock.now_ms(), |_| {}).await;
         metrics.retention_runs.inc();
         if let Ok(r) = &result {
             metrics.retention_pruned.inc_by(r.questions() as u64);

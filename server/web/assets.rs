@@ -2,6 +2,8 @@
 
 use actix_web::{HttpResponse, get, web};
 
+use super::AppState;
+
 const STYLE: &str = include_str!("../../static/style.css");
 const APP_JS: &str = include_str!("../../static/app.js");
 
@@ -23,7 +25,15 @@ async fn static_file(name: web::Path<String>) -> HttpResponse {
         .body(body)
 }
 
+/// `ok` while the service can serve; 503 while its shared database cannot be reached (the
+/// embedded store is part of the process and is not asked).
 #[get("/healthz")]
-async fn healthz() -> HttpResponse {
-    HttpResponse::Ok().content_type("text/plain").body("ok\n")
+async fn healthz(state: web::Data<AppState>) -> HttpResponse {
+    if state.broker.store_reachable().await {
+        HttpResponse::Ok().content_type("text/plain").body("ok\n")
+    } else {
+        HttpResponse::ServiceUnavailable()
+            .content_type("text/plain")
+            .body("database unreachable\n")
+    }
 }

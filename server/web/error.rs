@@ -41,6 +41,9 @@ pub enum ApiError {
     /// 500: logged with its cause, reported without it.
     #[error("internal error")]
     Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// 503: the shared database cannot be reached right now; nothing was changed.
+    #[error("the database is unreachable; nothing was changed, try again shortly")]
+    Unavailable,
 }
 
 impl From<BrokerError> for ApiError {
@@ -53,6 +56,10 @@ impl From<BrokerError> for ApiError {
             // Outdated, conflicting and unroutable decisions answer 422 like an invalid
             // answer: the question stays open.
             BrokerError::Refused(r) => ApiError::Invalid(vec![FieldError::rule("", r.to_string())]),
+            BrokerError::Store(e) if e.is_unavailable() => {
+                tracing::warn!(error = %e, "the database is unreachable");
+                ApiError::Unavailable
+            }
             e @ (BrokerError::Corrupt(..) | BrokerError::Store(_)) => {
                 ApiError::Internal(Box::new(e))
             }
@@ -71,6 +78,7 @@ impl ResponseError for ApiError {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -129,6 +137,9 @@ pub enum PageError {
     /// 500: logged with its cause.
     #[error("Something went wrong inside mcp-consent; the details are in its log.")]
     Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// 503: the shared database cannot be reached right now.
+    #[error("The database cannot be reached right now; nothing was changed. Try again shortly.")]
+    Unavailable,
 }
 
 impl From<BrokerError> for PageError {
@@ -139,6 +150,10 @@ impl From<BrokerError> for PageError {
             BrokerError::HumanOnly => PageError::Refused(Refusal::HumanOnly),
             BrokerError::InvalidAnswer(errors) => PageError::Invalid(errors),
             BrokerError::Refused(r) => PageError::Step(r),
+            BrokerError::Store(e) if e.is_unavailable() => {
+                tracing::warn!(error = %e, "the database is unreachable");
+                PageError::Unavailable
+            }
             e @ (BrokerError::Corrupt(..) | BrokerError::Store(_)) => {
                 PageError::Internal(Box::new(e))
             }
@@ -240,6 +255,7 @@ impl PageError {
             PageError::TooLarge(n) => i18n.t1("error-too-large", "bytes", Arg::from(*n)),
             PageError::Refused(r) => i18n.t(r.key()),
             PageError::Internal(_) => i18n.t("error-internal"),
+            PageError::Unavailable => i18n.t("error-unavailable"),
         }
     }
 
@@ -291,6 +307,7 @@ impl ResponseError for PageError {
             PageError::Refused(Refusal::Csrf | Refusal::HumanOnly) => StatusCode::FORBIDDEN,
             PageError::Refused(_) => StatusCode::BAD_REQUEST,
             PageError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            PageError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 

@@ -23,6 +23,7 @@ mod pages;
 mod pages_a11y;
 mod pages_forms;
 mod pages_text;
+mod pg;
 mod providers;
 mod proxy;
 mod reload;

@@ -172,3 +172,30 @@ fn module_takes_the_fixed_part_from_the_binarys_file() {
     // `sandbox = false` is the module's way to `--no-sandbox`.
     assert!(text.contains("lib.optionalAttrs cfg.sandbox ("));
 }
+
+/// The shared database's two options reach the config file as the binary's keys
+/// (`database_url`, `database_password_file`), both off by default, the password only as a
+/// file path outside the store; the keys as the module writes them parse.
+#[test]
+fn module_writes_the_database_options_as_config_keys() {
+    let text = module_text();
+    let defaults = option_defaults(&text);
+    assert_eq!(defaults["databaseUrl"], "null");
+    assert_eq!(defaults["databasePasswordFile"], "null");
+    assert!(text.contains("database_url = toString cfg.databaseUrl;"));
+    assert!(text.contains("database_password_file = toString cfg.databasePasswordFile;"));
+    assert!(text.contains("type = lib.types.nullOr outsideStorePath;\n      default = null;\n      example = \"/run/secrets/mcp-consent-db-password\";"));
+    let parsed = Config::parse(
+        "database_url = \"postgres://alice@db.example.org:5432/q?sslmode=verify-full\"\n\
+         database_password_file = \"/run/secrets/mcp-consent-db-password\"\n",
+    )
+    .unwrap();
+    assert_eq!(
+        parsed.database_url.as_deref(),
+        Some("postgres://alice@db.example.org:5432/q?sslmode=verify-full")
+    );
+    assert_eq!(
+        parsed.database_password_file.as_deref(),
+        Some(std::path::Path::new("/run/secrets/mcp-consent-db-password"))
+    );
+}

@@ -277,7 +277,7 @@ async fn schema_rs_is_what_the_postgres_migrations_make() {
     }
     let tables: Vec<&str> = printed
         .iter()
-        .map(|b| b.split_whitespace().nth(1).unwrap())
+        .map(|b| b.split_whitespace().nth(2).unwrap())
         .collect();
     assert_eq!(
         tables,

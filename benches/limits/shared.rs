@@ -213,7 +213,7 @@ async fn rows(opts: &Opts, url: &str, table: &mut Table) -> Result<()> {
     let secs = if opts.quick { 2.0 } else { 5.0 };
     let clients = 16;
     let (shared_rate, shared_errors) = throughput(&[a.clone(), b.clone()], clients, secs).await;
-    let (lone_rate, lone_errors) = throughput(&[lone.clone()], clients, secs).await;
+    let (lone_rate, lone_errors) = throughput(std::slice::from_ref(&lone), clients, secs).await;
     table.add(Row {
         measure: format!(
             "shared queue throughput: 2 instances on one PostgreSQL, {clients} clients spread over both, each question answered on the other instance"

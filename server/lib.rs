@@ -42,5 +42,6 @@ pub mod proxy;
 pub mod reload;
 pub mod review;
 pub mod sampling;
+pub mod tools;
 pub mod web;
 pub mod wire;

@@ -1,6 +1,7 @@
 //! The MCP wire model and the trust boundary: which requests may open a question and which
 //! answers may become responses. Pure functions, no I/O, nothing else of ours imported.
 
+pub mod binding;
 pub mod elicitation;
 pub mod envelope;
 pub mod era;

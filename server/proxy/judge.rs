@@ -24,10 +24,16 @@ use super::Context;
 use super::ask::{Progress, Question, ask};
 use super::rounds;
 use super::state::{AskHandle, lock};
+use crate::protocol::binding;
 use crate::protocol::envelope::{Envelope, Judged};
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::mrtr::{self, ASKED_METHODS};
 use crate::wire::DroppedLine;
+
+/// The tasks extension's status notification (SEP-2663), which can carry `inputRequests`.
+const TASK_NOTIFICATION: &str = "notifications/tasks";
+/// The tasks extension's requests whose results can carry `inputRequests` (SEP-2663).
+const TASK_METHODS: [&str; 2] = ["tasks/get", "tasks/result"];
 
 /// What to do with one line from the server.
 #[derive(Debug)]
@@ -142,6 +148,10 @@ fn message(ctx: &Context, msg: &Envelope<'_>, line: &[u8]) -> bool {
         }
         (Some("notifications/cancelled"), None) => server_cancelled(ctx, msg),
         (Some("notifications/elicitation/complete"), None) => elicitation_complete(ctx, msg),
+        (Some(TASK_NOTIFICATION), None) if msg.params.is_some_and(binding::task_asks_input) => {
+            dropped(ctx, DroppedLine::Ambiguous, None);
+            false
+        }
         (Some(_), id) => {
             if let Some(id) = id {
                 // A server request the host will answer: only such ids may be answered by it.
@@ -185,6 +195,14 @@ fn response(ctx: &Context, msg: &Envelope<'_>, key: &str, line: &[u8]) -> bool {
         }
         return pass;
     };
+    if TASK_METHODS.contains(&request.method.as_str())
+        && msg.result.is_some_and(binding::task_asks_input)
+    {
+        // A task asking for input through the extension the proxy never offers: refused.
+        drop(s);
+        dropped(ctx, DroppedLine::Ambiguous, Some(key.to_owned()));
+        return false;
+    }
     if request.resolving {
         // A resolution owns this request (a retry is in flight under the proxy's id): the
         // server must answer that id, not the host's.

@@ -46,6 +46,7 @@ duration = { $unit ->
 kind = { $word ->
     [sampling] sampling
     [form] form
+    [tool_call] tool call
    *[url] url
 }
 state = { $word ->
@@ -66,6 +67,14 @@ audit-action-name = { $word ->
     [delivered] delivered
     [answered] answered
     [declined] declined
+    [tool_allowed] tool call allowed
+    [tool_denied] tool call denied
+    [tool_accepted] tool call accepted
+    [tool_edited] tool call accepted, edited
+    [tool_declined] tool call declined
+    [tool_expired] tool call expired
+    [grant_made] grant made
+    [grant_revoked] grant revoked
    *[cancelled] cancelled
 }
 actor = { $word ->
@@ -492,9 +501,38 @@ session-day-notice = You are signed in for 12 hours on this browser.
 notification-question = { $kind ->
     [sampling] { $server } asks to run a model
     [url] { $server } asks you to open a link
+    [tool_call] { $server } asks to call a tool
    *[form] { $server } asks for input
 }
 notification-waiting = { $count ->
     [one] { $count } question is waiting
    *[other] { $count } questions are waiting
 }
+
+## Tool calls
+
+tool-heading = { $server } wants to call { $tool }
+tool-intro = Your rules ask you about this call. The server receives it only if you allow it, and then exactly as shown (or as you edit it).
+tool-description = What the server says the tool does
+tool-annotations = What the server claims about the tool
+tool-claims-note = These are claims of the server, not checked by mcp-consent.
+tool-arguments = Arguments
+tool-no-arguments = No arguments.
+tool-edit = Edit the arguments (JSON)
+tool-edit-help = Send these arguments instead. They are checked against the tool's input schema.
+tool-no-schema = mcp-consent has not seen this tool's input schema (the host did not list the tools through this proxy), so any JSON object is accepted.
+tool-allow-once = Allow once
+tool-decline = Decline
+tool-grant-legend = Or allow this tool on this server from now on
+tool-grant-hour = Allow for an hour
+tool-grant-day = Allow for a day
+tool-grant-always = Always allow
+tool-grant-note = A grant answers this call and the waiting calls of this tool at once; revoke it on the rules page.
+tool-grants-title = Tool grants
+tool-grants-intro = Standing permissions made from tool-call questions. Each lets one tool on one server run without asking, until it expires or you revoke it. A rule that denies a call still denies it.
+tool-grants-empty = No tool grants.
+tool-grant-expires = Expires
+tool-grant-never = never (until revoked)
+tool-grant-revoked = revoked
+tool-grant-revoke = Revoke
+tool-preview = calls { $tool }

@@ -46,6 +46,7 @@ duration = { $unit ->
 kind = { $word ->
     [sampling] pedido ao modelo
     [form] formulário
+    [tool_call] chamada de ferramenta
    *[url] link
 }
 state = { $word ->
@@ -66,6 +67,14 @@ audit-action-name = { $word ->
     [delivered] entregue
     [answered] respondido
     [declined] recusado
+    [tool_allowed] chamada permitida
+    [tool_denied] chamada negada
+    [tool_accepted] chamada aceita
+    [tool_edited] chamada aceita, editada
+    [tool_declined] chamada recusada
+    [tool_expired] chamada expirada
+    [grant_made] permissão concedida
+    [grant_revoked] permissão revogada
    *[cancelled] cancelado
 }
 actor = { $word ->
@@ -492,9 +501,38 @@ session-day-notice = Você está conectado por 12 horas neste navegador.
 notification-question = { $kind ->
     [sampling] { $server } pede para rodar um modelo
     [url] { $server } pede que você abra um link
+    [tool_call] { $server } pede para chamar uma ferramenta
    *[form] { $server } pede informações
 }
 notification-waiting = { $count ->
     [one] { $count } pergunta está esperando
    *[other] { $count } perguntas estão esperando
 }
+
+## Tool calls
+
+tool-heading = { $server } quer chamar { $tool }
+tool-intro = Suas regras pedem que você decida sobre esta chamada. O servidor só a recebe se você permitir, e então exatamente como mostrada (ou como você a editar).
+tool-description = O que o servidor diz que a ferramenta faz
+tool-annotations = O que o servidor afirma sobre a ferramenta
+tool-claims-note = São afirmações do servidor, não verificadas pelo mcp-consent.
+tool-arguments = Argumentos
+tool-no-arguments = Sem argumentos.
+tool-edit = Editar os argumentos (JSON)
+tool-edit-help = Enviar estes argumentos no lugar. Eles são verificados contra o esquema de entrada da ferramenta.
+tool-no-schema = O mcp-consent não viu o esquema de entrada desta ferramenta (o host não listou as ferramentas por este proxy), então qualquer objeto JSON é aceito.
+tool-allow-once = Permitir uma vez
+tool-decline = Recusar
+tool-grant-legend = Ou permitir esta ferramenta neste servidor a partir de agora
+tool-grant-hour = Permitir por uma hora
+tool-grant-day = Permitir por um dia
+tool-grant-always = Sempre permitir
+tool-grant-note = Uma permissão responde esta chamada e as chamadas em espera desta ferramenta de uma vez; revogue-a na página de regras.
+tool-grants-title = Permissões de ferramentas
+tool-grants-intro = Permissões feitas em perguntas de chamada de ferramenta. Cada uma deixa uma ferramenta de um servidor rodar sem perguntar, até expirar ou você revogar. Uma regra que nega uma chamada continua negando.
+tool-grants-empty = Nenhuma permissão de ferramenta.
+tool-grant-expires = Expira
+tool-grant-never = nunca (até revogar)
+tool-grant-revoked = revogada
+tool-grant-revoke = Revogar
+tool-preview = chama { $tool }

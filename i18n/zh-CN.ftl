@@ -30,6 +30,7 @@ duration = { $unit ->
 kind = { $word ->
     [sampling] 模型请求
     [form] 表单
+    [tool_call] 工具调用
    *[url] 链接
 }
 state = { $word ->
@@ -50,6 +51,14 @@ audit-action-name = { $word ->
     [delivered] 已送达
     [answered] 已回答
     [declined] 已拒绝
+    [tool_allowed] 工具调用已允许
+    [tool_denied] 工具调用已拒止
+    [tool_accepted] 工具调用已接受
+    [tool_edited] 工具调用已接受（已编辑）
+    [tool_declined] 工具调用已拒绝
+    [tool_expired] 工具调用已过期
+    [grant_made] 已授予许可
+    [grant_revoked] 已撤销许可
    *[cancelled] 已取消
 }
 actor = { $word ->
@@ -455,8 +464,37 @@ session-day-notice = 你在此浏览器上的登录有效期为 12 小时。
 notification-question = { $kind ->
     [sampling] { $server } 请求运行一个模型
     [url] { $server } 请你打开一个链接
+    [tool_call] { $server } 请求调用一个工具
    *[form] { $server } 请你填写信息
 }
 notification-waiting = { $count ->
    *[other] { $count } 个问题正在等待
 }
+
+## Tool calls
+
+tool-heading = { $server } 想要调用 { $tool }
+tool-intro = 你的规则要求你决定这次调用。只有你允许，服务器才会收到它，而且完全按所示（或按你的编辑）发送。
+tool-description = 服务器所说的工具用途
+tool-annotations = 服务器对该工具的声明
+tool-claims-note = 这些是服务器的声明，mcp-consent 未加核实。
+tool-arguments = 参数
+tool-no-arguments = 没有参数。
+tool-edit = 编辑参数（JSON）
+tool-edit-help = 改为发送这些参数。它们会按工具的输入模式检查。
+tool-no-schema = mcp-consent 没有看到此工具的输入模式（主机没有通过此代理列出工具），因此接受任何 JSON 对象。
+tool-allow-once = 允许一次
+tool-decline = 拒绝
+tool-grant-legend = 或者从现在起允许此服务器上的此工具
+tool-grant-hour = 允许一小时
+tool-grant-day = 允许一天
+tool-grant-always = 始终允许
+tool-grant-note = 许可会立即回答这次调用以及此工具正在等待的调用；可在规则页面撤销。
+tool-grants-title = 工具许可
+tool-grants-intro = 从工具调用问题中授予的长期许可。每项许可让一个服务器上的一个工具无需询问即可运行，直到过期或你撤销。拒止调用的规则仍然拒止。
+tool-grants-empty = 没有工具许可。
+tool-grant-expires = 到期
+tool-grant-never = 永不（直到撤销）
+tool-grant-revoked = 已撤销
+tool-grant-revoke = 撤销
+tool-preview = 调用 { $tool }

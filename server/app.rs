@@ -214,6 +214,7 @@ impl Application {
         let broker = Broker::new(db.clone(), reload::broker_settings(config), metrics)
             .with_clock(clock.clone())
             .with_notifications(notifications);
+        broker.set_tool_rules(config.tools.clone());
         let review = Reviewer::new(broker.clone(), db.clone(), engine).attach();
         let interrupted = review.recover_runs().await.map_err(StartupError::Recover)?;
         if interrupted > 0 {

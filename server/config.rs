@@ -8,6 +8,7 @@ use serde::Deserialize;
 use crate::i18n::Lang;
 pub use crate::review::Budgets;
 use crate::sampling::{Catalog, CatalogError, ModelConfig, RoutingConfig, RoutingConfigError};
+use crate::tools::ToolsConfig;
 
 /// Errors reading the configuration.
 #[derive(Debug, thiserror::Error)]
@@ -89,6 +90,9 @@ pub struct Config {
     pub routing: RoutingConfig,
     /// `[notifications]`: telling the person a question waits.
     pub notifications: NotificationSettings,
+    /// `[tools]`: the person's rules for the host's tool calls (see
+    /// [`crate::tools::ToolsConfig`]). Default: every call allowed, as before tool rules.
+    pub tools: ToolsConfig,
 }
 
 /// `[notifications]`: how the person is told that a question opened.
@@ -162,6 +166,7 @@ impl Default for Config {
             budgets: Budgets::default(),
             routing: RoutingConfig::default(),
             notifications: NotificationSettings::default(),
+            tools: ToolsConfig::default(),
         }
     }
 }

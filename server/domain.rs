@@ -120,6 +120,8 @@ vocabulary! {
         Form = "form",
         /// URL-mode `elicitation/create`.
         Url = "url",
+        /// A host's `tools/call` that the person's rules say to ask about.
+        ToolCall = "tool_call",
     }
 }
 
@@ -300,6 +302,22 @@ vocabulary! {
         Declined = "declined",
         /// A person or agent cancelled the request (dismissed it without a decision).
         Cancelled = "cancelled",
+        /// A tool call passed by a rule or a grant.
+        ToolAllowed = "tool_allowed",
+        /// A tool call refused by a rule.
+        ToolDenied = "tool_denied",
+        /// The person accepted a tool call as it was.
+        ToolAccepted = "tool_accepted",
+        /// The person accepted a tool call with edited arguments.
+        ToolEdited = "tool_edited",
+        /// The person declined (or cancelled) a tool call.
+        ToolDeclined = "tool_declined",
+        /// Nobody answered a tool call's question in time.
+        ToolExpired = "tool_expired",
+        /// The person made a grant (an expiring "allow this tool on this server").
+        GrantMade = "grant_made",
+        /// The person revoked a grant.
+        GrantRevoked = "grant_revoked",
     }
 }
 

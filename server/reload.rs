@@ -5,7 +5,8 @@
 //! Changed at once: the models, `[routing]` and `[budgets]` (the sampling engine: routes and runs
 //! from now on use them; a run under way finishes on the model it started), `[notifications]`,
 //! `[retention]` (the pruning job restarts with the new bounds), `forms_person_only`,
-//! `question_timeout_secs` and `max_pending_per_server` (for questions opened from now on).
+//! `question_timeout_secs` and `max_pending_per_server` (for questions opened from now on),
+//! `[tools]` (the proxies follow within two seconds).
 //! Needing a restart: `listen`, `allow_non_loopback`, `max_request_bytes`,
 //! `passphrase_hash_file` and `metrics_token_file` (and the state directory, which is not in
 //! the config).
@@ -150,6 +151,7 @@ impl Reloader {
         .collect();
         self.review.set_engine(engine);
         self.broker.set_settings(broker_settings(&new));
+        self.broker.set_tool_rules(new.tools.clone());
         self.broker
             .notifications()
             .set_enabled(new.notifications.desktop);

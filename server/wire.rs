@@ -28,8 +28,14 @@ pub struct OpenRequest {
     /// Client capabilities as forwarded to the server.
     #[serde(default)]
     pub client_capabilities: Value,
-    /// The JSON-RPC request exactly as the server sent it.
+    /// The JSON-RPC request exactly as the server sent it (for a `tool_call`, the host's
+    /// `tools/call` as it would go to the server).
     pub request: Value,
+    /// For a host's `tools/call`: what the server claimed about the tool in `tools/list`
+    /// (description, `inputSchema`, annotations), shown as claims; absent when the proxy has
+    /// not seen it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_info: Option<crate::tools::ToolInfo>,
 }
 
 /// What `POST /api/v1/requests` gave: 201/200 `{"id","state","expiresAt"}` for a question
@@ -115,6 +121,46 @@ pub struct Answer {
     /// Sampling accept: the `CreateMessageResult`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
+    /// Tool-call accept: the arguments to send instead of the host's (validated against the
+    /// tool's `inputSchema` when the proxy saw one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Value>,
+    /// Tool-call accept: also allow this tool on this server from now on, for `hour`, `day`
+    /// or `always` (a grant, revocable on the rules page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<GrantSpan>,
+}
+
+/// How long a grant made with an answer lasts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GrantSpan {
+    /// One hour.
+    Hour,
+    /// One day.
+    Day,
+    /// Until revoked.
+    Always,
+}
+
+impl GrantSpan {
+    /// The form's and the wire's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GrantSpan::Hour => "hour",
+            GrantSpan::Day => "day",
+            GrantSpan::Always => "always",
+        }
+    }
+
+    /// How long it lasts; `None`: until revoked.
+    pub fn duration(self) -> Option<chrono::Duration> {
+        match self {
+            GrantSpan::Hour => Some(chrono::Duration::hours(1)),
+            GrantSpan::Day => Some(chrono::Duration::days(1)),
+            GrantSpan::Always => None,
+        }
+    }
 }
 
 /// `POST /api/v1/questions/{id}/answer` result: the new state.
@@ -183,6 +229,10 @@ pub struct QuestionDetail {
     /// The model review (params, route, runs, approval ids), when models are configured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review: Option<ReviewDetail>,
+    /// A tool call: what the server claimed about the tool in `tools/list` (description,
+    /// `inputSchema`, annotations), when the proxy saw it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_info: Option<crate::tools::ToolInfo>,
 }
 
 /// The model review of a sampling question, in its detail (`review`).
@@ -356,10 +406,13 @@ pub struct AuditEntry {
     pub actor: Actor,
     /// What.
     pub action: AuditAction,
-    /// The question.
-    pub question_id: QuestionId,
+    /// The question (`null` for a tool call a rule decided and for a grant revoked).
+    pub question_id: Option<QuestionId>,
     /// Its server.
     pub server: String,
+    /// The tool, for tool-call decisions and grants.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
     /// The model, when one ran.
     pub model: Option<String>,
     /// Input tokens of the run.

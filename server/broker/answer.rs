@@ -51,10 +51,17 @@ impl Broker {
         let question = self.get(id).await?;
         check_may_answer(&question, by)?;
         let (state, response) = self.counted_response_for(&question, answer)?;
-        let audit = (question.kind == Kind::Sampling)
-            .then(|| self.hand_audit(&question, state, &response, by));
+        let audit = match question.kind {
+            Kind::Sampling => Some(self.hand_audit(&question, state, &response, by)),
+            Kind::ToolCall => Some(self.tool_audit(&question, state, &response, by)),
+            Kind::Form | Kind::Url => None,
+        };
         self.decide_audited(&question, state, Some(response), audit)
             .await?;
+        if let (Kind::ToolCall, State::Accepted, Some(span)) = (question.kind, state, answer.grant)
+        {
+            self.grant_from(&question, span).await?;
+        }
         Ok(state)
     }
 
@@ -225,7 +232,7 @@ impl Broker {
     }
 
     /// [`Broker::decide`], writing `audit` in the same transaction when the question moves.
-    async fn decide_audited(
+    pub(super) async fn decide_audited(
         &self,
         question: &Question,
         state: State,
@@ -274,7 +281,7 @@ fn check_may_answer(question: &Question, by: Answerer) -> Result<(), BrokerError
     Ok(())
 }
 
-fn invalid(message: &str) -> BrokerError {
+pub(super) fn invalid(message: &str) -> BrokerError {
     BrokerError::InvalidAnswer(vec![FieldError::rule("", message)])
 }
 
@@ -286,6 +293,14 @@ fn response_for(q: &Question, answer: &Answer) -> Result<(State, Value), BrokerE
         Action::Cancel => State::Cancelled,
     };
     let id = &q.rpc_id;
+    if q.kind == Kind::ToolCall {
+        return super::tool_calls::response_for(q, answer, state);
+    }
+    if answer.arguments.is_some() || answer.grant.is_some() {
+        return Err(invalid(
+            "only a tool call's answer carries arguments or a grant",
+        ));
+    }
     match (q.kind, answer.action) {
         (Kind::Sampling, Action::Accept) => {
             if answer.content.is_some() {
@@ -322,6 +337,7 @@ fn response_for(q: &Question, answer: &Answer) -> Result<(State, Value), BrokerE
         (Kind::Url, Action::Accept) => Err(invalid(
             "a URL question is accepted by opening its link from the review page",
         )),
+        (Kind::ToolCall, _) => super::tool_calls::response_for(q, answer, state),
         (Kind::Form | Kind::Url, action) => {
             if answer.content.is_some() || answer.result.is_some() {
                 return Err(invalid("decline and cancel carry no content"));

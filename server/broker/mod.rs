@@ -21,6 +21,7 @@ pub mod hooks;
 pub mod open;
 pub mod question;
 pub mod refusal;
+pub mod tool_calls;
 pub mod waiters;
 
 use std::sync::{Arc, OnceLock, PoisonError, RwLock, Weak};
@@ -71,6 +72,8 @@ pub struct Broker {
     /// Set once at start when sampling is reviewed on models; weak, so the review engine
     /// (which holds a broker) and the broker do not keep each other alive.
     hooks: Arc<OnceLock<Weak<dyn SamplingHooks>>>,
+    /// The config's `[tools]`, which the proxies judge tool calls by; replaced on reload.
+    tool_rules: Arc<RwLock<Arc<crate::tools::ToolsConfig>>>,
 }
 
 impl Broker {
@@ -86,7 +89,33 @@ impl Broker {
             stopping: watch::channel(false).0,
             clock: Arc::new(SystemClock),
             hooks: Arc::default(),
+            tool_rules: Arc::default(),
         }
+    }
+
+    /// Replaces the tool rules (start and config reload); the proxies follow within seconds.
+    pub fn set_tool_rules(&self, rules: crate::tools::ToolsConfig) {
+        *self
+            .tool_rules
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Arc::new(rules);
+    }
+
+    /// What a proxy judges tool calls by: the tool rules and the grants in force.
+    ///
+    /// # Errors
+    /// [`BrokerError::Store`].
+    pub async fn tool_policy(&self) -> Result<crate::tools::Policy, BrokerError> {
+        let tools = self
+            .tool_rules
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .clone();
+        Ok(crate::tools::Policy {
+            tools,
+            grants: self.grants_in_force().await?,
+        })
     }
 
     /// This broker reading the time from `clock` instead of the system clock (tests set the

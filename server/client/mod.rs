@@ -236,6 +236,30 @@ impl ServiceClient {
             .map(|_| ())
     }
 
+    /// `GET /api/v1/tools/policy`: the tool rules and grants a proxy judges calls by.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub async fn tool_policy(&self) -> Result<crate::tools::Policy, ClientError> {
+        Ok(self
+            .call::<(), _>(Method::GET, "/api/v1/tools/policy", None)
+            .await?
+            .1)
+    }
+
+    /// `POST /api/v1/tools/decisions`: the tool calls a proxy decided alone, for the audit.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub async fn report_tools(
+        &self,
+        report: &crate::tools::report::ToolDecisionReport,
+    ) -> Result<(), ClientError> {
+        self.send(Method::POST, "/api/v1/tools/decisions", Some(report))
+            .await
+            .map(|_| ())
+    }
+
     /// `POST /api/v1/elicitations/{elicitationId}/complete`.
     ///
     /// # Errors

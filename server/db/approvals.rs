@@ -74,6 +74,7 @@ pub struct AuditRow {
     pub cost_usd: Option<f64>,
     pub request_digest: Option<String>,
     pub response_digest: Option<String>,
+    pub tool: Option<String>,
 }
 
 /// A new audit entry.
@@ -91,6 +92,8 @@ pub struct NewAudit {
     pub cost_usd: Option<f64>,
     pub request_digest: Option<String>,
     pub response_digest: Option<String>,
+    /// The tool of a tool-call decision or grant.
+    pub tool: Option<String>,
 }
 
 /// An auto-approve rule.
@@ -128,6 +131,7 @@ impl NewAudit {
             cost_usd: None,
             request_digest: None,
             response_digest: None,
+            tool: None,
         }
     }
 }

@@ -18,6 +18,7 @@
 //! database file, which `query_only` allows).
 
 pub mod approvals;
+pub mod grants;
 pub mod models;
 pub mod prune;
 pub mod schema;

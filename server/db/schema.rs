@@ -35,6 +35,7 @@ diesel::table! {
         cost_usd -> Nullable<Double>,
         request_digest -> Nullable<Text>,
         response_digest -> Nullable<Text>,
+        tool -> Nullable<Text>,
     }
 }
 
@@ -81,6 +82,7 @@ diesel::table! {
         opened_at -> Nullable<BigInt>,
         revision -> Integer,
         conversation -> Nullable<Text>,
+        tool_info -> Nullable<Text>,
     }
 }
 
@@ -113,6 +115,17 @@ diesel::table! {
 }
 
 diesel::table! {
+    tool_grants (id) {
+        id -> Text,
+        server -> Text,
+        tool -> Text,
+        created_at -> BigInt,
+        expires_at -> Nullable<BigInt>,
+        revoked_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
     web_sessions (id_sha256) {
         id_sha256 -> Text,
         csrf_token -> Text,
@@ -136,5 +149,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     questions,
     sampling_revisions,
     sampling_runs,
+    tool_grants,
     web_sessions,
 );

@@ -67,7 +67,7 @@ impl QueryFragment<Sqlite> for InsertQuestion<'_> {
             "INSERT INTO questions (id, kind, server, session, tool, audience, state, phase, \
              protocol_version, era, client_capabilities, rpc_id, request, response, \
              elicitation_id, created_at, expires_at, decided_at, opened_at, revision, \
-             conversation) VALUES (",
+             conversation, tool_info) VALUES (",
         );
         bind_list!(out;
             Text => &r.id,
@@ -91,6 +91,7 @@ impl QueryFragment<Sqlite> for InsertQuestion<'_> {
             Nullable<BigInt> => &r.opened_at,
             Integer => &r.revision,
             Nullable<Text> => &r.conversation,
+            Nullable<Text> => &r.tool_info,
         );
         out.push_sql(")");
         Ok(())
@@ -168,6 +169,7 @@ mod tests {
             opened_at: None,
             revision: 1,
             conversation: None,
+            tool_info: None,
         }
     }
 

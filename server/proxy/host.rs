@@ -18,6 +18,7 @@ use serde_json::value::RawValue;
 use super::Context;
 use super::capabilities::{forward_capabilities, rewrite_initialize};
 use super::state::{HELD_FOR, HostRequest, lock};
+use super::tool_gate::{self, Gate};
 use crate::protocol::binding;
 use crate::protocol::envelope::{Envelope, Judged};
 use crate::protocol::jsonrpc::codes;
@@ -87,17 +88,48 @@ pub(super) fn from_host<'a>(ctx: &Context, line: &'a [u8]) -> Option<Cow<'a, [u8
         match bound_retry(ctx, &method, out, &id) {
             Ok(bound) => out = bound,
             Err(refusal) => {
-                let _ = ctx.to_host.try_send(refusal);
+                answer_host(ctx, refusal);
                 return None;
             }
         }
     }
 
+    let is_call = method == TOOLS_CALL;
+    {
+        // A request under the id of one still in flight gets an error of its own: it must
+        // never be taken for the other (nor get its consent).
+        let s = lock(&ctx.shared);
+        if let Some(other) = s.host_requests.get(&id_key)
+            && (is_call || other.awaiting_person)
+        {
+            drop(s);
+            let error = mrtr::error_object(codes::INVALID_REQUEST, ID_IN_FLIGHT);
+            answer_host(ctx, mrtr::error_line(&id, &error));
+            return None;
+        }
+    }
+    let gate = if is_call {
+        let complete =
+            meta_version.is_some() || lock(&ctx.shared).session_version().as_str() >= MRTR_ERA;
+        let gate = tool_gate::judge(ctx, &id, head.tool.as_deref(), head.arguments, complete);
+        (gate, complete)
+    } else {
+        (Gate::Pass, false)
+    };
+    if let (Gate::Refused(line), _) = gate {
+        answer_host(ctx, line);
+        return None;
+    }
+
     let keep_line = INPUT_REQUIRED_METHODS.contains(&method.as_str());
+    let asked_tool = matches!(gate.0, Gate::Ask)
+        .then(|| head.tool.clone())
+        .flatten();
     let request = HostRequest {
         id,
         method,
         tool: head.tool,
+        awaiting_person: asked_tool.is_some(),
         line: keep_line.then(|| Arc::new(out.to_vec())),
         progress_token: head.progress_token,
         meta_version,
@@ -108,13 +140,34 @@ pub(super) fn from_host<'a>(ctx: &Context, line: &'a [u8]) -> Option<Cow<'a, [u8
         progress: Arc::new(AtomicU64::new(0)),
         resolving: false,
     };
-    lock(&ctx.shared).host_requests.insert(id_key, request);
+    lock(&ctx.shared)
+        .host_requests
+        .insert(id_key.clone(), request);
+    if let Some(tool) = asked_tool {
+        tool_gate::spawn_ask(ctx, id_key, tool, out.into_owned(), gate.1);
+        return None;
+    }
     Some(out)
+}
+
+/// `tools/call`.
+const TOOLS_CALL: &str = "tools/call";
+/// The first revision whose results carry `resultType`.
+const MRTR_ERA: &str = "2026-07-28";
+/// The host's error for a request whose id is that of a request still in flight.
+const ID_IN_FLIGHT: &str = "mcp-consent refused this request: its id is the id of a request still in flight (MCP request ids must not be reused)";
+
+/// Gives the host a line the proxy wrote (its channel is bounded; the send waits its turn).
+fn answer_host(ctx: &Context, line: Vec<u8>) {
+    let to_host = ctx.to_host.clone();
+    tokio::spawn(async move {
+        let _ = to_host.send(line).await;
+    });
 }
 
 /// What the proxy reads of a host request's params, in one pass that copies nothing (tool
 /// arguments can be large).
-struct RequestHead {
+struct RequestHead<'a> {
     /// `params.name` of a `tools/call`.
     tool: Option<String>,
     /// `params._meta.progressToken`.
@@ -122,24 +175,36 @@ struct RequestHead {
     /// The params carry `inputResponses` or `requestState` (or cannot be read by exact names,
     /// so might).
     carries_retry: bool,
+    /// `params.arguments` as raw text.
+    arguments: Option<&'a str>,
 }
 
 /// Reads a host request's [`RequestHead`]. A member that cannot be read by exact names is
 /// absent, except that such params count as carrying a retry (which then gets the strict path).
-fn request_head(method: &str, params: Option<&str>) -> RequestHead {
+fn request_head<'a>(method: &str, params: Option<&'a str>) -> RequestHead<'a> {
     let Some(params) = params else {
         return RequestHead {
             tool: None,
             progress_token: None,
             carries_retry: false,
+            arguments: None,
         };
     };
-    let Ok(head) = Members::read(params, &["name", "_meta", "inputResponses", "requestState"])
-    else {
+    let Ok(head) = Members::read(
+        params,
+        &[
+            "name",
+            "_meta",
+            "inputResponses",
+            "requestState",
+            "arguments",
+        ],
+    ) else {
         return RequestHead {
             tool: None,
             progress_token: None,
             carries_retry: true,
+            arguments: None,
         };
     };
     let tool = head
@@ -158,6 +223,7 @@ fn request_head(method: &str, params: Option<&str>) -> RequestHead {
             || head.get(3).is_some()
             || head.is_null(2)
             || head.is_null(3),
+        arguments: head.get(4),
     }
 }
 

@@ -30,6 +30,8 @@ use crate::protocol::jsonrpc::codes;
 use crate::protocol::mrtr::{self, ASKED_METHODS};
 use crate::wire::DroppedLine;
 
+/// `tools/list`, whose results the proxy reads for what the server claims about its tools.
+const TOOLS_LIST: &str = "tools/list";
 /// The tasks extension's status notification (SEP-2663), which can carry `inputRequests`.
 const TASK_NOTIFICATION: &str = "notifications/tasks";
 /// The tasks extension's requests whose results can carry `inputRequests` (SEP-2663).
@@ -195,6 +197,14 @@ fn response(ctx: &Context, msg: &Envelope<'_>, key: &str, line: &[u8]) -> bool {
         }
         return pass;
     };
+    if request.awaiting_person {
+        // The server never received this call (it waits for the person): a response to it
+        // is not the server's answer to anything the host sent.
+        drop(s);
+        dropped(ctx, DroppedLine::Ambiguous, None);
+        return false;
+    }
+    let listing = request.method == TOOLS_LIST;
     if TASK_METHODS.contains(&request.method.as_str())
         && msg.result.is_some_and(binding::task_asks_input)
     {
@@ -232,6 +242,11 @@ fn response(ctx: &Context, msg: &Envelope<'_>, key: &str, line: &[u8]) -> bool {
             send(ctx.to_host.clone(), line);
         }
         return false;
+    }
+    if listing && let Some(result) = msg.result {
+        // What the server claims about its tools: shown on tool-call questions, checked
+        // against edited arguments, matched by rules that name the annotations.
+        s.tools.extend(crate::tools::call::tool_infos(result));
     }
     s.host_requests.remove(key);
     true
@@ -331,6 +346,7 @@ fn intercept(ctx: &Context, key: String, line: &[u8]) {
             protocol_version: s.session_version(),
             client_capabilities: s.capabilities.clone(),
             request,
+            tool_info: None,
         }
     };
     let progress = question

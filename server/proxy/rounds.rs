@@ -370,6 +370,7 @@ fn question_base(ctx: &Context, host_key: &str) -> Option<(Question, Option<Prog
         protocol_version: version,
         client_capabilities: request.capabilities.clone(),
         request: Value::Null,
+        tool_info: None,
     };
     let progress = request.progress_token.clone().map(|token| Progress {
         to: ctx.to_host.clone(),

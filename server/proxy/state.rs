@@ -11,6 +11,7 @@ use serde_json::value::RawValue;
 use tokio::sync::{Notify, oneshot};
 
 use crate::protocol::mrtr::Members;
+use crate::tools::ToolInfo;
 
 /// The revision assumed when nothing was negotiated (docs/design.md §Glossary, "era").
 pub(super) const DEFAULT_VERSION: &str = "2025-06-18";
@@ -68,6 +69,8 @@ pub(super) struct HostRequest {
     pub(super) cancelled: bool,
     /// A resolution task owns it (its response asked for input).
     pub(super) resolving: bool,
+    /// A `tools/call` held for the person's answer: not yet sent to the server.
+    pub(super) awaiting_person: bool,
     /// Progress notifications sent to the host for it (strictly increasing, G13).
     pub(super) progress: Arc<AtomicU64>,
 }
@@ -126,6 +129,8 @@ pub(super) struct Shared {
     pub(super) held: HashMap<String, Held>,
     /// The proxy is shutting down: open no more questions.
     pub(super) closing: bool,
+    /// What the server claimed about each tool in its `tools/list` results, by name.
+    pub(super) tools: HashMap<String, ToolInfo>,
 }
 
 impl Shared {

@@ -65,6 +65,16 @@ impl ToolCall {
     }
 }
 
+/// [`ToolCall::arguments_digest`] of arguments given as their JSON text (`None`: absent, so
+/// `{}`); text that is not JSON is digested as it is.
+pub fn arguments_text_digest(arguments: Option<&str>) -> String {
+    match arguments.map(serde_json::from_str::<Value>) {
+        None | Some(Ok(Value::Null)) => digest(&json!({})),
+        Some(Ok(value)) => digest(&value),
+        Some(Err(_)) => hex::encode(Sha256::digest(arguments.unwrap_or_default())),
+    }
+}
+
 fn digest(value: &Value) -> String {
     let canonical = serde_jcs::to_vec(value).unwrap_or_else(|_| value.to_string().into_bytes());
     hex::encode(Sha256::digest(canonical))
@@ -101,6 +111,42 @@ impl ToolInfo {
             destructive: hint("destructiveHint"),
         }
     }
+}
+
+/// The tools a `tools/list` result (raw text) describes, by name, as [`ToolInfo`]; entries
+/// without a string name are skipped, and a result that cannot be read gives none.
+pub fn tool_infos(result: &str) -> Vec<(String, ToolInfo)> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Listed {
+        name: String,
+        #[serde(default)]
+        description: Option<String>,
+        #[serde(default)]
+        input_schema: Option<Value>,
+        #[serde(default)]
+        annotations: Option<Value>,
+    }
+    #[derive(Deserialize)]
+    struct List {
+        #[serde(default)]
+        tools: Vec<Value>,
+    }
+    let Ok(list) = serde_json::from_str::<List>(result) else {
+        return Vec::new();
+    };
+    list.tools
+        .into_iter()
+        .filter_map(|t| serde_json::from_value::<Listed>(t).ok())
+        .map(|t| {
+            let info = ToolInfo {
+                description: t.description,
+                input_schema: t.input_schema,
+                annotations: t.annotations,
+            };
+            (t.name, info)
+        })
+        .collect()
 }
 
 /// Checks edited arguments: an object, valid against the tool's `inputSchema` when the proxy

@@ -5,6 +5,7 @@
 
 pub mod call;
 pub mod policy;
+pub mod report;
 
 pub use call::{Refusal, ToolCall, ToolInfo};
 pub use policy::{DecidedBy, Grant, Hints, Judgement, Policy, ToolAction, ToolRule, ToolsConfig};

@@ -465,12 +465,15 @@ async fn audit_log(
     let entries = rows
         .into_iter()
         .map(|r| {
-            let question_id = r.question_id.parse().map_err(|_| {
-                crate::broker::BrokerError::Corrupt(
-                    r.question_id.clone(),
-                    "audit question id".into(),
-                )
-            })?;
+            let question_id = match r.question_id.as_str() {
+                "" => None,
+                id => Some(id.parse().map_err(|_| {
+                    crate::broker::BrokerError::Corrupt(
+                        r.question_id.clone(),
+                        "audit question id".into(),
+                    )
+                })?),
+            };
             Ok(AuditEntry {
                 seq: r.seq,
                 at: chrono::DateTime::from_timestamp_millis(r.at).map(rfc3339),
@@ -478,6 +481,7 @@ async fn audit_log(
                 action: r.action,
                 question_id,
                 server: r.server,
+                tool: r.tool,
                 model: r.model_id,
                 input_tokens: r.input_tokens,
                 output_tokens: r.output_tokens,

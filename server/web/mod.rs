@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod api_local;
+pub mod api_tools;
 pub mod assets;
 pub mod auth;
 pub mod error;
@@ -52,6 +53,7 @@ pub struct AppState {
 /// Registers every route.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.configure(api_local::configure)
+        .configure(api_tools::configure)
         .configure(api::configure)
         .configure(lang::configure)
         .configure(pages::configure)

@@ -38,5 +38,6 @@ mod sampling_vectors;
 mod service;
 mod sessions;
 mod tasks;
+mod tool_calls;
 mod upgrade;
 mod url;

@@ -37,6 +37,7 @@ use super::views::review::*;
 use super::views::sampling::*;
 use super::views::summary::*;
 use super::views::text::*;
+use super::views::tool_call::*;
 use super::views::url::*;
 use audit::*;
 use login::*;

@@ -33,6 +33,8 @@ pub struct QuestionPage {
     pub url: Option<UrlView>,
     pub fields: Vec<FieldView>,
     pub sampling: Option<SamplingView>,
+    /// A tool call: the tool, its claims, the arguments and the edit box.
+    pub tool_call: Option<ToolCallView>,
     pub answer_text: String,
     pub answer_model: String,
     /// The stop reason the form shows selected (none for a value the form does not offer).
@@ -238,6 +240,7 @@ pub fn question_page(
         message: s("message"),
         url: (q.kind == Kind::Url).then(|| url_view(i18n, &s("url"))),
         sampling: (q.kind == Kind::Sampling).then(|| sampling_view(q)),
+        tool_call: (q.kind == Kind::ToolCall).then(|| tool_call_view(i18n, q, input)),
         answer_text: sampling_input
             .as_ref()
             .map(|i| i.text.clone())
@@ -325,17 +328,30 @@ pub fn answer_from_form(
                 action: Action::Accept,
                 content: Some(Value::Object(content)),
                 result: None,
+                arguments: None,
+                grant: None,
             })
         }
         Kind::Sampling => Ok(Answer {
             action: Action::Accept,
             content: None,
             result: Some(SamplingInput::from_pairs(pairs).answer()?),
+            arguments: None,
+            grant: None,
         }),
         Kind::Url => Ok(Answer {
             action: Action::Accept,
             content: None,
             result: None,
+            arguments: None,
+            grant: None,
+        }),
+        Kind::ToolCall => Ok(Answer {
+            action: Action::Accept,
+            content: None,
+            result: None,
+            arguments: edited_arguments(q, pairs)?,
+            grant: last(pairs, "grant").and_then(grant_span),
         }),
     }
 }
@@ -394,6 +410,9 @@ pub async fn answer(
         })
         .await;
     }
+    if q.kind == Kind::ToolCall {
+        return answer_tool_call(&state, &i18n, &session, &q, &pairs).await;
+    }
     let action = match last(&pairs, "action") {
         Some("accept") => Action::Accept,
         Some("decline") => Action::Decline,
@@ -409,6 +428,8 @@ pub async fn answer(
             action,
             content: None,
             result: None,
+            arguments: None,
+            grant: None,
         };
         return match state.broker.answer(&q.id, &refusal, Answerer::Human).await {
             Ok(_) => Ok(see_other(&format!("/questions/{}", q.id))),
@@ -465,6 +486,57 @@ pub async fn answer(
     }
 }
 
+/// A tool-call question's form: "Allow once" (with the edit box's arguments when changed), a
+/// grant button (allow once and from now on), or "Decline"; sent at once, since the page
+/// already shows exactly the call that goes out. Invalid arguments re-render the page (422).
+async fn answer_tool_call(
+    state: &AppState,
+    i18n: &I18n,
+    session: &WebSession,
+    q: &Question,
+    pairs: &[(String, String)],
+) -> Result<HttpResponse, PageError> {
+    let granted = last(pairs, "grant").and_then(grant_span);
+    let answer = match (last(pairs, "action"), granted) {
+        (Some("decline"), None) => Answer {
+            action: Action::Decline,
+            content: None,
+            result: None,
+            arguments: None,
+            grant: None,
+        },
+        (Some("accept"), _) | (None, Some(_)) => match answer_from_form(q, pairs) {
+            Ok(answer) => answer,
+            Err(errors) => {
+                let errors = shown_fields(i18n, &errors);
+                return rerender(state, i18n, session, q, Some(pairs), &errors).await;
+            }
+        },
+        _ => return Err(PageError::Refused(Refusal::ChooseAction)),
+    };
+    match state.broker.answer(&q.id, &answer, Answerer::Human).await {
+        Ok(_) => Ok(see_other(&format!("/questions/{}", q.id))),
+        Err(BrokerError::InvalidAnswer(errors)) => {
+            let errors = shown_fields(i18n, &errors);
+            rerender(state, i18n, session, q, Some(pairs), &errors).await
+        }
+        Err(BrokerError::AlreadyDecided(_)) => {
+            gone(state, i18n, session, &q.id, |_| Vec::new()).await
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// A grant button's value.
+fn grant_span(value: &str) -> Option<crate::wire::GrantSpan> {
+    match value {
+        "hour" => Some(crate::wire::GrantSpan::Hour),
+        "day" => Some(crate::wire::GrantSpan::Day),
+        "always" => Some(crate::wire::GrantSpan::Always),
+        _ => None,
+    }
+}
+
 /// `POST /questions/{id}/send`: delivers the confirmed answer (validated again), then shows
 /// the question's outcome.
 pub async fn send(
@@ -493,8 +565,10 @@ pub async fn send(
             action: Action::Accept,
             content: None,
             result: Some(result.clone()),
+            arguments: None,
+            grant: None,
         },
-        Kind::Form | Kind::Url => {
+        Kind::Form | Kind::Url | Kind::ToolCall => {
             if result.get("action").and_then(Value::as_str) != Some("accept") {
                 return Err(PageError::Refused(Refusal::AcceptOnly));
             }
@@ -502,6 +576,8 @@ pub async fn send(
                 action: Action::Accept,
                 content: result.get("content").cloned(),
                 result: None,
+                arguments: None,
+                grant: None,
             }
         }
     };

@@ -8,6 +8,7 @@ pub mod review;
 pub mod sampling;
 pub mod summary;
 pub mod text;
+pub mod tool_call;
 pub mod url;
 
 use super::AppState;

@@ -96,7 +96,7 @@ pub fn typed_summary(i18n: &I18n, q: &Question, pairs: &[(String, String)]) -> V
         .map(|(label, key)| row(label, typed(key)))
         .filter(|r| r.sent)
         .collect(),
-        Kind::Url => Vec::new(),
+        Kind::Url | Kind::ToolCall => Vec::new(),
     }
 }
 

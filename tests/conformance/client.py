@@ -16,7 +16,9 @@ as a host would, in the revision the suite runs the scenario at (``MCP_CONFORMAN
 
 It declares no sampling or elicitation capability of its own, so every such request from the
 scenario server has to become a question on the mcp-consent service. Tool arguments come from
-the scenario's context (``toolCalls``) when it gives them. A test answerer, in a thread, answers those questions
+the scenario's context (``toolCalls``) when it gives them; ``json_schema_echo`` gets the focal
+tool's ``inputSchema`` as the host received it (so the suite sees whether the proxy kept every
+keyword). A test answerer, in a thread, answers those questions
 the way the README describes:
 
 * questions for agents over the API (``POST /api/v1/questions/{id}/answer``, token from
@@ -63,6 +65,9 @@ META_VERSION = "io.modelcontextprotocol/protocolVersion"
 CLIENT_INFO = {"name": "mcp-consent-conformance-host", "version": "1.0.0"}
 # Bounded MRTR rounds the host itself answers (roots/list and the like).
 MAX_ROUNDS = 5
+# json-schema-2020-12-preservation: the focal tool's inputSchema is echoed back through this one.
+ECHO_TOOL = "json_schema_echo"
+FOCAL_TOOL = "json_schema_2020_12_tool"
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 
 
@@ -327,8 +332,12 @@ def main() -> int:
     try:
         capabilities = session(host)
         tools = host.call("tools/list", {}).get("tools", [])
+        schemas = {t["name"]: t.get("inputSchema") for t in tools}
         for tool in tools:
             args = given.get(tool["name"]) or arguments(tool.get("inputSchema") or {})
+            if tool["name"] == ECHO_TOOL and FOCAL_TOOL in schemas:
+                # The schema as the host received it through the proxy, sent back verbatim.
+                args = {"schema": schemas[FOCAL_TOOL]}
             result = host.call("tools/call", {"name": tool["name"], "arguments": args})
             print(f"client: {tool['name']} -> {json.dumps(result)[:300]}", file=sys.stderr)
         if host.modern() and "resources" in capabilities:

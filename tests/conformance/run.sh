@@ -4,7 +4,8 @@
 # `mcp-consent proxy --url URL` on stdio while a test answerer answers the questions on a
 # running mcp-consent service (see client.py).
 #
-# Three runs, side by side (each prints the suite's own summary, prefixed with its name):
+# Three runs, one after the other (CONFORMANCE_PARALLEL=1: side by side), each printing the
+# suite's own summary prefixed with its name:
 #   0.1.16          @modelcontextprotocol/conformance 0.1.16, every client scenario of 2025-11-25
 #                   and earlier (that release knows no 2026-07-28);
 #   next-2025-11-25 0.2.0-alpha.12, the client scenarios 2025-11-25 requires, at its wire;
@@ -107,24 +108,45 @@ run() {
   ) >"$work/$name.log" 2>&1
 }
 
+# One run by name, with the suite release and the selection it stands for.
+run_named() {
+  local r="$1"
+  shift
+  case "$r" in
+    0.1.16) run "$r" "$suite" client ${CONFORMANCE_SELECT:---suite all --spec-version 2025-11-25} "$@" ;;
+    next-2025-11-25) run "$r" "$next" "$r" ${CONFORMANCE_SELECT:---requirements 2025-11-25} "$@" ;;
+    next-2026-07-28) run "$r" "$next" "$r" ${CONFORMANCE_SELECT:---requirements 2026-07-28} "$@" ;;
+    *) echo "run.sh: unknown run $r" >&2; return 2 ;;
+  esac
+}
+
+# Prints one finished run: its verdict, then the suite's output prefixed with its name.
+report() {
+  echo "=== conformance $1: baseline $2"
+  sed "s/^/[$1] /" "$work/$1.log"
+}
+
 suite="$TOOLS/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 next="$TOOLS/node_modules/conformance-next/dist/index.js"
-pids=()
-names=()
-for r in $RUNS; do
-  case "$r" in
-    0.1.16) run "$r" "$suite" client ${CONFORMANCE_SELECT:---suite all --spec-version 2025-11-25} "$@" & ;;
-    next-2025-11-25) run "$r" "$next" "$r" ${CONFORMANCE_SELECT:---requirements 2025-11-25} "$@" & ;;
-    next-2026-07-28) run "$r" "$next" "$r" ${CONFORMANCE_SELECT:---requirements 2026-07-28} "$@" & ;;
-    *) echo "run.sh: unknown run $r" >&2; exit 2 ;;
-  esac
-  pids+=("$!")
-  names+=("$r")
-done
 code=0
-for i in "${!pids[@]}"; do
-  if wait "${pids[$i]}"; then verdict=passed; else verdict=FAILED; code=1; fi
-  echo "=== conformance ${names[$i]}: baseline $verdict"
-  sed "s/^/[${names[$i]}] /" "$work/${names[$i]}.log"
-done
+# Each run already starts all its scenarios at once, which fills a small machine: the runs go
+# one after the other unless CONFORMANCE_PARALLEL=1 (worth it with cores to spare).
+if [ "${CONFORMANCE_PARALLEL:-0}" = 1 ]; then
+  pids=()
+  names=()
+  for r in $RUNS; do
+    run_named "$r" "$@" &
+    pids+=("$!")
+    names+=("$r")
+  done
+  for i in "${!pids[@]}"; do
+    if wait "${pids[$i]}"; then verdict=passed; else verdict=FAILED; code=1; fi
+    report "${names[$i]}" "$verdict"
+  done
+else
+  for r in $RUNS; do
+    if run_named "$r" "$@"; then verdict=passed; else verdict=FAILED; code=1; fi
+    report "$r" "$verdict"
+  done
+fi
 exit "$code"

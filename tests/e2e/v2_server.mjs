@@ -4,10 +4,21 @@
 // 2026-07-28 the SDK returns them as an InputRequiredResult; under 2025-11-25 its legacy shim
 // sends them to the client as elicitation/create and sampling/createMessage requests.
 //
+// Over HTTP, 2026-07-28 requests go to the SDK's per-request handler; 2025-era traffic goes to a
+// sessionful Streamable HTTP transport (the SDK's documented routing with `isLegacyRequest`),
+// since its default per-request legacy serving cannot send a request to the client.
+//
 //   node v2_server.mjs                 # stdio
 //   node v2_server.mjs --http          # Streamable HTTP on 127.0.0.1, prints "listening on URL"
 import { createServer } from "node:http";
-import { acceptedContent, createMcpHandler, inputRequired, McpServer } from "@modelcontextprotocol/server";
+import {
+  acceptedContent,
+  createMcpHandler,
+  inputRequired,
+  isLegacyRequest,
+  McpServer,
+  WebStandardStreamableHTTPServerTransport,
+} from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 
 const NOTE_SCHEMA = {
@@ -39,8 +50,22 @@ function build() {
   return server;
 }
 
+// 2025-era sessions: one transport (and server instance) per Mcp-Session-Id.
+const sessions = new Map();
+async function legacy(request) {
+  const known = sessions.get(request.headers.get("mcp-session-id") ?? "");
+  if (known) return known.handleRequest(request);
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: () => crypto.randomUUID(),
+    onsessioninitialized: (id) => sessions.set(id, transport),
+  });
+  await build().connect(transport);
+  return transport.handleRequest(request);
+}
+
 if (process.argv.includes("--http")) {
-  const handler = createMcpHandler(build);
+  const modern = createMcpHandler(build, { legacy: "reject" });
+  const handler = { fetch: async (request) => ((await isLegacyRequest(request.clone())) ? legacy(request) : modern.fetch(request)) };
   const http = createServer(async (req, res) => {
     // node:http to the handler's web-standard fetch and back.
     const chunks = [];

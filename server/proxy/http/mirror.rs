@@ -114,11 +114,12 @@ pub(super) fn standard(method: &str, params: Option<&Value>) -> HeaderMap {
 /// space at either end, else `=?base64?{UTF-8 in Base64}?=` (also for a plain value that looks
 /// like that form, so it cannot be misread).
 pub(super) fn encode(value: &str) -> String {
+    let looks_encoded = value.starts_with(SENTINEL_PREFIX) && value.ends_with(SENTINEL_SUFFIX);
     let plain = !value.is_empty()
         && value.bytes().all(|b| (0x20..=0x7e).contains(&b))
         && !value.starts_with(' ')
         && !value.ends_with(' ')
-        && !(value.starts_with(SENTINEL_PREFIX) && value.ends_with(SENTINEL_SUFFIX));
+        && !looks_encoded;
     if plain {
         value.to_owned()
     } else {

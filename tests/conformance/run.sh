@@ -103,7 +103,7 @@ run() {
   mkdir -p "$work/$name"
   (
     cd "$work/$name"
-    "$NODE" "$entry" client --command "python3 $HERE/client.py" "$@" --timeout 60000 \
+    "$NODE" "$entry" client --command "python3 $HERE/client.py" "$@" --timeout 120000 \
       --expected-failures "$work/$name.baseline.yml" ${CONFORMANCE_VERBOSE:+--verbose}
   ) >"$work/$name.log" 2>&1
 }

@@ -248,6 +248,10 @@ async fn signing_in_is_the_persons_url_question_and_the_token_stays_owner_only()
     assert_eq!(param(&pairs, "code_challenge_method"), Some("S256"));
     assert_eq!(param(&pairs, "resource"), Some(url.as_str()));
     assert_eq!(param(&pairs, "client_id"), Some("client-1"));
+    // Registered as what it is: a local program with a loopback redirect (SEP-837).
+    let registration = wait_for(&seen, |s| s.target == "/register").await;
+    let registered: Value = serde_json::from_str(&registration.body).unwrap();
+    assert_eq!(registered["application_type"], "native", "{registered}");
     let plain = reqwest::Client::builder()
         .no_proxy()
         .redirect(reqwest::redirect::Policy::limited(3))

@@ -95,6 +95,9 @@ pub struct ServerMetadata {
     /// Whether the server accepts a client ID metadata document as `client_id`.
     #[serde(default)]
     pub client_id_metadata_document_supported: Option<bool>,
+    /// Whether authorization responses carry `iss` (RFC 9207 §3).
+    #[serde(default)]
+    pub authorization_response_iss_parameter_supported: Option<bool>,
 }
 
 /// Finds the protected resource metadata of the MCP server at `server`.

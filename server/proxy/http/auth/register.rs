@@ -185,6 +185,9 @@ async fn dynamic(
             "redirect_uris": [redirect.as_str()],
             "grant_types": ["authorization_code", "refresh_token"],
             "response_types": ["code"],
+            // A local program with a loopback redirect (2026-07-28 client-registration
+            // §Application Type: MUST be given; OIDC would default to "web").
+            "application_type": "native",
         }))
         .send()
         .await

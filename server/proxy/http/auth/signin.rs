@@ -48,12 +48,10 @@ impl Callback {
         })
     }
 
-    /// Waits for the redirect carrying `state`, and returns its `code`. Requests without the
-    /// right `state` get a 400 and are ignored (a page elsewhere cannot inject a code).
-    ///
-    /// # Errors
-    /// [`AuthError::Denied`] when the server redirects with an `error`.
-    pub async fn code(&self, state: &str) -> Result<String, AuthError> {
+    /// Waits for the redirect carrying `state`, and returns the authorization response it
+    /// holds. Requests without the right `state` get a 400 and are ignored (a page elsewhere
+    /// cannot inject a code).
+    pub async fn code(&self, state: &str) -> Redirect {
         loop {
             let Ok((mut stream, _)) = self.listener.accept().await else {
                 continue;
@@ -95,14 +93,29 @@ impl Callback {
             if !matches {
                 continue;
             }
+            let iss = query.get("iss").cloned();
             if let Some(error) = query.get("error") {
-                return Err(AuthError::Denied(error.clone()));
+                return Redirect {
+                    outcome: Err(error.clone()),
+                    iss,
+                };
             }
             if let Some(code) = query.get("code") {
-                return Ok(code.clone());
+                return Redirect {
+                    outcome: Ok(code.clone()),
+                    iss,
+                };
             }
         }
     }
+}
+
+/// The authorization response of one redirect (RFC 6749 §4.1.2, RFC 9207 §2).
+pub struct Redirect {
+    /// The `code`, or the `error` the server redirected with.
+    pub outcome: Result<String, String>,
+    /// `iss`: the issuer that says it sent the response.
+    pub iss: Option<String>,
 }
 
 /// Asks the person to sign in at `authorize` through the service's queue and waits for the
@@ -119,7 +132,7 @@ pub async fn ask(
     callback: &Callback,
     state: &str,
     opened: impl FnOnce(&str),
-) -> Result<String, AuthError> {
+) -> Result<Redirect, AuthError> {
     let host = authorize.host_str().unwrap_or("the authorization server");
     let elicitation_id = uuid::Uuid::now_v7().to_string();
     let body = json!({
@@ -152,7 +165,7 @@ pub async fn ask(
     };
     let code = tokio::time::timeout(SIGN_IN_TIME, async {
         tokio::select! {
-            code = callback.code(state) => code,
+            redirect = callback.code(state) => Ok(redirect),
             refused = refused(service, &question) => Err(refused),
         }
     })

@@ -313,6 +313,8 @@ pub struct NewRule {
     pub reason: String,
     /// Lifetime in days (default 7, 1 to 365).
     pub days: Option<i64>,
+    /// Lifetime in hours (1 to 8760), in place of `days`: the shortest rule lasts an hour.
+    pub hours: Option<i64>,
 }
 
 /// An auto-approve rule as the API shows it.
@@ -356,8 +358,12 @@ pub struct AuditEntry {
     pub actor: Actor,
     /// What.
     pub action: AuditAction,
-    /// The question.
-    pub question_id: QuestionId,
+    /// The question; `null` for an entry about a rule.
+    pub question_id: Option<QuestionId>,
+    /// The kind of the question (`null` for an entry about a rule).
+    pub kind: Option<Kind>,
+    /// The rule created or revoked (`rule_created`, `rule_revoked`); `null` otherwise.
+    pub rule_id: Option<String>,
     /// Its server.
     pub server: String,
     /// The model, when one ran.

@@ -18,6 +18,8 @@
 //! database file, which `query_only` allows).
 
 pub mod approvals;
+pub mod controls;
+pub mod history;
 pub mod models;
 pub mod prune;
 pub mod schema;

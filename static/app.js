@@ -159,10 +159,10 @@
           if (!fresh || !current) return;
           var ticked = {};
           current.querySelectorAll("input[name=id]:checked").forEach(function (b) { ticked[b.value] = true; });
-          fresh.querySelectorAll("input[name=id]").forEach(function (b) { if (ticked[b.value]) b.checked = true; });
           var before = rowIds(current);
           var place = focusPlace(current);
           current.innerHTML = fresh.innerHTML;
+          current.querySelectorAll("input[name=id]").forEach(function (b) { if (ticked[b.value]) b.checked = true; });
           current.setAttribute("data-muted", fresh.getAttribute("data-muted") || "[]");
           document.title = doc.title;
           restoreFocus(current, place);

@@ -280,7 +280,9 @@ async def test_rules_catch_a_misspelt_server_confirm_both_steps_and_are_audited(
     await page.goto("/audit")
     actions = await page.locator("table.questions tbody tr td:nth-child(2)").all_inner_texts()
     assert actions[:3] == ["rule revoked", "rule created", "rule created"], actions
-    real_browser_nojs.assert_clean()
+    # The two 422s are the page's answers to the refused forms, not failures.
+    problems = real_browser_nojs.problems()
+    assert problems and all("422" in p for p in problems), problems
 
 
 # ---------------------------------------------------------------- why, history

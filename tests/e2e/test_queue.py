@@ -123,14 +123,15 @@ async def _rows(page: Any, n: int) -> None:
 
 # ---------------------------------------------------------------- tables (point 7)
 
-# Every word of every table cell lies on one line (a word split across lines has rects on two
-# lines), and the page itself does not scroll sideways.
+# Every visible word of every table cell lies on one line (a word split across lines has rects
+# on two lines), and the page itself does not scroll sideways.
 BROKEN_WORDS = """() => {
   const broken = [];
   for (const cell of document.querySelectorAll("table td, table th")) {
     if (cell.offsetParent === null) continue;
     const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (node.parentElement.closest(".sr-only")) continue;  // read out, never seen
       const re = /\\S+/g; let m;
       while ((m = re.exec(node.data))) {
         const r = document.createRange(); r.setStart(node, m.index); r.setEnd(node, m.index + m[0].length);

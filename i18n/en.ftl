@@ -67,6 +67,9 @@ audit-action-name = { $word ->
     [delivered] delivered
     [answered] answered
     [declined] declined
+    [cancelled] cancelled
+    [opened] link opened
+    [rule_created] rule created
     [tool_allowed] tool call allowed
     [tool_denied] tool call denied
     [tool_accepted] tool call accepted
@@ -75,7 +78,7 @@ audit-action-name = { $word ->
     [tool_expired] tool call expired
     [grant_made] grant made
     [grant_revoked] grant revoked
-   *[cancelled] cancelled
+   *[rule_revoked] rule revoked
 }
 actor = { $word ->
     [server] server
@@ -133,6 +136,136 @@ queue-hint = This page updates itself while JavaScript is on; otherwise reload i
 history-title = History
 history-heading = Decided
 history-empty = Nothing decided yet.
+
+## Working the queue, the history, "why am I being asked" (pages/queue.rs, history.rs, why.rs)
+
+queue-filter-label = Filter the queue
+queue-search = Search
+filter-any = any
+filter-apply = Filter
+filter-clear = Show all
+queue-group = Group by server
+queue-none-match = { $count ->
+    [one] No waiting question matches; { $count } waits in all.
+   *[other] No waiting question matches; { $count } wait in all.
+}
+queue-count-filtered = { $count ->
+    [one] Showing { $shown } of { $count } waiting question.
+   *[other] Showing { $shown } of { $count } waiting questions.
+}
+queue-group-count = { $count ->
+    [one] { $count } waiting
+   *[other] { $count } waiting
+}
+col-select = Select
+queue-select = Select:
+queue-decline-selected = Decline selected…
+queue-declined = { $count ->
+    [one] Declined { $count } question.
+   *[other] Declined { $count } questions.
+}
+queue-declined-skipped = { $count ->
+    [one] { $count } was decided already.
+   *[other] { $count } were decided already.
+}
+queue-live-added = { $count ->
+    [one] { $count } new question in the queue.
+   *[other] { $count } new questions in the queue.
+}
+queue-live-gone = { $count ->
+    [one] { $count } question left the queue.
+   *[other] { $count } questions left the queue.
+}
+servers-heading = Servers
+servers-hint = Pause refuses a server's new requests for an hour; block refuses them until you unblock it; mute sends no notice for its questions. Questions already waiting stay.
+server-blocked = blocked
+server-paused-until = paused until { $at }
+server-muted = notices muted
+server-pause = Pause for an hour
+server-resume = Resume
+server-block = Block
+server-unblock = Unblock
+server-mute = Mute notices
+server-unmute = Unmute notices
+decline-many-title = { $count ->
+    [one] Decline { $count } question?
+   *[other] Decline { $count } questions?
+}
+decline-many-body = Each server gets a decline, as if you declined each question on its page. Nothing else is sent.
+decline-many-gone = { $count ->
+    [one] { $count } selected question was decided already and is left out.
+   *[other] { $count } selected questions were decided already and are left out.
+}
+decline-many-none = None of the selected questions is waiting any more.
+decline-many-back = Back to the queue
+decline-many-confirm = { $count ->
+    [one] Decline { $count } question
+   *[other] Decline { $count } questions
+}
+history-hint = Every decided question, most recent first: when, where and by whom it was decided.
+history-filter-label = Search the history
+history-since = Decided within
+history-since-any = any time
+history-period = { $word ->
+    [hour] the last hour
+    [day] the last day
+    [week] the last 7 days
+   *[month] the last 30 days
+}
+history-none-match = No decided question matches.
+history-count = { $count ->
+    [one] { $count } decided question.
+   *[other] { $count } decided questions.
+}
+history-cut = Only the 200 most recent matches are shown; narrow the search to see older ones.
+col-decided = Decided
+col-where = Where
+history-which-rule = (which rule)
+history-model = model { $model }
+place-browser = you, in the browser
+place-api = a script (API or CLI)
+place-rule = an auto-approve rule
+place-server = the server
+place-deadline = nobody (deadline passed)
+place-unknown = not recorded
+why-summary = Why am I being asked?
+why-session = Host session
+why-session-unknown = not known (the proxy did not say)
+why-session-count = { $count ->
+    [one] { $count } question from this session, since { $since }
+   *[other] { $count } questions from this session, since { $since }
+}
+why-tool = Tool call
+why-tool-none = None known: the server asked on its own, not during a tool call the host made.
+why-tool-call = It came while the host's call of the tool { $tool } was running.
+why-before = Asked before
+why-before-never = This server never asked anything before.
+why-before-count = { $count ->
+    [one] This server asked { $count } time before; how it was answered:
+   *[other] This server asked { $count } times before; the latest and how they were answered:
+}
+why-before-all = Every question of this server in the history
+audit-filter-label = Filter the audit log
+audit-kind-rule = rule
+rules-lifetime = Expires after
+rules-lifetime-hours = { $count ->
+    [one] { $count } hour
+   *[other] { $count } hours
+}
+rules-lifetime-days = { $count ->
+    [one] { $count } day
+   *[other] { $count } days
+}
+rules-server-hint = Pick a server that asked before; the list offers them.
+rules-not-created = The rule was not created
+rules-incomplete = Enter a server name and a reason.
+rules-unknown-server = No server named { $server } has asked anything yet.
+rules-use-suggestion = Use { $server }
+rules-confirm-unknown = Create the rule for { $server } anyway
+rules-both-warning-title = Both steps send without review.
+rules-both-warning = The model's answer goes to the server without you seeing it, tool calls included: the server can then run tools with arguments nobody checked.
+rules-confirm-both = I understand: send the model's answers, tool calls included, without review
+rules-both-unconfirmed = Confirm that both steps send the model's answers without review, or choose the request step only.
 
 ## Login
 
@@ -386,7 +519,7 @@ notify-on = This browser shows a notification when a question opens (while this 
 
 audit-title = Audit
 audit-heading = Audit log
-audit-hint = Every sampling decision, newest first. Prompts and responses are recorded only as SHA-256 digests.
+audit-hint = Every decision on every kind of question, and every rule created or revoked, newest first. Prompts, answers and responses are recorded only as SHA-256 digests.
 audit-action = Action
 audit-any = any
 audit-filter = Filter
@@ -409,7 +542,6 @@ rules-covers = Covers
 rules-scope-request = the request step
 rules-scope-both = both steps
 rules-reason = Reason
-rules-days = Expires after (days)
 rules-add = Add rule
 rules-empty = No rules.
 rules-scope = Scope

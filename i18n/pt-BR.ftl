@@ -67,6 +67,9 @@ audit-action-name = { $word ->
     [delivered] entregue
     [answered] respondido
     [declined] recusado
+    [cancelled] cancelado
+    [opened] link aberto
+    [rule_created] regra criada
     [tool_allowed] chamada permitida
     [tool_denied] chamada negada
     [tool_accepted] chamada aceita
@@ -75,7 +78,7 @@ audit-action-name = { $word ->
     [tool_expired] chamada expirada
     [grant_made] permissão concedida
     [grant_revoked] permissão revogada
-   *[cancelled] cancelado
+   *[rule_revoked] regra revogada
 }
 actor = { $word ->
     [server] servidor
@@ -133,6 +136,136 @@ queue-hint = Esta página se atualiza sozinha com o JavaScript ativado; sem ele,
 history-title = Histórico
 history-heading = Decididas
 history-empty = Nada decidido ainda.
+
+## Working the queue, the history, "why am I being asked" (pages/queue.rs, history.rs, why.rs)
+
+queue-filter-label = Filtrar a fila
+queue-search = Buscar
+filter-any = qualquer
+filter-apply = Filtrar
+filter-clear = Mostrar tudo
+queue-group = Agrupar por servidor
+queue-none-match = { $count ->
+    [one] Nenhuma pergunta em espera corresponde; { $count } espera no total.
+   *[other] Nenhuma pergunta em espera corresponde; { $count } esperam no total.
+}
+queue-count-filtered = { $count ->
+    [one] Mostrando { $shown } de { $count } pergunta em espera.
+   *[other] Mostrando { $shown } de { $count } perguntas em espera.
+}
+queue-group-count = { $count ->
+    [one] { $count } em espera
+   *[other] { $count } em espera
+}
+col-select = Selecionar
+queue-select = Selecionar:
+queue-decline-selected = Recusar as selecionadas…
+queue-declined = { $count ->
+    [one] { $count } pergunta recusada.
+   *[other] { $count } perguntas recusadas.
+}
+queue-declined-skipped = { $count ->
+    [one] { $count } já estava decidida.
+   *[other] { $count } já estavam decididas.
+}
+queue-live-added = { $count ->
+    [one] { $count } pergunta nova na fila.
+   *[other] { $count } perguntas novas na fila.
+}
+queue-live-gone = { $count ->
+    [one] { $count } pergunta saiu da fila.
+   *[other] { $count } perguntas saíram da fila.
+}
+servers-heading = Servidores
+servers-hint = Pausar recusa os pedidos novos de um servidor por uma hora; bloquear os recusa até você desbloquear; silenciar não envia avisos das perguntas dele. As perguntas que já esperam continuam.
+server-blocked = bloqueado
+server-paused-until = pausado até { $at }
+server-muted = avisos silenciados
+server-pause = Pausar por uma hora
+server-resume = Retomar
+server-block = Bloquear
+server-unblock = Desbloquear
+server-mute = Silenciar avisos
+server-unmute = Reativar avisos
+decline-many-title = { $count ->
+    [one] Recusar { $count } pergunta?
+   *[other] Recusar { $count } perguntas?
+}
+decline-many-body = Cada servidor recebe uma recusa, como se você recusasse cada pergunta na página dela. Nada mais é enviado.
+decline-many-gone = { $count ->
+    [one] { $count } pergunta selecionada já estava decidida e fica de fora.
+   *[other] { $count } perguntas selecionadas já estavam decididas e ficam de fora.
+}
+decline-many-none = Nenhuma das perguntas selecionadas está mais em espera.
+decline-many-back = Voltar à fila
+decline-many-confirm = { $count ->
+    [one] Recusar { $count } pergunta
+   *[other] Recusar { $count } perguntas
+}
+history-hint = Cada pergunta decidida, a mais recente primeiro: quando, onde e por quem foi decidida.
+history-filter-label = Buscar no histórico
+history-since = Decididas em
+history-since-any = qualquer momento
+history-period = { $word ->
+    [hour] na última hora
+    [day] no último dia
+    [week] nos últimos 7 dias
+   *[month] nos últimos 30 dias
+}
+history-none-match = Nenhuma pergunta decidida corresponde.
+history-count = { $count ->
+    [one] { $count } pergunta decidida.
+   *[other] { $count } perguntas decididas.
+}
+history-cut = Só as 200 correspondências mais recentes aparecem; restrinja a busca para ver as mais antigas.
+col-decided = Decidida
+col-where = Onde
+history-which-rule = (qual regra)
+history-model = modelo { $model }
+place-browser = você, no navegador
+place-api = um script (API ou CLI)
+place-rule = uma regra de aprovação automática
+place-server = o servidor
+place-deadline = ninguém (prazo esgotado)
+place-unknown = não registrado
+why-summary = Por que estão me perguntando?
+why-session = Sessão do host
+why-session-unknown = desconhecida (o proxy não informou)
+why-session-count = { $count ->
+    [one] { $count } pergunta desta sessão, desde { $since }
+   *[other] { $count } perguntas desta sessão, desde { $since }
+}
+why-tool = Chamada de ferramenta
+why-tool-none = Nenhuma conhecida: o servidor perguntou por conta própria, não durante uma chamada de ferramenta do host.
+why-tool-call = Veio enquanto a chamada do host à ferramenta { $tool } estava em andamento.
+why-before = Perguntou antes
+why-before-never = Este servidor nunca perguntou nada antes.
+why-before-count = { $count ->
+    [one] Este servidor perguntou { $count } vez antes; como foi respondida:
+   *[other] Este servidor perguntou { $count } vezes antes; as mais recentes e como foram respondidas:
+}
+why-before-all = Todas as perguntas deste servidor no histórico
+audit-filter-label = Filtrar o registro de auditoria
+audit-kind-rule = regra
+rules-lifetime = Expira após
+rules-lifetime-hours = { $count ->
+    [one] { $count } hora
+   *[other] { $count } horas
+}
+rules-lifetime-days = { $count ->
+    [one] { $count } dia
+   *[other] { $count } dias
+}
+rules-server-hint = Escolha um servidor que já perguntou; a lista mostra quais.
+rules-not-created = A regra não foi criada
+rules-incomplete = Informe o nome de um servidor e um motivo.
+rules-unknown-server = Nenhum servidor chamado { $server } perguntou nada ainda.
+rules-use-suggestion = Usar { $server }
+rules-confirm-unknown = Criar a regra para { $server } mesmo assim
+rules-both-warning-title = As duas etapas enviam sem revisão.
+rules-both-warning = A resposta do modelo vai ao servidor sem você vê-la, chamadas de ferramenta incluídas: o servidor pode então executar ferramentas com argumentos que ninguém conferiu.
+rules-confirm-both = Entendo: enviar as respostas do modelo, chamadas de ferramenta incluídas, sem revisão
+rules-both-unconfirmed = Confirme que as duas etapas enviam as respostas do modelo sem revisão, ou escolha só a etapa do pedido.
 
 ## Login
 
@@ -386,7 +519,7 @@ notify-on = Este navegador mostra uma notificação quando uma pergunta chega (e
 
 audit-title = Auditoria
 audit-heading = Registro de auditoria
-audit-hint = Cada decisão sobre pedidos ao modelo, a mais recente primeiro. Prompts e respostas são registrados só como resumos SHA-256.
+audit-hint = Cada decisão sobre qualquer tipo de pergunta, e cada regra criada ou revogada, a mais recente primeiro. Prompts, respostas e retornos são registrados só como resumos SHA-256.
 audit-action = Ação
 audit-any = qualquer
 audit-filter = Filtrar
@@ -409,7 +542,6 @@ rules-covers = Abrange
 rules-scope-request = o passo do pedido
 rules-scope-both = os dois passos
 rules-reason = Motivo
-rules-days = Expira após (dias)
 rules-add = Adicionar regra
 rules-empty = Nenhuma regra.
 rules-scope = Escopo

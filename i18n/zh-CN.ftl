@@ -51,6 +51,9 @@ audit-action-name = { $word ->
     [delivered] 已送达
     [answered] 已回答
     [declined] 已拒绝
+    [cancelled] 已取消
+    [opened] 已打开链接
+    [rule_created] 已创建规则
     [tool_allowed] 工具调用已允许
     [tool_denied] 工具调用已拒止
     [tool_accepted] 工具调用已接受
@@ -59,7 +62,7 @@ audit-action-name = { $word ->
     [tool_expired] 工具调用已过期
     [grant_made] 已授予许可
     [grant_revoked] 已撤销许可
-   *[cancelled] 已取消
+   *[rule_revoked] 已撤销规则
 }
 actor = { $word ->
     [server] 服务器
@@ -114,6 +117,91 @@ queue-hint = 启用 JavaScript 时本页会自动更新；否则请刷新。时�
 history-title = 历史
 history-heading = 已决定
 history-empty = 还没有已决定的问题。
+
+## Working the queue, the history, "why am I being asked" (pages/queue.rs, history.rs, why.rs)
+
+queue-filter-label = 筛选队列
+queue-search = 搜索
+filter-any = 全部
+filter-apply = 筛选
+filter-clear = 显示全部
+queue-group = 按服务器分组
+queue-none-match = 没有匹配的待处理问题；共有 { $count } 个在等待。
+queue-count-filtered = 显示 { $count } 个待处理问题中的 { $shown } 个。
+queue-group-count = { $count } 个等待中
+col-select = 选择
+queue-select = 选择：
+queue-decline-selected = 拒绝所选…
+queue-declined = 已拒绝 { $count } 个问题。
+queue-declined-skipped = 其中 { $count } 个此前已有决定。
+queue-live-added = 队列中新增 { $count } 个问题。
+queue-live-gone = { $count } 个问题已离开队列。
+servers-heading = 服务器
+servers-hint = “暂停”会在一小时内拒绝该服务器的新请求；“屏蔽”会一直拒绝，直到你解除；“静音”不再为它的问题发送通知。已在等待的问题保持不变。
+server-blocked = 已屏蔽
+server-paused-until = 暂停至 { $at }
+server-muted = 通知已静音
+server-pause = 暂停一小时
+server-resume = 恢复
+server-block = 屏蔽
+server-unblock = 解除屏蔽
+server-mute = 静音通知
+server-unmute = 取消静音
+decline-many-title = 拒绝 { $count } 个问题？
+decline-many-body = 每个服务器都会收到拒绝，就像你在各自的页面上逐个拒绝一样。不会发送其他内容。
+decline-many-gone = 所选问题中有 { $count } 个已有决定，已略过。
+decline-many-none = 所选问题都已不在等待。
+decline-many-back = 返回队列
+decline-many-confirm = 拒绝 { $count } 个问题
+history-hint = 所有已决定的问题，最近的在前：何时、在哪里、由谁决定。
+history-filter-label = 搜索历史
+history-since = 决定时间
+history-since-any = 任何时间
+history-period = { $word ->
+    [hour] 最近一小时
+    [day] 最近一天
+    [week] 最近 7 天
+   *[month] 最近 30 天
+}
+history-none-match = 没有匹配的已决定问题。
+history-count = { $count } 个已决定的问题。
+history-cut = 只显示最近的 200 个匹配结果；缩小搜索范围可查看更早的。
+col-decided = 决定于
+col-where = 决定方
+history-which-rule = （哪条规则）
+history-model = 模型 { $model }
+place-browser = 你（在浏览器中）
+place-api = 脚本（API 或命令行）
+place-rule = 自动批准规则
+place-server = 服务器
+place-deadline = 无人（已过期限）
+place-unknown = 未记录
+why-summary = 为什么问我？
+why-session = 主机会话
+why-session-unknown = 未知（代理没有提供）
+why-session-count = 自 { $since } 起，此会话共 { $count } 个问题
+why-tool = 工具调用
+why-tool-none = 未知：服务器自行提问，并非在主机调用工具期间。
+why-tool-call = 它出现在主机调用工具 { $tool } 的过程中。
+why-before = 以前的提问
+why-before-never = 该服务器以前从未提问。
+why-before-count = 该服务器以前提问过 { $count } 次；最近几次及其回答方式：
+why-before-all = 历史中该服务器的所有问题
+audit-filter-label = 筛选审计日志
+audit-kind-rule = 规则
+rules-lifetime = 有效期
+rules-lifetime-hours = { $count } 小时
+rules-lifetime-days = { $count } 天
+rules-server-hint = 请选择以前提过问的服务器；列表中会列出它们。
+rules-not-created = 未创建规则
+rules-incomplete = 请输入服务器名称和理由。
+rules-unknown-server = 还没有名为 { $server } 的服务器提过问。
+rules-use-suggestion = 使用 { $server }
+rules-confirm-unknown = 仍为 { $server } 创建规则
+rules-both-warning-title = “两个步骤”会不经审核直接发送。
+rules-both-warning = 模型的回答（包括工具调用）会在你看到之前发给服务器：服务器随后可以用无人检查过的参数运行工具。
+rules-confirm-both = 我明白：不经审核发送模型的回答，包括工具调用
+rules-both-unconfirmed = 请确认“两个步骤”会不经审核发送模型的回答，或只选择请求步骤。
 
 ## Login
 
@@ -364,7 +452,7 @@ notify-on = 有问题出现时，此浏览器会显示通知（在本页打开�
 
 audit-title = 审计
 audit-heading = 审计日志
-audit-hint = 每个模型请求的决定，最新的在前。提示和回复只以 SHA-256 摘要记录。
+audit-hint = 所有类型问题的每个决定，以及每条规则的创建和撤销，最新的在前。提示、回答和回复只以 SHA-256 摘要记录。
 audit-action = 动作
 audit-any = 任意
 audit-filter = 筛选
@@ -387,7 +475,6 @@ rules-covers = 覆盖
 rules-scope-request = 请求步骤
 rules-scope-both = 两个步骤
 rules-reason = 原因
-rules-days = 有效期（天）
 rules-add = 添加规则
 rules-empty = 没有规则。
 rules-scope = 范围

@@ -36,6 +36,8 @@ pub enum RejectReason {
     Budget,
     /// A rule refused a request no configured model may serve.
     NoRoute,
+    /// The person paused or blocked the asking server.
+    ServerPaused,
 }
 
 impl RejectReason {
@@ -51,6 +53,7 @@ impl RejectReason {
             RejectReason::SchemeNotAllowed => "scheme_not_allowed",
             RejectReason::Budget => "budget",
             RejectReason::NoRoute => "no_route",
+            RejectReason::ServerPaused => "server_paused",
         }
     }
 }

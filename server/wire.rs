@@ -363,6 +363,8 @@ pub struct NewRule {
     pub reason: String,
     /// Lifetime in days (default 7, 1 to 365).
     pub days: Option<i64>,
+    /// Lifetime in hours (1 to 8760), in place of `days`: the shortest rule lasts an hour.
+    pub hours: Option<i64>,
 }
 
 /// An auto-approve rule as the API shows it.
@@ -406,8 +408,13 @@ pub struct AuditEntry {
     pub actor: Actor,
     /// What.
     pub action: AuditAction,
-    /// The question (`null` for a tool call a rule decided and for a grant revoked).
+    /// The question; `null` for an entry about a rule, a tool call a rule decided and a grant
+    /// revoked.
     pub question_id: Option<QuestionId>,
+    /// The kind of the question (`null` for an entry about a rule).
+    pub kind: Option<Kind>,
+    /// The rule created or revoked (`rule_created`, `rule_revoked`); `null` otherwise.
+    pub rule_id: Option<String>,
     /// Its server.
     pub server: String,
     /// The tool, for tool-call decisions and grants.

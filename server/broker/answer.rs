@@ -52,11 +52,12 @@ impl Broker {
         check_may_answer(&question, by)?;
         let (state, response) = self.counted_response_for(&question, answer)?;
         let audit = match question.kind {
-            Kind::Sampling => Some(self.hand_audit(&question, state, &response, by)),
-            Kind::ToolCall => Some(self.tool_audit(&question, state, &response, by)),
-            Kind::Form | Kind::Url => None,
+            Kind::ToolCall => self.tool_audit(&question, state, &response, by),
+            Kind::Sampling | Kind::Form | Kind::Url => {
+                self.hand_audit(&question, state, &response, by)
+            }
         };
-        self.decide_audited(&question, state, Some(response), audit)
+        self.decide_audited(&question, state, Some(response), Some(audit))
             .await?;
         if let (Kind::ToolCall, State::Accepted, Some(span)) = (question.kind, state, answer.grant)
         {
@@ -65,9 +66,9 @@ impl Broker {
         Ok(state)
     }
 
-    /// The audit entry of a sampling question answered, declined or cancelled by hand (every
-    /// decision of a sampling question is audited, not only those of the model review):
-    /// digests only, and the model name the answer reports.
+    /// The audit entry of a question answered, declined or cancelled by hand (every decision
+    /// is audited, of every kind, not only those of the sampling model review): digests only,
+    /// and for sampling the model name the answer reports.
     fn hand_audit(
         &self,
         question: &Question,
@@ -84,10 +85,11 @@ impl Broker {
             Answerer::Human => Actor::Human,
             Answerer::Agent => Actor::Agent,
         };
-        let mut entry = NewAudit::new(
+        let mut entry = NewAudit::question(
             self.now().timestamp_millis(),
             actor,
             action,
+            question.kind,
             &question.id,
             &question.server,
         );
@@ -150,8 +152,17 @@ impl Broker {
         match question.state {
             State::Pending => {
                 let response = result_response(&question.rpc_id, json!({"action": "accept"}));
+                let mut audit = NewAudit::question(
+                    now,
+                    Actor::Human,
+                    AuditAction::Opened,
+                    Kind::Url,
+                    &question.id,
+                    &question.server,
+                );
+                audit.request_digest = Some(request_digest(&question.request));
                 match self
-                    .decide(&question, State::Accepted, Some(response))
+                    .decide_audited(&question, State::Accepted, Some(response), Some(audit))
                     .await
                 {
                     Ok(())

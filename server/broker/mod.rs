@@ -14,9 +14,11 @@
 
 pub mod answer;
 pub mod audience;
+pub mod controls;
 pub mod error;
 pub mod events;
 pub mod expiry;
+pub mod history;
 pub mod hooks;
 pub mod open;
 pub mod question;
@@ -35,9 +37,11 @@ use crate::db::models::QuestionRow;
 pub use crate::domain::{Audience, Kind, Phase, State};
 use crate::metrics::Metrics;
 use crate::notify::{Notice, Notifications};
+pub use controls::{ControlChange, ServerControl};
 pub use error::BrokerError;
 pub use events::{Event, EventBus};
 pub use expiry::human_duration;
+pub use history::{Decided, Origin};
 pub use hooks::{HookFuture, Round, SamplingHooks};
 pub use open::OpenOutcome;
 pub use question::{Answerer, Question, Waited, rfc3339};
@@ -153,7 +157,10 @@ impl Broker {
     }
 
     /// Tells the person that `question` opened (server and kind only; never blocks).
-    fn notify_opened(&self, question: &Question) {
+    fn notify_opened(&self, question: &Question, control: &ServerControl) {
+        if control.muted {
+            return;
+        }
         self.notifications.opened(Notice {
             server: question.server.clone(),
             kind: question.kind,

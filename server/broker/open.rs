@@ -129,6 +129,21 @@ impl Broker {
             other => return refuse(RpcError::method_not_found(other)),
         };
 
+        // The person's pause or block refuses before anything is stored or budgeted.
+        let control = self.control(&req.server).await?;
+        if control.refuses() {
+            self.metrics
+                .reject(counted_kind, RejectReason::ServerPaused);
+            let e = match control.paused_until {
+                Some(until) if !control.blocked => RpcError::internal(format!(
+                    "the person paused requests from this server until {}",
+                    super::rfc3339(until)
+                )),
+                _ => RpcError::internal("the person blocked requests from this server"),
+            };
+            return Ok(OpenOutcome::Refused(error_response(Some(&rpc_id), &e)));
+        }
+
         let new_id = QuestionId::new();
         let hooks = self.sampling_hooks().filter(|_| kind == Kind::Sampling);
         let conversation = if let Some(hooks) = &hooks {
@@ -213,7 +228,7 @@ impl Broker {
                     self.metrics.tool_call(ToolCallDecision::Asked);
                 }
                 self.changed(&question);
-                self.notify_opened(&question);
+                self.notify_opened(&question, &control);
                 if let Some(hooks) = &hooks {
                     hooks.opened(&question).await?;
                 }

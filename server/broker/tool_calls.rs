@@ -76,14 +76,14 @@ fn shown_digest(q: &Question) -> Option<String> {
 
 impl Broker {
     fn tool_entry(&self, actor: Actor, action: AuditAction, q: &Question) -> NewAudit {
-        let mut entry = NewAudit::new(
+        let mut entry = NewAudit::tool_call(
             self.now().timestamp_millis(),
             actor,
             action,
-            &q.id,
+            Some(&q.id.to_string()),
             &q.server,
+            q.tool.as_deref().unwrap_or_default(),
         );
-        entry.tool = q.tool.clone();
         entry.request_digest = shown_digest(q);
         entry
     }
@@ -261,14 +261,14 @@ impl Broker {
                     LocalDecision::Allowed => AuditAction::ToolAllowed,
                     LocalDecision::Denied => AuditAction::ToolDenied,
                 };
-                let mut entry = NewAudit::new(
+                let mut entry = NewAudit::tool_call(
                     d.at.timestamp_millis(),
                     Actor::Rule(d.rule),
                     action,
-                    "",
+                    None,
                     &report.server,
+                    &d.tool,
                 );
-                entry.tool = Some(d.tool);
                 entry.request_digest = Some(d.arguments_digest);
                 entry
             })

@@ -66,7 +66,8 @@ pub struct AuditRow {
     pub at: i64,
     pub actor: Actor,
     pub action: AuditAction,
-    pub question_id: String,
+    /// The question decided; `None` for an entry about a rule.
+    pub question_id: Option<String>,
     pub server: String,
     pub model_id: Option<String>,
     pub input_tokens: Option<i64>,
@@ -74,6 +75,10 @@ pub struct AuditRow {
     pub cost_usd: Option<f64>,
     pub request_digest: Option<String>,
     pub response_digest: Option<String>,
+    /// The kind of the question (kept after the question is pruned).
+    pub kind: Option<Kind>,
+    /// The rule created or revoked (entries about a rule only).
+    pub rule_id: Option<String>,
     pub tool: Option<String>,
 }
 
@@ -84,7 +89,7 @@ pub struct NewAudit {
     pub at: i64,
     pub actor: Actor,
     pub action: AuditAction,
-    pub question_id: String,
+    pub question_id: Option<String>,
     pub server: String,
     pub model_id: Option<String>,
     pub input_tokens: Option<i64>,
@@ -92,6 +97,8 @@ pub struct NewAudit {
     pub cost_usd: Option<f64>,
     pub request_digest: Option<String>,
     pub response_digest: Option<String>,
+    pub kind: Option<Kind>,
+    pub rule_id: Option<String>,
     /// The tool of a tool-call decision or grant.
     pub tool: Option<String>,
 }
@@ -111,7 +118,8 @@ pub struct RuleRow {
 }
 
 impl NewAudit {
-    /// An entry with no model, usage or digests (set the fields that apply).
+    /// An entry of a sampling question's review with no model, usage or digests (set the
+    /// fields that apply).
     pub fn new(
         at: i64,
         actor: Actor,
@@ -119,11 +127,63 @@ impl NewAudit {
         question_id: &str,
         server: &str,
     ) -> NewAudit {
+        NewAudit::question(at, actor, action, Kind::Sampling, question_id, server)
+    }
+
+    /// An entry of a question of any kind, with no model, usage or digests.
+    pub fn question(
+        at: i64,
+        actor: Actor,
+        action: AuditAction,
+        kind: Kind,
+        question_id: &str,
+        server: &str,
+    ) -> NewAudit {
+        NewAudit {
+            question_id: Some(question_id.to_owned()),
+            kind: Some(kind),
+            ..NewAudit::bare(at, actor, action, server)
+        }
+    }
+
+    /// An entry about a rule (created or revoked): no question.
+    pub fn rule(
+        at: i64,
+        actor: Actor,
+        action: AuditAction,
+        rule_id: &str,
+        server: &str,
+    ) -> NewAudit {
+        NewAudit {
+            rule_id: Some(rule_id.to_owned()),
+            ..NewAudit::bare(at, actor, action, server)
+        }
+    }
+
+    /// An entry about a host's tool call of `tool` (the question's, or `None` when a rule or
+    /// grant decided without one) or about a grant.
+    pub fn tool_call(
+        at: i64,
+        actor: Actor,
+        action: AuditAction,
+        question_id: Option<&str>,
+        server: &str,
+        tool: &str,
+    ) -> NewAudit {
+        NewAudit {
+            question_id: question_id.map(str::to_owned),
+            kind: Some(Kind::ToolCall),
+            tool: Some(tool.to_owned()),
+            ..NewAudit::bare(at, actor, action, server)
+        }
+    }
+
+    fn bare(at: i64, actor: Actor, action: AuditAction, server: &str) -> NewAudit {
         NewAudit {
             at,
             actor,
             action,
-            question_id: question_id.to_owned(),
+            question_id: None,
             server: server.to_owned(),
             model_id: None,
             input_tokens: None,
@@ -131,6 +191,8 @@ impl NewAudit {
             cost_usd: None,
             request_digest: None,
             response_digest: None,
+            kind: None,
+            rule_id: None,
             tool: None,
         }
     }
@@ -352,21 +414,59 @@ pub fn append_audit(conn: &mut SqliteConnection, entry: &NewAudit) -> QueryResul
         .map(|_| ())
 }
 
-/// Audit entries newest first, optionally filtered by server and action.
+/// What the audit list is filtered by (every part optional).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AuditFilter {
+    /// Entries of this server.
+    pub server: Option<String>,
+    /// Entries with this action.
+    pub action: Option<AuditAction>,
+    /// Entries of questions of this kind.
+    pub kind: Option<Kind>,
+    /// Entries about rules only (created, revoked, or a step a rule took).
+    pub rules_only: bool,
+}
+
+/// Audit entries newest first, filtered by `filter`.
 pub fn audit(
     conn: &mut SqliteConnection,
-    server: Option<&str>,
-    action: Option<AuditAction>,
+    filter: &AuditFilter,
     limit: i64,
 ) -> QueryResult<Vec<AuditRow>> {
     let mut query = audit_log::table.select(AuditRow::as_select()).into_boxed();
-    if let Some(server) = server {
-        query = query.filter(audit_log::server.eq(server.to_owned()));
+    if let Some(server) = &filter.server {
+        query = query.filter(audit_log::server.eq(server.clone()));
     }
-    if let Some(action) = action {
+    if let Some(action) = filter.action {
         query = query.filter(audit_log::action.eq(action));
     }
+    if let Some(kind) = filter.kind {
+        query = query.filter(audit_log::kind.eq(kind));
+    }
+    if filter.rules_only {
+        query = query.filter(
+            audit_log::rule_id
+                .is_not_null()
+                .or(audit_log::actor.like("rule:%")),
+        );
+    }
     query.order(audit_log::seq.desc()).limit(limit).load(conn)
+}
+
+/// The newest audit entry of each of `questions` (the decision history shows by whom and
+/// how each was decided).
+pub fn last_entries(
+    conn: &mut SqliteConnection,
+    questions: &[String],
+) -> QueryResult<Vec<AuditRow>> {
+    let mut rows: Vec<AuditRow> = audit_log::table
+        .filter(audit_log::question_id.eq_any(questions))
+        .select(AuditRow::as_select())
+        .order(audit_log::seq.desc())
+        .load(conn)?;
+    let mut seen = std::collections::HashSet::new();
+    rows.retain(|r| seen.insert(r.question_id.clone()));
+    Ok(rows)
 }
 
 /// Stores a rule.
@@ -399,6 +499,15 @@ pub fn active_rule(
             auto_approve_rules::scope.asc(),
             auto_approve_rules::created_at.desc(),
         ))
+        .select(RuleRow::as_select())
+        .first(conn)
+        .optional()
+}
+
+/// The rule `id`, if it exists.
+pub fn rule(conn: &mut SqliteConnection, id: &str) -> QueryResult<Option<RuleRow>> {
+    auto_approve_rules::table
+        .find(id)
         .select(RuleRow::as_select())
         .first(conn)
         .optional()

@@ -18,7 +18,9 @@
 //! database file, which `query_only` allows).
 
 pub mod approvals;
+pub mod controls;
 pub mod grants;
+pub mod history;
 pub mod models;
 pub mod prune;
 pub mod schema;

@@ -362,14 +362,16 @@ impl I18n {
         if s < 45 {
             return self.t(if past { "time-just-now" } else { "time-soon" });
         }
+        // Rounded to the nearest unit, not cut: a 7-day rule read a second after it was made
+        // expires "in 7 days", not "in 6 days".
         let (unit, n) = if s < 90 {
             ("min", 1)
-        } else if s < 3_600 {
+        } else if s < 3_570 {
             ("min", (s + 30) / 60)
-        } else if s < 86_400 {
-            ("h", s / 3_600)
+        } else if s < 84_600 {
+            ("h", (s + 1_800) / 3_600)
         } else {
-            ("day", s / 86_400)
+            ("day", (s + 43_200) / 86_400)
         };
         self.message(
             if past { "time-ago" } else { "time-in" },
@@ -453,6 +455,9 @@ mod tests {
         assert_eq!(en.relative(-7_300), "2 h ago");
         assert_eq!(en.relative(-86_400), "1 day ago");
         assert_eq!(en.relative(3 * 86_400), "in 3 days");
+        assert_eq!(en.relative(7 * 86_400 - 1), "in 7 days");
+        assert_eq!(en.relative(3_600 - 5), "in 1 h");
+        assert_eq!(en.relative(-(86_400 - 60)), "1 day ago");
         let pt = I18n::new(Lang::PtBr);
         assert_eq!(pt.relative(-180), "há 3 min");
         assert_eq!(pt.relative(-86_400), "há 1 dia");

@@ -23,7 +23,7 @@ use serde_json::Value;
 use crate::broker::{Broker, BrokerError, HookFuture, Kind, Question, Round, SamplingHooks, State};
 use crate::broker::{Stale, StepRefusal};
 use crate::db::approvals::{self, ApprovalRow, NewAudit, RevisionRow};
-pub use crate::db::approvals::{AuditRow, RuleRow, RunRow};
+pub use crate::db::approvals::{AuditFilter, AuditRow, RuleRow, RunRow};
 use crate::db::{Db, DbError};
 pub use crate::domain::DecisionKind;
 use crate::domain::{Actor, ApprovalId, AuditAction, Phase, RuleScope, RunState, Step};
@@ -50,6 +50,9 @@ pub const NO_ROUTE: i64 = -2;
 
 /// Default lifetime of an auto-approve rule, in days.
 pub const RULE_DAYS: i64 = 7;
+
+/// The longest a rule may last, in hours (a year).
+pub const RULE_MAX_HOURS: i64 = 365 * 24;
 
 /// What runs sampling on models: the catalog, the route policy settings and the providers.
 pub struct SamplingEngine {

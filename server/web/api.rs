@@ -14,7 +14,7 @@ use super::error::ApiError;
 use super::{AppState, MAX_BODY_BYTES, read_body};
 use crate::broker::audience::Audience;
 use crate::broker::{Answerer, OpenOutcome, State, Waited, rfc3339};
-use crate::domain::{Actor, AuditAction};
+use crate::domain::{Actor, AuditAction, Kind};
 use crate::metrics::RejectReason;
 use crate::review::{self as approval};
 use crate::wire::{
@@ -426,7 +426,7 @@ async fn create_rule(
             &rule.scope,
             Actor::Human,
             &rule.reason,
-            rule.days,
+            rule.hours.or(rule.days.map(|d| d.saturating_mul(24))),
         )
         .await?;
     Ok(HttpResponse::Created().json(rule_json(&row)))
@@ -435,10 +435,14 @@ async fn create_rule(
 /// `POST /api/v1/rules/{rule}/revoke`: 200 always.
 async fn revoke_rule(
     state: web::Data<AppState>,
-    _caller: Caller,
+    caller: Caller,
     rule: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    state.review.revoke_rule(&rule).await?;
+    let by = match answerer(&caller) {
+        Answerer::Human => Actor::Human,
+        Answerer::Agent => Actor::Agent,
+    };
+    state.review.revoke_rule(&rule, by).await?;
     Ok(HttpResponse::Ok().json(Empty {}))
 }
 
@@ -446,40 +450,57 @@ async fn revoke_rule(
 struct AuditQuery {
     server: Option<String>,
     action: Option<String>,
+    kind: Option<String>,
 }
 
-/// `GET /api/v1/audit?server=&action=`: decisions, newest first (digests, never text).
+/// `GET /api/v1/audit?server=&action=&kind=`: decisions of every kind and the rules' creation
+/// and revocation, newest first (digests, never text).
 async fn audit_log(
     state: web::Data<AppState>,
     _caller: Caller,
     query: web::Query<AuditQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let q = query.into_inner();
-    // An action that is no word of the vocabulary matches no entry.
-    let action = match q.action.as_deref().map(str::parse::<AuditAction>) {
-        None => None,
-        Some(Ok(action)) => Some(action),
-        Some(Err(_)) => return Ok(HttpResponse::Ok().json(AuditList { entries: vec![] })),
+    // An action or kind that is no word of the vocabulary matches no entry.
+    let (Ok(action), Ok(kind)) = (
+        q.action
+            .as_deref()
+            .map(str::parse::<AuditAction>)
+            .transpose(),
+        q.kind.as_deref().map(str::parse::<Kind>).transpose(),
+    ) else {
+        return Ok(HttpResponse::Ok().json(AuditList { entries: vec![] }));
     };
-    let rows = state.review.audit_log(q.server, action, 1000).await?;
+    let filter = crate::review::AuditFilter {
+        server: q.server,
+        action,
+        kind,
+        rules_only: false,
+    };
+    let rows = state.review.audit_log(filter, 1000).await?;
     let entries = rows
         .into_iter()
         .map(|r| {
-            let question_id = match r.question_id.as_str() {
-                "" => None,
-                id => Some(id.parse().map_err(|_| {
-                    crate::broker::BrokerError::Corrupt(
-                        r.question_id.clone(),
-                        "audit question id".into(),
-                    )
-                })?),
-            };
+            let question_id = r
+                .question_id
+                .as_deref()
+                .map(|id| {
+                    id.parse().map_err(|_| {
+                        crate::broker::BrokerError::Corrupt(
+                            id.to_owned(),
+                            "audit question id".into(),
+                        )
+                    })
+                })
+                .transpose()?;
             Ok(AuditEntry {
                 seq: r.seq,
                 at: chrono::DateTime::from_timestamp_millis(r.at).map(rfc3339),
                 actor: r.actor,
                 action: r.action,
                 question_id,
+                kind: r.kind,
+                rule_id: r.rule_id,
                 server: r.server,
                 tool: r.tool,
                 model: r.model_id,

@@ -206,6 +206,8 @@ async fn write_upgrade_fixture() {
                 ("scope", scope),
                 ("reason", "fixture rule"),
                 ("days", "365"),
+                ("confirm_both", "1"),
+                ("confirm_unknown", "1"),
             ])
             .send()
             .await

@@ -1,4 +1,5 @@
-//! The HTML pages: login, the queue, a question's review page, the confirm step and history.
+//! The HTML pages: login, the queue, a question's review page, the confirm step, history,
+//! rules, audit and sessions.
 //! Server-rendered with askama (everything escaped), working with JavaScript off. Nothing
 //! reaches a server from these pages except through the confirm page's "Send" (accept) or the
 //! Decline/Cancel buttons.
@@ -23,12 +24,14 @@ use crate::review::{Decision, DecisionKind, Edit, TextEdit};
 use crate::wire::Answer;
 
 mod audit;
+mod history;
 mod login;
 mod question;
 mod queue;
 mod review;
 mod rules;
 mod sessions;
+mod why;
 
 use super::views::diff::LineChange;
 use super::views::form::*;
@@ -40,12 +43,14 @@ use super::views::text::*;
 use super::views::tool_call::*;
 use super::views::url::*;
 use audit::*;
+use history::*;
 use login::*;
 use question::*;
 use queue::*;
 use review::*;
 use rules::*;
 use sessions::*;
+use why::*;
 
 /// Registers the page routes.
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -54,6 +59,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/logout", web::post().to(logout))
         .route("/", web::get().to(queue))
         .route("/history", web::get().to(history))
+        .route("/questions/decline", web::post().to(decline_many))
+        .route("/servers/control", web::post().to(control_server))
         .route("/questions/{id}", web::get().to(question))
         .route("/questions/{id}/answer", web::post().to(answer))
         .route("/questions/{id}/send", web::post().to(send))

@@ -45,6 +45,8 @@ pub struct QuestionPage {
     pub answer_json: String,
     /// Two-step model review, when models are configured.
     pub model: Option<ModelReview>,
+    /// Why the person is asked: host session, tool call, the server's earlier questions.
+    pub why: Option<WhyView>,
     /// The error summary at the top of the page (every error, form fields' ones linked).
     pub errors: Vec<ErrorItem>,
     pub raw_request: String,
@@ -253,6 +255,7 @@ pub fn question_page(
             .and_then(|i| i.json.clone())
             .unwrap_or_else(|| result_skeleton(&q.request)),
         model: None,
+        why: None,
         answer_stop: sampling_input
             .map_or(Some(StopReason::EndTurn), |i| i.stop_reason.parse().ok()),
         stop_reasons: StopReason::FORM,
@@ -287,6 +290,7 @@ pub async fn question(
     let q = state.broker.get(&id).await?;
     let mut page = question_page(state.broker.now(), &i18n, &session, &q, None, &[])?;
     page.model = model_review(&state, &q, &i18n).await?;
+    page.why = Some(why(&state, &q).await?);
     ok(&page)
 }
 
@@ -367,6 +371,7 @@ pub async fn rerender(
 ) -> Result<HttpResponse, PageError> {
     let mut page = question_page(state.broker.now(), i18n, session, q, pairs, errors)?;
     page.model = model_review(state, q, i18n).await?;
+    page.why = Some(why(state, q).await?);
     let status = if errors.is_empty() {
         StatusCode::OK
     } else {

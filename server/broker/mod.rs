@@ -19,6 +19,7 @@ pub mod events;
 pub mod expiry;
 pub mod hooks;
 pub mod open;
+pub mod person_only;
 pub mod question;
 pub mod refusal;
 pub mod waiters;

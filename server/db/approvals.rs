@@ -121,7 +121,7 @@ impl NewAudit {
             actor,
             action,
             question_id: question_id.to_owned(),
-            server: server.to_owned(),
+            server: bounded_server_name(server),
             model_id: None,
             input_tokens: None,
             output_tokens: None,
@@ -130,6 +130,15 @@ impl NewAudit {
             response_digest: None,
         }
     }
+}
+
+/// The longest server name an audit entry keeps, in characters.
+pub const AUDIT_SERVER_CHARS: usize = 128;
+
+/// `server` cut to [`AUDIT_SERVER_CHARS`] (the audit outlives the question; a name longer than
+/// any label the person gave is not kept whole).
+fn bounded_server_name(server: &str) -> String {
+    server.chars().take(AUDIT_SERVER_CHARS).collect()
 }
 
 /// Inserts revision 1 (or any revision).

@@ -40,7 +40,7 @@ pub struct TestApp {
     pub token: String,
     pub client: Client,
     pub state: PathBuf,
-    pub handle: actix_web::dev::ServerHandle,
+    pub handle: mcp_consent::app::ServiceHandle,
     /// Swaps a new config in, as SIGHUP does.
     pub reloader: Reloader,
     _tmp: Option<tempfile::TempDir>,

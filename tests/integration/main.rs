@@ -1,6 +1,7 @@
 //! Integration tests: one binary (see docs/design.md §Conventions), each module one area.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod answers_left;
 mod api;
 mod approvals;
 mod boundary;
@@ -14,6 +15,7 @@ mod host;
 mod languages;
 mod languages_problems;
 mod lifecycle;
+mod listeners;
 mod metrics;
 mod model_review;
 mod nix_module;
@@ -28,6 +30,7 @@ mod proxy;
 mod reload;
 mod remote;
 mod remote_auth;
+mod remote_guard;
 mod retention;
 mod review_limits;
 mod routing;
@@ -36,5 +39,6 @@ mod sampling_review;
 mod sampling_vectors;
 mod service;
 mod sessions;
+mod trusted_files;
 mod upgrade;
 mod url;

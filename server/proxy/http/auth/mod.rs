@@ -8,6 +8,7 @@
 //! derives `Debug` over them and errors never carry them.
 
 pub mod discover;
+pub mod guard;
 pub mod register;
 mod signin;
 mod transport;
@@ -159,6 +160,7 @@ impl Auth {
         if self.bearer().as_deref() != sent {
             return Ok(()); // another request already got a new token
         }
+        self.http.guard.settle(resource).await;
         let challenge = Challenge::parse(www_authenticate.unwrap_or(""));
         let stored = lock(&self.current).clone();
         if let Some(stored) =

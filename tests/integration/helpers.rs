@@ -301,3 +301,9 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
     }
     text
 }
+
+/// Makes `path` owner-only (0600), as a secret file the config names must be.
+pub fn owner_only(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
+}

@@ -133,7 +133,10 @@ async fn on_a_wildcard_bind_a_relay_on_another_family_gets_no_token_and_no_link(
     assert!(String::from_utf8_lossy(&out.stdout).contains("/login?token="));
 }
 
+// Thousands of connections starve the tests running beside it of descriptors and time, so it
+// runs on its own: `cargo test --test integration -- --ignored listeners::` (`scripts/test` does).
 #[tokio::test]
+#[ignore = "fills the TCP port's connection budget; run alone with --ignored"]
 async fn a_slow_client_flood_on_the_tcp_port_leaves_the_owners_socket_answering() {
     // Enough slow clients to fill every worker's connection budget on the TCP port (both ends
     // of each are in this process).

@@ -210,6 +210,14 @@ mod tests {
             "http://169.254.169.254/latest/meta-data",
             "http://10.1.2.3/x",
             "http://localhost:9/x",
+            "http://localhost./x",
+            "http://0:9/x",
+            "http://127.1:9/x",
+            "http://[::]:9/x",
+            "http://[0:0:0:0:0:ffff:7f00:1]:9/x",
+            "http://[64:ff9b::a9fe:a9fe]/x",
+            "http://[fe80::1]/x",
+            "http://100.100.100.200/x",
         ] {
             assert!(guard.check(&url(u)).await.is_err(), "{u}");
         }

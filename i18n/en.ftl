@@ -348,6 +348,13 @@ message-heading = Message from the server
 ## Form questions
 
 form-secret-warning = This form seems to ask for a secret (a password, token or key). Servers must not ask for sensitive data through forms; decline unless you are sure.
+form-person-only-because = Person-only because of “{ $word }” in { $place }.
+form-person-only-every-form = Every form is person-only here (the forms_person_only setting).
+form-place-message = the message
+form-place-field-name = the name of field { $field }
+form-place-field-title = the title of field { $field }
+form-place-field-description = the description of field { $field }
+form-place-choice = a choice of field { $field }
 form-no-fields = The server asks only for a confirmation; there is nothing to fill in.
 form-required = required
 form-select-none = (none)

@@ -348,6 +348,13 @@ message-heading = Mensagem do servidor
 ## Form questions
 
 form-secret-warning = Este formulário parece pedir um segredo (uma senha, um token ou uma chave). Servidores não devem pedir dados sensíveis por formulários; recuse, a menos que tenha certeza.
+form-person-only-because = Só uma pessoa, por causa de “{ $word }” em { $place }.
+form-person-only-every-form = Aqui todo formulário é só para uma pessoa (a opção forms_person_only).
+form-place-message = a mensagem
+form-place-field-name = o nome do campo { $field }
+form-place-field-title = o título do campo { $field }
+form-place-field-description = a descrição do campo { $field }
+form-place-choice = uma opção do campo { $field }
 form-no-fields = O servidor pede só uma confirmação; não há nada a preencher.
 form-required = obrigatório
 form-select-none = (nenhum)

@@ -284,6 +284,13 @@ message-heading = 服务器的消息
 ## Form questions
 
 form-secret-warning = 此表单似乎在索要机密（密码、令牌或密钥）。服务器不得通过表单索要敏感数据；除非你确定，否则请拒绝。
+form-person-only-because = 仅限本人，因为{ $place }中有“{ $word }”。
+form-person-only-every-form = 此处每个表单都仅限本人（forms_person_only 设置）。
+form-place-message = 消息
+form-place-field-name = 字段 { $field } 的名称
+form-place-field-title = 字段 { $field } 的标题
+form-place-field-description = 字段 { $field } 的说明
+form-place-choice = 字段 { $field } 的选项
 form-no-fields = 服务器只要求确认；没有需要填写的内容。
 form-required = 必填
 form-select-none = （无）

@@ -31,7 +31,8 @@ const EXPIRY_SWEEP: Duration = Duration::from_secs(2);
 const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 /// Time a closing connection has to finish.
 const DISCONNECT_TIMEOUT: Duration = Duration::from_secs(1);
-/// Connections each worker holds at once (TCP and socket together); further ones wait in the
+/// Connections each worker of a listener holds at once (the TCP port and the socket each have their
+/// own workers and budget); further ones wait in the
 /// kernel's backlog. A waiting long-poll (a proxy whose question is open) holds one and costs
 /// no CPU, so the cap is set by file descriptors, not work: 2,048 a worker lets 1,000 proxies
 /// wait while pages and other clients are served (start-up raises the soft descriptor limit,
@@ -89,15 +90,10 @@ pub enum StartupError {
     /// The API token could not be created or read.
     #[error("cannot set up the API token")]
     Token(#[source] TokenError),
-    /// The file named by `metrics_token_file` could not be read.
-    #[error("cannot read the metrics token {}", .path.display())]
-    MetricsToken {
-        /// The file.
-        path: std::path::PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
-    },
+    /// The file named by `metrics_token_file` could not be read, or others may read, write or
+    /// replace it.
+    #[error("cannot use the metrics token")]
+    MetricsToken(#[source] PathError),
     /// The provider clients could not be set up.
     #[error("cannot set up models")]
     Models(#[source] ProviderError),
@@ -118,7 +114,10 @@ pub enum StartupError {
 /// A bound, ready-to-run service.
 pub struct Application {
     addr: SocketAddr,
-    server: actix_web::dev::Server,
+    /// The TCP port (browser, `/metrics`, `--broker` clients).
+    tcp: actix_web::dev::Server,
+    /// The owner-only Unix socket (local clients), with its own connection budget.
+    socket: actix_web::dev::Server,
     broker: Broker,
     /// Kept alive for the broker's sampling hooks (the broker holds them weakly).
     _review: std::sync::Arc<Reviewer>,
@@ -225,11 +224,8 @@ impl Application {
         }
         let metrics_token = match &config.metrics_token_file {
             Some(path) => Some(
-                std::fs::read_to_string(path)
-                    .map_err(|source| StartupError::MetricsToken {
-                        path: path.clone(),
-                        source,
-                    })?
+                crate::access_files::read(path, crate::access_files::Holds::Secret)
+                    .map_err(StartupError::MetricsToken)?
                     .trim()
                     .to_owned(),
             ),
@@ -258,35 +254,47 @@ impl Application {
             metrics_token,
             passphrase_hash,
         });
-        let server = HttpServer::new(move || {
-            App::new()
-                .app_data(data.clone())
-                .wrap(from_fn(crate::web::lang::localize_errors))
-                .wrap(from_fn(body_deadline))
-                .wrap(from_fn(check_host_and_origin))
-                .wrap(security_headers())
-                .configure(crate::web::configure)
-        })
-        .on_connect(mark_socket_connections)
-        .client_request_timeout(HEADER_TIMEOUT)
-        .client_disconnect_timeout(DISCONNECT_TIMEOUT)
-        .max_connections(MAX_CONNECTIONS_PER_WORKER)
-        .shutdown_timeout(5)
-        .disable_signals()
-        .listen(listener)
-        .map_err(|source| StartupError::Bind {
-            addr: listen.to_owned(),
-            source,
-        })?
-        .listen_uds(socket)
-        .map_err(|source| StartupError::Bind {
-            addr: state.api_socket().display().to_string(),
-            source,
-        })?
-        .run();
+        // One actix server over the shared state, with the service's middleware and limits.
+        macro_rules! serve {
+            ($data:expr) => {{
+                let data = $data;
+                HttpServer::new(move || {
+                    App::new()
+                        .app_data(data.clone())
+                        .wrap(from_fn(crate::web::lang::localize_errors))
+                        .wrap(from_fn(body_deadline))
+                        .wrap(from_fn(check_host_and_origin))
+                        .wrap(security_headers())
+                        .configure(crate::web::configure)
+                })
+                .on_connect(mark_socket_connections)
+                .client_request_timeout(HEADER_TIMEOUT)
+                .client_disconnect_timeout(DISCONNECT_TIMEOUT)
+                .max_connections(MAX_CONNECTIONS_PER_WORKER)
+                .shutdown_timeout(5)
+                .disable_signals()
+            }};
+        }
+        let tcp = serve!(data.clone())
+            .listen(listener)
+            .map_err(|source| StartupError::Bind {
+                addr: listen.to_owned(),
+                source,
+            })?
+            .run();
+        // The owner's socket is a server of its own, so its connections never wait behind the
+        // TCP port's budget (which anyone on the machine can fill with slow clients).
+        let socket = serve!(data)
+            .listen_uds(socket)
+            .map_err(|source| StartupError::Bind {
+                addr: state.api_socket().display().to_string(),
+                source,
+            })?
+            .run();
         Ok(Application {
             addr,
-            server,
+            tcp,
+            socket,
             broker: broker.clone(),
             db,
             reloader: Reloader::new(broker, review.clone(), config.clone(), None),
@@ -306,9 +314,12 @@ impl Application {
         self.addr
     }
 
-    /// A handle to stop the server (graceful with `stop(true)`).
-    pub fn handle(&self) -> actix_web::dev::ServerHandle {
-        self.server.handle()
+    /// A handle to stop the service's listeners (graceful with `stop(true)`).
+    pub fn handle(&self) -> ServiceHandle {
+        ServiceHandle {
+            tcp: self.tcp.handle(),
+            socket: self.socket.handle(),
+        }
     }
 
     /// This service re-reading `file` on SIGHUP (`None`: the default config file).
@@ -353,6 +364,7 @@ impl Application {
             self.broker.clock(),
         ));
         let reloader = self.reloader.clone();
+        let handle = self.handle();
         let hangup = self.hangup;
         let reloads = tokio::spawn(async move {
             let Some(mut hangup) = hangup else { return };
@@ -361,7 +373,6 @@ impl Application {
                 reloader.reload_from_file();
             }
         });
-        let handle = self.server.handle();
         let broker = self.broker.clone();
         let signals = tokio::spawn(async move {
             shutdown_signal().await;
@@ -371,12 +382,28 @@ impl Application {
             broker.begin_shutdown();
             handle.stop(true).await;
         });
-        let result = self.server.await.map_err(StartupError::Server);
+        let (tcp, socket) = futures_util::future::join(self.tcp, self.socket).await;
+        let result = tcp.and(socket).map_err(StartupError::Server);
         sweeper.abort();
         pruner.abort();
         reloads.abort();
         signals.abort();
         result
+    }
+}
+
+/// Stops both of the service's listeners.
+#[derive(Clone)]
+pub struct ServiceHandle {
+    tcp: actix_web::dev::ServerHandle,
+    socket: actix_web::dev::ServerHandle,
+}
+
+impl ServiceHandle {
+    /// Stops accepting on the TCP port and the socket; `graceful` lets in-flight requests
+    /// finish (for up to 5 seconds).
+    pub async fn stop(&self, graceful: bool) {
+        futures_util::future::join(self.tcp.stop(graceful), self.socket.stop(graceful)).await;
     }
 }
 

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::access_files::Holds;
 use crate::i18n::Lang;
 pub use crate::review::Budgets;
 use crate::sampling::{Catalog, CatalogError, ModelConfig, RoutingConfig, RoutingConfigError};
@@ -32,9 +33,22 @@ pub enum ConfigError {
         #[source]
         source: Box<ConfigError>,
     },
-    /// The text is not valid TOML or has unknown keys or wrong types.
+    /// The text is not valid TOML or has unknown keys or wrong types. The text never quotes
+    /// the file: the line may hold a secret (an `api_key = "sk-…"` typed in by mistake), so it
+    /// names the place and the parser's message with every quoted value elided.
+    #[error("line {line}, column {column}: {message}")]
+    Toml {
+        /// 1-based line of the problem.
+        line: usize,
+        /// 1-based column of the problem.
+        column: usize,
+        /// What is wrong, quoted values replaced by `"…"`.
+        message: String,
+    },
+    /// The config file, or a file it names that grants access, may be changed, replaced or
+    /// (for a secret) read by someone else; see [`crate::access_files`].
     #[error(transparent)]
-    Toml(#[from] toml::de::Error),
+    Untrusted(#[from] crate::paths::PathError),
     /// `listen` names a non-loopback address without `allow_non_loopback = true`.
     #[error("listen address {0} is not loopback; set allow_non_loopback = true to allow it")]
     NotLoopback(String),
@@ -198,14 +212,51 @@ impl Config {
         let Some(path) = Self::file_to_read(explicit) else {
             return Ok(Config::default());
         };
-        let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
-            path: path.clone(),
-            source,
-        })?;
-        Self::parse(&text).map_err(|e| ConfigError::Parse {
+        let text = match crate::access_files::read(&path, Holds::Settings) {
+            Ok(text) => text,
+            Err(crate::paths::PathError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                return Err(ConfigError::Read { path, source });
+            }
+            Err(e) => return Err(ConfigError::Untrusted(e)),
+        };
+        let config = Self::parse(&text).map_err(|e| ConfigError::Parse {
             path,
             source: Box::new(e),
-        })
+        })?;
+        config.check_access_files()?;
+        Ok(config)
+    }
+
+    /// The files this config names that grant access, with what each holds: every one must pass
+    /// [`crate::access_files::check`] at start and on every reload. A key naming such a file is
+    /// added here.
+    pub fn access_files(&self) -> Vec<(&Path, Holds)> {
+        let mut files = Vec::new();
+        if let Some(p) = &self.passphrase_hash_file {
+            files.push((p.as_path(), Holds::Secret));
+        }
+        if let Some(p) = &self.metrics_token_file {
+            files.push((p.as_path(), Holds::Secret));
+        }
+        for model in &self.models {
+            if let Some(p) = &model.api_key_file {
+                files.push((p.as_path(), Holds::Secret));
+            }
+        }
+        files
+    }
+
+    /// Checks every file of [`Config::access_files`].
+    ///
+    /// # Errors
+    /// [`ConfigError::Untrusted`] naming the first file that fails.
+    pub fn check_access_files(&self) -> Result<(), ConfigError> {
+        for (path, holds) in self.access_files() {
+            crate::access_files::check(path, holds)?;
+        }
+        Ok(())
     }
 
     /// The file [`Config::load`] reads: `explicit`, else the default path when it exists;
@@ -222,7 +273,7 @@ impl Config {
     /// # Errors
     /// [`ConfigError::Toml`], [`ConfigError::Models`] or [`ConfigError::Routing`].
     pub fn parse(text: &str) -> Result<Config, ConfigError> {
-        let config: Config = toml::from_str(text)?;
+        let config: Config = toml::from_str(text).map_err(|e| toml_error(&e, text))?;
         config.catalog()?;
         Ok(config)
     }
@@ -252,6 +303,39 @@ impl Config {
             Err(ConfigError::NotLoopback(listen.to_owned()))
         }
     }
+}
+
+/// A TOML error as [`ConfigError::Toml`]: where, and the message without any quoted value.
+fn toml_error(e: &toml::de::Error, text: &str) -> ConfigError {
+    let at = e.span().map_or(0, |span| span.start).min(text.len());
+    let before = text.get(..at).unwrap_or("");
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    ConfigError::Toml {
+        line,
+        column,
+        message: elide_quoted(e.message()),
+    }
+}
+
+/// `message` with every `"…"` quoted value replaced by `"…"` (serde names a wrong value as
+/// `invalid type: string "sk-…"`); backquoted key names stay.
+fn elide_quoted(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut chars = message.chars();
+    while let Some(c) = chars.next() {
+        if c == '"' {
+            for inner in chars.by_ref() {
+                if inner == c {
+                    break;
+                }
+            }
+            out.push_str("\"…\"");
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

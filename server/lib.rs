@@ -23,6 +23,7 @@
 //! `expect` are for tests), and never hides a real failure behind a default value: a default
 //! stands only where absence is a normal answer (an empty list, an optional field).
 
+pub mod access_files;
 pub mod app;
 pub mod auth;
 pub mod broker;

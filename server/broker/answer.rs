@@ -67,8 +67,9 @@ impl Broker {
     }
 
     /// The audit entry of a question answered, declined or cancelled by hand (every decision
-    /// is audited, of every kind, not only those of the sampling model review): digests only,
-    /// and for sampling the model name the answer reports.
+    /// is audited, of every kind, not only those of the sampling model review): digests only
+    /// (the model name a sampling answer reports is covered by the response digest, and not
+    /// kept as text).
     fn hand_audit(
         &self,
         question: &Question,
@@ -95,10 +96,9 @@ impl Broker {
         );
         entry.request_digest = Some(request_digest(&question.request));
         if let Some(result) = response.get("result") {
-            entry.model_id = result
-                .get("model")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
+            // The `model` a hand-written answer names is the answerer's text, of any length: it
+            // outlives the question in the audit, so only the response digest (which covers
+            // it) is kept, never the string.
             entry.response_digest = Some(hex::encode(Sha256::digest(result.to_string())));
         }
         entry

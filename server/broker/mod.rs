@@ -21,6 +21,7 @@ pub mod expiry;
 pub mod history;
 pub mod hooks;
 pub mod open;
+pub mod person_only;
 pub mod question;
 pub mod refusal;
 pub mod tool_calls;

@@ -184,7 +184,7 @@ impl NewAudit {
             actor,
             action,
             question_id: None,
-            server: server.to_owned(),
+            server: bounded_server_name(server),
             model_id: None,
             input_tokens: None,
             output_tokens: None,
@@ -196,6 +196,15 @@ impl NewAudit {
             tool: None,
         }
     }
+}
+
+/// The longest server name an audit entry keeps, in characters.
+pub const AUDIT_SERVER_CHARS: usize = 128;
+
+/// `server` cut to [`AUDIT_SERVER_CHARS`] (the audit outlives the question; a name longer than
+/// any label the person gave is not kept whole).
+fn bounded_server_name(server: &str) -> String {
+    server.chars().take(AUDIT_SERVER_CHARS).collect()
 }
 
 /// Inserts revision 1 (or any revision).

@@ -13,7 +13,8 @@ use super::auth::Caller;
 use super::error::ApiError;
 use super::{AppState, MAX_BODY_BYTES, read_body};
 use crate::broker::audience::Audience;
-use crate::broker::{Answerer, OpenOutcome, State, Waited, rfc3339};
+use crate::broker::person_only::PersonOnly;
+use crate::broker::{Answerer, BrokerError, OpenOutcome, Question, State, Waited, rfc3339};
 use crate::domain::{Actor, AuditAction, Kind};
 use crate::metrics::RejectReason;
 use crate::review::{self as approval};
@@ -219,9 +220,7 @@ async fn show_question(
 ) -> Result<HttpResponse, ApiError> {
     let q = state.broker.get(&id).await?;
     if q.audience == Audience::Human && answerer(&caller) == Answerer::Agent {
-        return Err(ApiError::Forbidden(
-            "this question is for a person in the browser".into(),
-        ));
+        return Err(person_only(&q));
     }
     let mut detail = q.detail();
     if let Ok(review) = state.review.review(&q).await {
@@ -240,8 +239,18 @@ async fn answer_question(
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let answer: Answer = json_body(payload, MAX_BODY_BYTES).await?;
-    let new_state = state.broker.answer(&id, &answer, answerer(&caller)).await?;
+    let new_state = match state.broker.answer(&id, &answer, answerer(&caller)).await {
+        Err(BrokerError::HumanOnly) => return Err(person_only(&state.broker.get(&id).await?)),
+        decided => decided?,
+    };
     Ok(HttpResponse::Ok().json(Answered { state: new_state }))
+}
+
+/// The 403 for a script reaching a person-only question, saying why it is person-only (for a
+/// form: which words made it so, and where).
+fn person_only(q: &Question) -> ApiError {
+    let why = PersonOnly::of(q).map_or_else(String::new, |why| format!(": {}", why.describe()));
+    ApiError::Forbidden(format!("this question is for a person in the browser{why}"))
 }
 
 /// `POST /api/v1/questions/{id}/preview`: the JSON-RPC response this answer would send, `200
@@ -253,10 +262,10 @@ async fn preview_answer(
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let answer: Answer = json_body(payload, MAX_BODY_BYTES).await?;
-    let response = state
-        .broker
-        .preview(&id, &answer, answerer(&caller))
-        .await?;
+    let response = match state.broker.preview(&id, &answer, answerer(&caller)).await {
+        Err(BrokerError::HumanOnly) => return Err(person_only(&state.broker.get(&id).await?)),
+        previewed => previewed?,
+    };
     Ok(HttpResponse::Ok().json(Preview { response }))
 }
 
@@ -356,9 +365,7 @@ async fn decide_approval(
     let decision: Decision = json_body(payload, MAX_BODY_BYTES).await?;
     let q = state.broker.get(&id).await?;
     if q.audience == Audience::Human && answerer(&caller) == Answerer::Agent {
-        return Err(ApiError::Forbidden(
-            "this question is for a person in the browser".into(),
-        ));
+        return Err(person_only(&q));
     }
     let applied = state.review.decide(&id, &decision, &actor(&caller)).await?;
     let q = state.broker.get(&id).await?;

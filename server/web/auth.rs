@@ -160,10 +160,27 @@ impl Caller {
 #[derive(Debug, Clone, Copy)]
 pub struct LocalSocket;
 
-/// The server's `on_connect` hook: marks connections that came over the Unix socket.
+/// The local address a TCP connection was accepted on (set by the server's `on_connect`): the
+/// exact address the client connected to, which the service's proof names. On a wildcard
+/// listener (`0.0.0.0`, `[::]`) this is the concrete address of this connection, never the
+/// wildcard, so a listener on another address or family cannot relay the proof.
+#[derive(Debug, Clone, Copy)]
+pub struct AcceptedOn(pub std::net::SocketAddr);
+
+/// The server's `on_connect` hook: marks connections that came over the Unix socket, and
+/// records the local address of each TCP connection.
 pub fn mark_socket_connections(io: &dyn std::any::Any, ext: &mut actix_web::dev::Extensions) {
     if io.downcast_ref::<tokio::net::UnixStream>().is_some() {
         ext.insert(LocalSocket);
+    } else if let Some(tcp) = io.downcast_ref::<tokio::net::TcpStream>()
+        && let Ok(local) = tcp.local_addr()
+    {
+        // An IPv4 client of a dual-stack `[::]` listener is seen as `[::ffff:a.b.c.d]`; the
+        // client knows it as `a.b.c.d`.
+        ext.insert(AcceptedOn(std::net::SocketAddr::new(
+            local.ip().to_canonical(),
+            local.port(),
+        )));
     }
 }
 

@@ -1,6 +1,7 @@
 //! Integration tests: one binary (see docs/design.md §Conventions), each module one area.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod answers_left;
 mod api;
 mod approvals;
 mod boundary;
@@ -15,6 +16,7 @@ mod host;
 mod languages;
 mod languages_problems;
 mod lifecycle;
+mod listeners;
 mod metrics;
 mod model_review;
 mod nix_module;
@@ -30,6 +32,7 @@ mod queue_work;
 mod reload;
 mod remote;
 mod remote_auth;
+mod remote_guard;
 mod retention;
 mod review_limits;
 mod routing;
@@ -40,5 +43,6 @@ mod service;
 mod sessions;
 mod tasks;
 mod tool_calls;
+mod trusted_files;
 mod upgrade;
 mod url;

@@ -173,12 +173,13 @@ impl Providers {
     }
 
     /// Reads the `api_key_file` of every model that has one (through
-    /// [`crate::paths::read_owner_only`]: owner-only, the user's own, not a symlink), trimming
-    /// surrounding whitespace such as the trailing newline.
+    /// [`crate::access_files::read`] as a secret: owner-only, the user's own, not reached through
+    /// a link to another user's file), trimming surrounding whitespace such as the trailing
+    /// newline.
     ///
     /// # Errors
     /// [`ProviderError::KeyFile`] naming the model and the path, for the first file that is
-    /// not owner-only, not the user's, a symlink, unreadable or empty.
+    /// not owner-only, not the user's, reached through another user's link, unreadable or empty.
     pub fn with_key_files(mut self, models: &[ModelConfig]) -> Result<Providers, ProviderError> {
         let mut keys = HashMap::new();
         for model in models {
@@ -189,8 +190,8 @@ impl Providers {
                 model: model.id.clone(),
                 message,
             };
-            let text =
-                crate::paths::read_owner_only(path).map_err(|e| key_file_error(e.to_string()))?;
+            let text = crate::access_files::read(path, crate::access_files::Holds::Secret)
+                .map_err(|e| key_file_error(e.to_string()))?;
             let key = text.trim();
             if key.is_empty() {
                 return Err(key_file_error(format!("{} is empty", path.display())));

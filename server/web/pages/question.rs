@@ -20,6 +20,8 @@ pub struct QuestionPage {
     /// A URL question's link may be opened now (the broker's rule, [`State::url_may_open`]).
     pub url_may_open: bool,
     pub audience: Audience,
+    /// Why a person-only form is so, one line per matched word (empty otherwise).
+    pub person_only_because: Vec<String>,
     pub era: &'static str,
     pub protocol_version: String,
     pub created_at: Moment,
@@ -235,6 +237,7 @@ pub fn question_page(
         pending: q.state == State::Pending,
         url_may_open: q.state.url_may_open(),
         audience: q.audience,
+        person_only_because: person_only_because(i18n, q),
         era: q.era.as_str(),
         protocol_version: q.protocol_version.clone(),
         created_at: moment(q.created_at, now),
@@ -599,5 +602,42 @@ pub async fn send(
             rerender(&state, &i18n, &session, &q, None, &errors).await
         }
         Err(e) => Err(e.into()),
+    }
+}
+
+/// The lines saying why a person-only form is so: each listed word that matched and where, or
+/// that every form is person-only by the setting.
+fn person_only_because(i18n: &I18n, q: &Question) -> Vec<String> {
+    use crate::broker::audience::HintPlace;
+    use crate::broker::person_only::PersonOnly;
+    use crate::i18n::Arg;
+    match PersonOnly::of(q) {
+        Some(PersonOnly::Secret(hints)) => hints
+            .iter()
+            .map(|h| {
+                let place = match &h.place {
+                    HintPlace::Message => i18n.t("form-place-message"),
+                    HintPlace::FieldName(f) => {
+                        i18n.t1("form-place-field-name", "field", Arg::server(f))
+                    }
+                    HintPlace::FieldTitle(f) => {
+                        i18n.t1("form-place-field-title", "field", Arg::server(f))
+                    }
+                    HintPlace::FieldDescription(f) => {
+                        i18n.t1("form-place-field-description", "field", Arg::server(f))
+                    }
+                    HintPlace::Choice(f) => i18n.t1("form-place-choice", "field", Arg::server(f)),
+                };
+                i18n.t2(
+                    "form-person-only-because",
+                    "word",
+                    h.word,
+                    "place",
+                    Arg::Text(place.into()),
+                )
+            })
+            .collect(),
+        Some(PersonOnly::EveryForm) => vec![i18n.t("form-person-only-every-form")],
+        _ => Vec::new(),
     }
 }

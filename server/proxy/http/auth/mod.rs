@@ -11,6 +11,7 @@
 //! errors never carry them.
 
 pub mod discover;
+pub mod guard;
 pub mod register;
 mod signin;
 mod transport;
@@ -174,6 +175,7 @@ impl Auth {
         if self.bearer().as_deref() != sent {
             return Ok(()); // another request already got a new token
         }
+        self.http.guard.settle(resource).await;
         let challenge = Challenge::parse(www_authenticate.unwrap_or(""));
         let prm = discover::resource_metadata(&self.http, resource, &challenge).await;
         let stored = lock(&self.current).clone();

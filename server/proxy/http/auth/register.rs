@@ -179,6 +179,8 @@ async fn dynamic(
         .map_err(|_| AuthError::Registration("the registration endpoint is not a URL".into()))?;
     let response = http
         .to(&endpoint)
+        .await
+        .map_err(|e| AuthError::Registration(e.to_string()))?
         .post(endpoint.clone())
         .json(&serde_json::json!({
             "client_name": format!("mcp-consent ({name})"),
@@ -198,9 +200,12 @@ async fn dynamic(
             response.status()
         )));
     }
-    let reply: Reply = response
-        .json()
+    // Bounded in size (and, by the client, in time): a reply that never ends is an error, not
+    // a growing buffer.
+    let body = super::transport::read_reply(response)
         .await
+        .map_err(AuthError::Registration)?;
+    let reply: Reply = serde_json::from_slice(&body)
         .map_err(|_| AuthError::Registration("the reply is not a registration".into()))?;
     // A method this proxy does not speak (e.g. `private_key_jwt`) falls back on what the reply
     // holds: a secret means Basic (RFC 7591 §2's default), none means a public client.

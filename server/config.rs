@@ -6,8 +6,10 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::i18n::Lang;
+use crate::notify::ChannelConfigs;
 pub use crate::review::Budgets;
 use crate::sampling::{Catalog, CatalogError, ModelConfig, RoutingConfig, RoutingConfigError};
+use crate::web::public::PublicUrl;
 
 /// Errors reading the configuration.
 #[derive(Debug, thiserror::Error)]
@@ -89,6 +91,10 @@ pub struct Config {
     pub routing: RoutingConfig,
     /// `[notifications]`: telling the person a question waits.
     pub notifications: NotificationSettings,
+    /// Where the person reaches the pages from another device: an `https://` URL served by a
+    /// TLS reverse proxy in front of the loopback listener (see [`crate::web::public`]). Links
+    /// in notices point there. Default: none, and nothing but loopback is answered.
+    pub public_url: Option<PublicUrl>,
 }
 
 /// `[notifications]`: how the person is told that a question opened.
@@ -102,6 +108,9 @@ pub struct NotificationSettings {
     /// system locale (`LC_ALL`, `LC_MESSAGES`, `LANG`; see [`crate::notify::system_lang`]).
     #[serde(deserialize_with = "language")]
     pub language: Option<Lang>,
+    /// `[[notifications.channels]]`: notices to other devices (webhook, ntfy, Slack, email; see
+    /// [`crate::notify::ChannelConfig`]). Default: none.
+    pub channels: ChannelConfigs,
 }
 
 impl NotificationSettings {
@@ -117,6 +126,7 @@ impl Default for NotificationSettings {
         NotificationSettings {
             desktop: true,
             language: None,
+            channels: ChannelConfigs::default(),
         }
     }
 }
@@ -162,6 +172,7 @@ impl Default for Config {
             budgets: Budgets::default(),
             routing: RoutingConfig::default(),
             notifications: NotificationSettings::default(),
+            public_url: None,
         }
     }
 }

@@ -78,6 +78,9 @@ pub struct Metrics {
     /// `mcp_consent_proxy_dropped_lines_total{reason}`: server lines proxies dropped because
     /// they could not be judged (fail closed).
     pub proxy_dropped: IntCounterVec,
+    /// `mcp_consent_notifications_failed_total{channel}`: notices a channel did not take (the
+    /// label is the channel's kind).
+    pub notifications_failed: IntCounterVec,
 }
 
 /// The metrics could not be registered (a programming error: duplicate names).
@@ -133,6 +136,13 @@ impl Metrics {
             ),
             &["reason"],
         )?;
+        let notifications_failed = IntCounterVec::new(
+            opts(
+                "notifications_failed_total",
+                "Notices a channel failed to deliver, by channel kind",
+            ),
+            &["channel"],
+        )?;
         let build_info = IntGaugeVec::new(opts("build_info", "Build information"), &["version"])?;
         build_info
             .with_label_values(&[env!("CARGO_PKG_VERSION")])
@@ -147,6 +157,7 @@ impl Metrics {
         registry.register(Box::new(retention_pruned.clone()))?;
         registry.register(Box::new(event_subscribers.clone()))?;
         registry.register(Box::new(proxy_dropped.clone()))?;
+        registry.register(Box::new(notifications_failed.clone()))?;
         registry.register(Box::new(build_info))?;
         #[cfg(target_os = "linux")]
         registry.register(Box::new(
@@ -170,6 +181,7 @@ impl Metrics {
             retention_pruned,
             event_subscribers,
             proxy_dropped,
+            notifications_failed,
         })
     }
 

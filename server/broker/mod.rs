@@ -126,8 +126,10 @@ impl Broker {
     /// Tells the person that `question` opened (server and kind only; never blocks).
     fn notify_opened(&self, question: &Question) {
         self.notifications.opened(Notice {
+            id: question.id.clone(),
             server: question.server.clone(),
             kind: question.kind,
+            tool: question.tool.clone(),
         });
     }
 

@@ -4,6 +4,7 @@
 mod api;
 mod approvals;
 mod boundary;
+mod channels;
 mod cli;
 mod doors;
 mod edit_approve;

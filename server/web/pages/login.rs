@@ -83,7 +83,7 @@ pub async fn login_with_passphrase(
         return Err(PageError::NotFound);
     };
     let given = last(&pairs, "passphrase").unwrap_or_default().to_owned();
-    let client = req.peer_addr().map(|a| a.ip());
+    let client = crate::web::public::client_ip(&req);
     let ok = match state.login_guard.attempt(client, hash, given).await {
         Attempt::Accepted => true,
         Attempt::Wrong => false,

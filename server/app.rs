@@ -278,6 +278,7 @@ impl Application {
                 .wrap(from_fn(body_deadline))
                 .wrap(from_fn(check_host_and_origin))
                 .wrap(from_fn(crate::web::public::secure_cookies))
+                .wrap(from_fn(crate::web::pages::return_to_question))
                 .wrap(security_headers())
                 .configure(crate::web::configure)
         })

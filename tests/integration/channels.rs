@@ -19,7 +19,7 @@ use sha2::Sha256;
 
 use crate::helpers::*;
 
-const MARKER: &str = "secret-marker-c41n";
+const MARKER: &str = "marker-c41n-zz";
 
 /// One request a receiver got.
 #[derive(Debug, Clone)]

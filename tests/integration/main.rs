@@ -26,6 +26,7 @@ mod pages_forms;
 mod pages_text;
 mod providers;
 mod proxy;
+mod public_url;
 mod reload;
 mod remote;
 mod remote_auth;

@@ -40,6 +40,7 @@ use super::views::text::*;
 use super::views::url::*;
 use audit::*;
 use login::*;
+pub use login::{return_to_question, safe_next};
 use question::*;
 use queue::*;
 use review::*;

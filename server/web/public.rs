@@ -138,8 +138,8 @@ pub fn is_local(req: &HttpRequest) -> bool {
     }
 }
 
-/// Adds `Secure` to every cookie the response sets, when `public_url` is set (browsers keep
-/// `Secure` cookies from `http://127.0.0.1` and `http://localhost` too, so loopback use goes on).
+/// Adds `Secure` to every cookie the response sets, when `public_url` is set (Chromium and
+/// Firefox keep `Secure` cookies from `http://localhost` and `http://127.0.0.1` too).
 pub async fn secure_cookies(
     req: ServiceRequest,
     next: Next<BoxBody>,

@@ -17,7 +17,9 @@ use crate::config::{Config, ConfigError};
 use crate::db::{Db, DbError};
 use crate::jobs::retention;
 use crate::metrics::{Metrics, MetricsError};
-use crate::notify::{DesktopNotifier, Notifications, Notifier};
+use crate::notify::{
+    Channel, ChannelError, DesktopNotifier, Links, Notifications, Notifier, Parts,
+};
 use crate::paths::{PathError, StateDir, write_private};
 use crate::reload::{self, ReloadError, Reloader};
 use crate::review::Reviewer;
@@ -103,6 +105,9 @@ pub enum StartupError {
     /// The passphrase hash file is unusable.
     #[error(transparent)]
     Passphrase(#[from] PassphraseError),
+    /// A notice channel cannot be set up (a secret file unusable).
+    #[error(transparent)]
+    Channel(#[from] ChannelError),
     /// The metrics registry could not be built.
     #[error("cannot register metrics")]
     Metrics(#[source] MetricsError),
@@ -203,13 +208,21 @@ impl Application {
         let engine = reload::engine(config).map_err(|e| match e {
             ReloadError::Config(e) => StartupError::Config(e),
             ReloadError::Models(e) => StartupError::Models(e),
+            ReloadError::Channel(e) => StartupError::Channel(e),
         })?;
-        let notifications = match notifier {
-            Some(n) => {
-                Notifications::start(n, config.notifications.desktop, config.notifications.lang())
-            }
-            None => Notifications::none(),
-        };
+        let links_base = config
+            .public_url
+            .as_ref()
+            .map_or_else(|| base_url.clone(), |p| p.base());
+        let notifications = Notifications::start(Parts {
+            desktop: notifier,
+            desktop_on: config.notifications.desktop,
+            lang: config.notifications.lang(),
+            channels: Channel::build_all(&config.notifications.channels.0)?,
+            links: Links::new(&links_base),
+            waiting: waiting_count(db.clone()),
+            failed: metrics.notifications_failed.clone(),
+        });
         let broker = Broker::new(db.clone(), reload::broker_settings(config), metrics)
             .with_clock(clock.clone())
             .with_notifications(notifications);
@@ -249,7 +262,8 @@ impl Application {
             listen_addr: addr,
             state_dir: state.clone(),
             login_guard: LoginGuard::default(),
-            base_url,
+            base_url: links_base,
+            public_url: config.public_url.clone(),
             max_request_bytes: config.max_request_bytes,
             metrics_token,
             passphrase_hash,
@@ -264,6 +278,8 @@ impl Application {
                         .wrap(from_fn(crate::web::lang::localize_errors))
                         .wrap(from_fn(body_deadline))
                         .wrap(from_fn(check_host_and_origin))
+                        .wrap(from_fn(crate::web::public::secure_cookies))
+                        .wrap(from_fn(crate::web::pages::return_to_question))
                         .wrap(security_headers())
                         .configure(crate::web::configure)
                 })
@@ -428,6 +444,19 @@ async fn prune_with_reloads(
             return;
         }
     }
+}
+
+/// Counts the pending questions in `db`, for the notices that say how many wait.
+fn waiting_count(db: Db) -> crate::notify::WaitingCount {
+    Arc::new(move || {
+        let db = db.clone();
+        Box::pin(async move {
+            db.run(|conn| Ok(crate::db::models::QuestionRow::count_pending(conn)?))
+                .await
+                .ok()
+                .and_then(|n| u64::try_from(n).ok())
+        })
+    })
 }
 
 /// Resolves on SIGINT or SIGTERM.

@@ -7,9 +7,11 @@ use serde::Deserialize;
 
 use crate::access_files::Holds;
 use crate::i18n::Lang;
+use crate::notify::ChannelConfigs;
 pub use crate::review::Budgets;
 use crate::sampling::{Catalog, CatalogError, ModelConfig, RoutingConfig, RoutingConfigError};
 use crate::tools::ToolsConfig;
+use crate::web::public::PublicUrl;
 
 /// Errors reading the configuration.
 #[derive(Debug, thiserror::Error)]
@@ -107,6 +109,10 @@ pub struct Config {
     /// `[tools]`: the person's rules for the host's tool calls (see
     /// [`crate::tools::ToolsConfig`]). Default: every call allowed, as before tool rules.
     pub tools: ToolsConfig,
+    /// Where the person reaches the pages from another device: an `https://` URL served by a
+    /// TLS reverse proxy in front of the loopback listener (see [`crate::web::public`]). Links
+    /// in notices point there. Default: none, and nothing but loopback is answered.
+    pub public_url: Option<PublicUrl>,
 }
 
 /// `[notifications]`: how the person is told that a question opened.
@@ -120,6 +126,9 @@ pub struct NotificationSettings {
     /// system locale (`LC_ALL`, `LC_MESSAGES`, `LANG`; see [`crate::notify::system_lang`]).
     #[serde(deserialize_with = "language")]
     pub language: Option<Lang>,
+    /// `[[notifications.channels]]`: notices to other devices (webhook, ntfy, Slack, email; see
+    /// [`crate::notify::ChannelConfig`]). Default: none.
+    pub channels: ChannelConfigs,
 }
 
 impl NotificationSettings {
@@ -135,6 +144,7 @@ impl Default for NotificationSettings {
         NotificationSettings {
             desktop: true,
             language: None,
+            channels: ChannelConfigs::default(),
         }
     }
 }
@@ -181,6 +191,7 @@ impl Default for Config {
             routing: RoutingConfig::default(),
             notifications: NotificationSettings::default(),
             tools: ToolsConfig::default(),
+            public_url: None,
         }
     }
 }
@@ -244,6 +255,14 @@ impl Config {
             if let Some(p) = &model.api_key_file {
                 files.push((p.as_path(), Holds::Secret));
             }
+        }
+        for channel in &self.notifications.channels.0 {
+            files.extend(
+                channel
+                    .secret_files()
+                    .into_iter()
+                    .map(|p| (p, Holds::Secret)),
+            );
         }
         files
     }

@@ -114,6 +114,9 @@ pub struct Metrics {
     /// `mcp_consent_tool_calls_total{decision}`: host tool calls allowed, asked about or
     /// denied (no server or tool label).
     pub tool_calls: IntCounterVec,
+    /// `mcp_consent_notifications_failed_total{channel}`: notices a channel did not take (the
+    /// label is the channel's kind).
+    pub notifications_failed: IntCounterVec,
 }
 
 /// The metrics could not be registered (a programming error: duplicate names).
@@ -176,6 +179,13 @@ impl Metrics {
             ),
             &["decision"],
         )?;
+        let notifications_failed = IntCounterVec::new(
+            opts(
+                "notifications_failed_total",
+                "Notices a channel failed to deliver, by channel kind",
+            ),
+            &["channel"],
+        )?;
         let build_info = IntGaugeVec::new(opts("build_info", "Build information"), &["version"])?;
         build_info
             .with_label_values(&[env!("CARGO_PKG_VERSION")])
@@ -191,6 +201,7 @@ impl Metrics {
         registry.register(Box::new(event_subscribers.clone()))?;
         registry.register(Box::new(proxy_dropped.clone()))?;
         registry.register(Box::new(tool_calls.clone()))?;
+        registry.register(Box::new(notifications_failed.clone()))?;
         registry.register(Box::new(build_info))?;
         #[cfg(target_os = "linux")]
         registry.register(Box::new(
@@ -218,6 +229,7 @@ impl Metrics {
             event_subscribers,
             proxy_dropped,
             tool_calls,
+            notifications_failed,
         })
     }
 

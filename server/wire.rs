@@ -444,8 +444,12 @@ pub struct AuditList {
 /// `POST /api/v1/login-links` result.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LoginLink {
-    /// The one-time login URL.
+    /// The one-time login URL (under `public_url` when it is set).
     pub url: String,
+    /// With `public_url` set: the same one-time link at the loopback address, for a browser on
+    /// this machine (either works, once).
+    #[serde(default, rename = "localUrl", skip_serializing_if = "Option::is_none")]
+    pub local_url: Option<String>,
 }
 
 /// Error body of every status but 422: `{"error"}`.

@@ -163,8 +163,10 @@ impl Broker {
             return;
         }
         self.notifications.opened(Notice {
+            id: question.id.clone(),
             server: question.server.clone(),
             kind: question.kind,
+            tool: question.tool.clone(),
         });
     }
 

@@ -14,6 +14,7 @@ use crate::paths::{PathError, StateDir};
 use crate::proxy::ProxyError;
 
 pub mod login;
+pub mod notify;
 pub mod passwd;
 pub mod proxy;
 pub mod prune;
@@ -68,6 +69,12 @@ enum Command {
         #[command(subcommand)]
         action: token::TokenCommand,
     },
+    /// Check the notice channels: `notify test [--channel N]` sends a harmless notice through
+    /// each.
+    Notify {
+        #[command(subcommand)]
+        action: notify::NotifyCommand,
+    },
     /// Run `serve` under the user's service manager: print or install a systemd user unit or
     /// a launchd agent.
     Service {
@@ -116,6 +123,9 @@ pub enum CliError {
     /// `service print|install` failed.
     #[error(transparent)]
     Service(#[from] service::ServiceError),
+    /// `notify test` failed or a channel did not take the notice.
+    #[error(transparent)]
+    Notify(#[from] notify::NotifyError),
 }
 
 impl CliError {
@@ -130,6 +140,7 @@ impl CliError {
             CliError::Login(_) => "mcp-consent login",
             CliError::Token(_) => "mcp-consent token",
             CliError::Service(_) => "mcp-consent service",
+            CliError::Notify(_) => "mcp-consent notify",
         }
     }
 
@@ -176,6 +187,10 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
             login::run(&client(broker)).await?;
         }
         Command::Token { action } => println!("{}", token::run(&action, root).await?),
+        Command::Notify { action } => {
+            init_tracing("warn");
+            notify::run(action, &mut std::io::stdout()).await?;
+        }
         Command::Service { action } => {
             service::run(&action, cli.state_dir.as_deref(), &mut std::io::stdout())?;
         }

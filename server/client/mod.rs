@@ -335,11 +335,11 @@ impl ServiceClient {
     ///
     /// # Errors
     /// [`ClientError`].
-    pub async fn login_link(&self) -> Result<String, ClientError> {
+    pub async fn login_link(&self) -> Result<LoginLink, ClientError> {
         let (_, link) = self
             .call::<(), LoginLink>(Method::POST, "/api/v1/login-links", None)
             .await?;
-        Ok(link.url)
+        Ok(link)
     }
 }
 

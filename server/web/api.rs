@@ -276,8 +276,10 @@ async fn create_login_link(
 ) -> Result<HttpResponse, ApiError> {
     caller.require_token()?;
     let token = state.auth.create_login_link().await?;
+    let local = format!("http://{}/login?token={token}", state.listen_addr);
     Ok(HttpResponse::build(StatusCode::CREATED).json(LoginLink {
         url: format!("{}/login?token={token}", state.base_url),
+        local_url: state.public_url.is_some().then_some(local),
     }))
 }
 

@@ -10,6 +10,7 @@ pub mod error;
 pub mod lang;
 pub mod metrics;
 pub mod pages;
+pub mod public;
 pub mod views;
 
 use actix_web::web::{self, Bytes};
@@ -40,8 +41,10 @@ pub struct AppState {
     pub login_guard: crate::auth::throttle::LoginGuard,
     /// `Host` values this service answers to (`127.0.0.1:PORT`, `localhost:PORT`, …).
     pub allowed_hosts: Vec<String>,
-    /// The service's own base URL, `http://ADDR`.
+    /// The base of the links the service hands out: `public_url` when set, else `http://ADDR`.
     pub base_url: String,
+    /// `public_url`: where the pages are reached through a TLS reverse proxy, when set.
+    pub public_url: Option<public::PublicUrl>,
     /// Limit of a body opening a question, in bytes.
     pub max_request_bytes: usize,
     /// Bearer token `/metrics` requires, when configured.

@@ -45,6 +45,7 @@ use super::views::url::*;
 use audit::*;
 use history::*;
 use login::*;
+pub use login::{return_to_question, safe_next};
 use question::*;
 use queue::*;
 use review::*;

@@ -11,6 +11,7 @@ mod events;
 mod hardening;
 mod helpers;
 mod host;
+mod hosts;
 mod languages;
 mod languages_problems;
 mod lifecycle;

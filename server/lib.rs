@@ -33,6 +33,7 @@ pub mod clock;
 pub mod config;
 pub mod db;
 pub mod domain;
+pub mod hosts;
 pub mod i18n;
 pub mod jobs;
 pub mod metrics;

@@ -14,6 +14,7 @@ mod hardening;
 mod held_answers;
 mod helpers;
 mod host;
+mod hosts;
 mod languages;
 mod languages_problems;
 mod lifecycle;

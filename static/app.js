@@ -10,10 +10,14 @@
   // page's heading, unless something (the login field) took it already.
   // A page that comes back to a step (after "Approve and run", or when the answer arrives)
   // starts at that step's status, scrolled into view, not at the top of a long request.
+  // Without JS the redirect's #decision fragment scrolls there; with JS the fragment is dropped
+  // (scrolling to it would take the focus away again) and the focus does the scrolling.
+  var atStep = location.hash === "#decision";
+  if (atStep && history.replaceState) history.replaceState(null, "", location.pathname + location.search);
   function focusStart() {
     if (document.activeElement && document.activeElement !== document.body) return;
     var target = document.querySelector(".error-summary") ||
-      (location.hash === "#decision" || document.querySelector("[data-live=question][data-stepped]")
+      (atStep || document.querySelector("[data-live=question][data-stepped]")
         ? document.querySelector("[data-focus-start]") : null) ||
       document.querySelector("main h1");
     if (!target) return;

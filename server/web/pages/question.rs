@@ -48,7 +48,7 @@ pub struct QuestionPage {
     pub response: String,
     /// Once decided: what happened and when, in one sentence ("Sent to X at 10:42.").
     pub what_happened: String,
-    /// Once decided: the oldest other question waiting for a person, to go on with.
+    /// Once decided: the oldest other waiting question (as the queue lists them), to go on with.
     pub next: Option<NextQuestion>,
 }
 
@@ -80,7 +80,7 @@ pub async fn complete_page(
             .pending(NEXT_LOOKAHEAD)
             .await?
             .into_iter()
-            .filter(|w| w.audience == Audience::Human && w.id != q.id)
+            .filter(|w| w.id != q.id)
             .collect();
         page.next = waiting.first().map(|w| NextQuestion {
             id: w.id.to_string(),

@@ -99,7 +99,7 @@ async fn the_request_review_describes_the_cost_for_approve_and_shows_the_edit_as
     let page = app.html(&browser, &format!("/questions/{id}")).await;
     assert!(
         page.contains("aria-describedby=\"routed-cost\">Approve and run")
-            && page.contains("<p id=\"routed-cost\">Estimated input"),
+            && page.contains("<p id=\"routed-cost\" data-estimate-line>Estimated input"),
         "{page}"
     );
     assert!(

@@ -44,10 +44,10 @@ duration = { $unit ->
 ## Vocabulary (selected by the word's wire name)
 
 kind = { $word ->
-    [sampling] sampling
+    [sampling] model request
     [form] form
     [tool_call] tool call
-   *[url] url
+   *[url] link
 }
 state = { $word ->
     [pending] pending
@@ -388,6 +388,7 @@ url-open-asks-again = (asks again)
 url-not-web = This is not a web address (only https and http links are opened).
 url-invalid = This is not a valid web address.
 url-finding = { $finding ->
+    [hidden-characters] This address holds invisible characters that change how it reads; they are shown as code points (U+…). Read it as shown here, not as the message writes it.
     [not-https] Not HTTPS: this page and anything you type into it travel unencrypted.
     [internationalized-host] This address uses international characters (Punycode). It may imitate a familiar name: compare both forms of the host.
     [lookalike] Look-alike host: its Unicode form imitates another name (mixed scripts or letters that look like Latin ones), so it is shown in its ASCII form. Do not trust the name it appears to be.
@@ -412,7 +413,7 @@ confirm-heading = { $kind ->
    *[url] Send this url answer to { $server }?
 }
 confirm-nothing-sent = Nothing has been sent yet. Check your answer, then choose "Send" or go back to change it.
-confirm-exactly = "Send" delivers exactly this JSON to the server, as the result of its request { $id }:
+confirm-exactly = "Send" delivers exactly this JSON to the server as its answer (JSON-RPC id { $id }):
 confirm-send = Send
 confirm-back = Back (keeps your answers)
 
@@ -444,7 +445,7 @@ review-run-failed = The last run on { $model } failed: { $error }
 review-prompt-heading = The prompt that will run
 review-prompt-hint = Edit it here if you need to: { $approve } runs exactly what these boxes hold (a change is recorded as a new revision, audited).
 review-prompt-original-above = The server's original is above, under "What the server wants a model to answer".
-review-block-label = Message { $message }, block { $block }
+review-block-label = Message { $message } ({ $role }), block { $block }
 review-approve = Approve and run
 review-save-edits = Save edits without running
 review-reject = Reject
@@ -454,7 +455,7 @@ review-answer-from = Answer from { $model }, stopReason { $stop }, { $input } in
 review-result-sent = The CreateMessageResult "Send" delivers
 review-send = Send
 review-regenerate = Regenerate
-model-select-label = Model (estimated cost of this request on each)
+model-select-label = Model to run (estimated cost of this request on each)
 model-option = { $model } — at most { $estimate }
 model-option-excluded = { $model } — at most { $estimate } — not allowed: { $reason }
 manual-heading = Your response
@@ -675,3 +676,69 @@ tool-grant-never = never (until revoked)
 tool-grant-revoked = revoked
 tool-grant-revoke = Revoke
 tool-preview = calls { $tool }
+
+## Question pages: warnings that protect, one decision at a time
+
+url-warnings-title = Warning: this address may not be what it seems.
+url-hidden-char = An invisible character, shown by its code point
+url-warning-imitates = This is not { $known }: { $domain } only looks like it, with letters that look alike. Going back is the safe choice.
+url-warning-posing = The address starts with { $known }, but it belongs to { $domain }: that site, not { $known }, gets what you type there.
+url-warning-brand = The message names { $brand }, but this address is not on { $known }: it belongs to { $domain }.
+url-decline-safe = Don't open: decline
+url-open-anyway = Open { $domain } anyway
+role = { $word ->
+    [user] user
+   *[assistant] assistant
+}
+review-block-fixed = A { $kind } block: shown in the request above, sent as it is (not editable here).
+review-block-fixed-id = A { $kind } block, id { $id }: shown in the request above, sent as it is (not editable here).
+question-heading-done = { $kind ->
+    [sampling] { $server } asked for a model response
+    [form] { $server } asked for your input
+   *[url] { $server } asked you to open a link
+}
+lead-tool = During the tool call { $tool }
+lead-asked = asked { $when }
+lead-expires = expires { $when }
+deadline-last-minute = Less than a minute left: answer now, or this question expires and nothing you enter can be sent.
+deadline-passed = This question has expired: nothing can be sent any more. What you entered stays on this page so you can copy it.
+meta-details = Details
+outcome-when = { $state ->
+    [accepted] { $kind ->
+        [url] You opened the link at { $time }; { $server } was told you consent.
+       *[other] Sent to { $server } at { $time }.
+    }
+    [declined] Declined at { $time }; { $server } was told you said no.
+    [cancelled] Cancelled at { $time }; { $server } was told.
+    [expired] Expired at { $time }: nobody answered in time; { $server } was told.
+    [withdrawn] { $server } withdrew this question at { $time }.
+   *[completed] { $server } reported it complete at { $time }.
+}
+outcome-next = { $kind ->
+    [sampling] Next: { $server } asks for a model response
+    [form] Next: { $server } asks for your input
+   *[url] Next: { $server } asks you to open a link
+}
+outcome-more-waiting = { $count ->
+    [one] and 1 more waiting
+   *[other] and { $count } more waiting
+}
+outcome-none-waiting = No other question is waiting.
+outcome-back-to-queue = Back to the queue
+step-request = Step 1 of 2: check the prompt and the model, then approve one run. Nothing has been sent to the server.
+step-running-hint = Nothing has been sent to the server. The answer comes here for your review; you decide then whether it is sent.
+step-response = Step 2 of 2: the answer is ready. Check it, then Send it to the server or Reject it.
+regenerate-legend = Or run the request again
+model-regenerate-label = Model for Regenerate (estimated cost of this request on each)
+model-option-over-cap = { $model } — at most { $estimate } — over the cost cap (asks to confirm)
+manual-choice = Answer without a model…
+sampling-original-note-done = This is the server's original request; the edited prompt that ran (revision { $revision }) is kept below.
+done-heading = What ran
+done-edited-prompt = The edited prompt that ran (revision { $revision })
+over-cap-title = Over the cost cap
+over-cap-heading = Run { $model } over the cost cap?
+over-cap-body = This request is estimated to cost up to { $cost } on { $model }, more than the cap of { $cap } per request. The model runs only once you confirm; its answer still comes back for your review before anything is sent.
+over-cap-for = The request is from { $server }.
+over-cap-back = Back, keep within the cap
+over-cap-run = Run { $model } anyway (up to { $cost })
+login-session-length-no-box = A session lasts 12 hours; to stay logged in on this browser for 30 days, use the Sessions page once logged in.

@@ -388,6 +388,7 @@ url-open-asks-again = (pergunta de novo)
 url-not-web = Este não é um endereço da web (só links https e http são abertos).
 url-invalid = Este não é um endereço da web válido.
 url-finding = { $finding ->
+    [hidden-characters] Este endereço contém caracteres invisíveis que mudam a forma como ele é lido; eles aparecem aqui como pontos de código (U+…). Leia-o como mostrado aqui, não como a mensagem o escreve.
     [not-https] Não é HTTPS: esta página e tudo o que você digitar nela trafegam sem criptografia.
     [internationalized-host] Este endereço usa caracteres internacionais (Punycode). Ele pode imitar um nome conhecido: compare as duas formas do host.
     [lookalike] Host parecido: sua forma Unicode imita outro nome (escritas misturadas ou letras que parecem latinas), por isso aparece na forma ASCII. Não confie no nome que ele aparenta ser.
@@ -412,7 +413,7 @@ confirm-heading = { $kind ->
    *[url] Enviar esta resposta de link para { $server }?
 }
 confirm-nothing-sent = Nada foi enviado ainda. Confira sua resposta e escolha "Enviar", ou volte para alterá-la.
-confirm-exactly = "Enviar" entrega exatamente este JSON ao servidor, como resultado do pedido { $id } dele:
+confirm-exactly = "Enviar" entrega exatamente este JSON ao servidor como resposta (id JSON-RPC { $id }):
 confirm-send = Enviar
 confirm-back = Voltar (mantém suas respostas)
 
@@ -444,7 +445,7 @@ review-run-failed = A última execução em { $model } falhou: { $error }
 review-prompt-heading = O prompt que será executado
 review-prompt-hint = Edite aqui se precisar: { $approve } executa exatamente o que estas caixas contêm (uma mudança é registrada como nova revisão, auditada).
 review-prompt-original-above = O original do servidor está acima, em "O que o servidor quer que um modelo responda".
-review-block-label = Mensagem { $message }, bloco { $block }
+review-block-label = Mensagem { $message } ({ $role }), bloco { $block }
 review-approve = Aprovar e executar
 review-save-edits = Salvar edições sem executar
 review-reject = Rejeitar
@@ -454,7 +455,7 @@ review-answer-from = Resposta de { $model }, stopReason { $stop }, { $input } to
 review-result-sent = O CreateMessageResult que "Enviar" entrega
 review-send = Enviar
 review-regenerate = Gerar de novo
-model-select-label = Modelo (custo estimado deste pedido em cada um)
+model-select-label = Modelo a executar (custo estimado deste pedido em cada um)
 model-option = { $model } — no máximo { $estimate }
 model-option-excluded = { $model } — no máximo { $estimate } — não permitido: { $reason }
 manual-heading = Sua resposta
@@ -675,3 +676,69 @@ tool-grant-never = nunca (até revogar)
 tool-grant-revoked = revogada
 tool-grant-revoke = Revogar
 tool-preview = chama { $tool }
+
+## Páginas de pergunta: avisos que protegem, uma decisão por vez
+
+url-warnings-title = Atenção: este endereço pode não ser o que parece.
+url-hidden-char = Um caractere invisível, mostrado pelo seu ponto de código
+url-warning-imitates = Este não é { $known }: { $domain } só se parece com ele, com letras parecidas. Voltar é a escolha segura.
+url-warning-posing = O endereço começa com { $known }, mas pertence a { $domain }: é esse site, e não { $known }, que recebe o que você digitar lá.
+url-warning-brand = A mensagem cita { $brand }, mas este endereço não está em { $known }: ele pertence a { $domain }.
+url-decline-safe = Não abrir: recusar
+url-open-anyway = Abrir { $domain } mesmo assim
+role = { $word ->
+    [user] usuário
+   *[assistant] assistente
+}
+review-block-fixed = Um bloco { $kind }: mostrado no pedido acima, enviado como está (não editável aqui).
+review-block-fixed-id = Um bloco { $kind }, id { $id }: mostrado no pedido acima, enviado como está (não editável aqui).
+question-heading-done = { $kind ->
+    [sampling] { $server } pediu uma resposta de modelo
+    [form] { $server } pediu sua resposta
+   *[url] { $server } pediu que você abrisse um link
+}
+lead-tool = Durante a chamada de ferramenta { $tool }
+lead-asked = perguntado { $when }
+lead-expires = expira { $when }
+deadline-last-minute = Falta menos de um minuto: responda agora, ou esta pergunta expira e nada do que você digitar poderá ser enviado.
+deadline-passed = Esta pergunta expirou: nada mais pode ser enviado. O que você digitou continua nesta página para você copiar.
+meta-details = Detalhes
+outcome-when = { $state ->
+    [accepted] { $kind ->
+        [url] Você abriu o link às { $time }; { $server } foi avisado do seu consentimento.
+       *[other] Enviado a { $server } às { $time }.
+    }
+    [declined] Recusado às { $time }; { $server } foi avisado de que você disse não.
+    [cancelled] Cancelado às { $time }; { $server } foi avisado.
+    [expired] Expirou às { $time }: ninguém respondeu a tempo; { $server } foi avisado.
+    [withdrawn] { $server } retirou esta pergunta às { $time }.
+   *[completed] { $server } informou a conclusão às { $time }.
+}
+outcome-next = { $kind ->
+    [sampling] Próxima: { $server } pede uma resposta de modelo
+    [form] Próxima: { $server } pede sua resposta
+   *[url] Próxima: { $server } pede que você abra um link
+}
+outcome-more-waiting = { $count ->
+    [one] e mais 1 esperando
+   *[other] e mais { $count } esperando
+}
+outcome-none-waiting = Nenhuma outra pergunta está esperando.
+outcome-back-to-queue = Voltar para a fila
+step-request = Passo 1 de 2: confira o prompt e o modelo e aprove uma execução. Nada foi enviado ao servidor.
+step-running-hint = Nada foi enviado ao servidor. A resposta vem para cá para você revisar; então você decide se ela é enviada.
+step-response = Passo 2 de 2: a resposta está pronta. Confira e envie ao servidor, ou rejeite.
+regenerate-legend = Ou execute o pedido de novo
+model-regenerate-label = Modelo para Gerar de novo (custo estimado deste pedido em cada um)
+model-option-over-cap = { $model } — no máximo { $estimate } — acima do limite de custo (pede confirmação)
+manual-choice = Responder sem modelo…
+sampling-original-note-done = Este é o pedido original do servidor; o prompt editado que foi executado (revisão { $revision }) fica guardado abaixo.
+done-heading = O que foi executado
+done-edited-prompt = O prompt editado que foi executado (revisão { $revision })
+over-cap-title = Acima do limite de custo
+over-cap-heading = Executar { $model } acima do limite de custo?
+over-cap-body = Este pedido tem custo estimado de até { $cost } em { $model }, mais que o limite de { $cap } por pedido. O modelo só é executado se você confirmar; a resposta ainda volta para sua revisão antes de qualquer envio.
+over-cap-for = O pedido é de { $server }.
+over-cap-back = Voltar, ficar dentro do limite
+over-cap-run = Executar { $model } mesmo assim (até { $cost })
+login-session-length-no-box = Uma sessão dura 12 horas; para continuar conectado neste navegador por 30 dias, use a página Sessões depois de entrar.

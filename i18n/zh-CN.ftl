@@ -324,6 +324,7 @@ url-open-asks-again = （会再次询问）
 url-not-web = 这不是网址（只打开 https 和 http 链接）。
 url-invalid = 这不是有效的网址。
 url-finding = { $finding ->
+    [hidden-characters] 此地址含有会改变其显示顺序的不可见字符；这里把它们显示为码位（U+…）。请按这里显示的样子阅读，而不是按消息中的写法。
     [not-https] 不是 HTTPS：此页面以及你输入的任何内容都以未加密方式传输。
     [internationalized-host] 此地址使用了国际化字符（Punycode）。它可能在模仿一个熟悉的名称：请比较主机名的两种形式。
     [lookalike] 形似主机名：它的 Unicode 形式在模仿另一个名称（混合文字或看起来像拉丁字母的字符），因此以 ASCII 形式显示。不要相信它看起来像的那个名称。
@@ -348,7 +349,7 @@ confirm-heading = { $kind ->
    *[url] 将此链接回答发送给 { $server }？
 }
 confirm-nothing-sent = 尚未发送任何内容。请检查你的回答，然后选择“发送”，或返回修改。
-confirm-exactly = “发送”会把以下 JSON 原样交给服务器，作为其请求 { $id } 的结果：
+confirm-exactly = “发送”会把以下 JSON 原样交给服务器，作为它的回答（JSON-RPC id { $id }）：
 confirm-send = 发送
 confirm-back = 返回（保留你的回答）
 
@@ -380,7 +381,7 @@ review-run-failed = 上一次在 { $model } 上的运行失败：{ $error }
 review-prompt-heading = 将要运行的提示
 review-prompt-hint = 如有需要可在此编辑：{ $approve } 会运行这些文本框中的确切内容（更改会记录为新版本并审计）。
 review-prompt-original-above = 服务器的原始内容在上方“服务器希望模型回答的内容”下。
-review-block-label = 消息 { $message }，块 { $block }
+review-block-label = 消息 { $message }（{ $role }），块 { $block }
 review-approve = 批准并运行
 review-save-edits = 保存编辑但不运行
 review-reject = 驳回
@@ -390,7 +391,7 @@ review-answer-from = 来自 { $model } 的回答，stopReason { $stop }，输入
 review-result-sent = “发送”交付的 CreateMessageResult
 review-send = 发送
 review-regenerate = 重新生成
-model-select-label = 模型（此请求在各模型上的估计费用）
+model-select-label = 要运行的模型（此请求在各模型上的估计费用）
 model-option = { $model } — 至多 { $estimate }
 model-option-excluded = { $model } — 至多 { $estimate } — 不允许：{ $reason }
 manual-heading = 你的回复
@@ -592,3 +593,68 @@ tool-grant-never = 永不（直到撤销）
 tool-grant-revoked = 已撤销
 tool-grant-revoke = 撤销
 tool-preview = 调用 { $tool }
+
+## 问题页面：保护人的警告，一次一个决定
+
+url-warnings-title = 警告：此地址可能并非看上去的那样。
+url-hidden-char = 一个不可见字符，以其码位显示
+url-warning-imitates = 这不是 { $known }：{ $domain } 只是用形似的字母看起来像它。返回是安全的选择。
+url-warning-posing = 此地址以 { $known } 开头，但它属于 { $domain }：你在那里输入的内容会交给那个网站，而不是 { $known }。
+url-warning-brand = 消息提到了 { $brand }，但此地址不在 { $known } 上：它属于 { $domain }。
+url-decline-safe = 不打开：拒绝
+url-open-anyway = 仍然打开 { $domain }
+role = { $word ->
+    [user] 用户
+   *[assistant] 助手
+}
+review-block-fixed = 一个 { $kind } 块：见上方的请求，按原样发送（此处不可编辑）。
+review-block-fixed-id = 一个 { $kind } 块，id { $id }：见上方的请求，按原样发送（此处不可编辑）。
+question-heading-done = { $kind ->
+    [sampling] { $server } 请求过模型回复
+    [form] { $server } 请求过你的输入
+   *[url] { $server } 请你打开过一个链接
+}
+lead-tool = 在工具调用 { $tool } 期间
+lead-asked = 提问于 { $when }
+lead-expires = { $when }过期
+deadline-last-minute = 剩余不到一分钟：请现在回答，否则此问题将过期，你输入的内容都无法发送。
+deadline-passed = 此问题已过期：再也无法发送任何内容。你输入的内容仍留在此页面上，可以复制。
+meta-details = 详情
+outcome-when = { $state ->
+    [accepted] { $kind ->
+        [url] 你于 { $time } 打开了链接；已告知 { $server } 你同意。
+       *[other] 已于 { $time } 发送给 { $server }。
+    }
+    [declined] 已于 { $time } 拒绝；已告知 { $server } 你不同意。
+    [cancelled] 已于 { $time } 取消；已告知 { $server }。
+    [expired] 已于 { $time } 过期：无人及时回答；已告知 { $server }。
+    [withdrawn] { $server } 于 { $time } 撤回了此问题。
+   *[completed] { $server } 于 { $time } 报告已完成。
+}
+outcome-next = { $kind ->
+    [sampling] 下一个：{ $server } 请求模型回复
+    [form] 下一个：{ $server } 请求你的输入
+   *[url] 下一个：{ $server } 请你打开一个链接
+}
+outcome-more-waiting = { $count ->
+   *[other] 之后还有 { $count } 个在等待
+}
+outcome-none-waiting = 没有其他问题在等待。
+outcome-back-to-queue = 返回队列
+step-request = 第 1 步（共 2 步）：检查提示词和模型，然后批准运行一次。尚未向服务器发送任何内容。
+step-running-hint = 尚未向服务器发送任何内容。回答会先来到这里供你审阅；届时由你决定是否发送。
+step-response = 第 2 步（共 2 步）：回答已就绪。请检查后发送给服务器，或拒绝。
+regenerate-legend = 或者重新运行此请求
+model-regenerate-label = 用于重新生成的模型（此请求在各模型上的预估费用）
+model-option-over-cap = { $model } — 最多 { $estimate } — 超出费用上限（需确认）
+manual-choice = 不使用模型作答…
+sampling-original-note-done = 这是服务器的原始请求；实际运行的编辑后提示词（第 { $revision } 版）保留在下方。
+done-heading = 运行了什么
+done-edited-prompt = 实际运行的编辑后提示词（第 { $revision } 版）
+over-cap-title = 超出费用上限
+over-cap-heading = 超出费用上限仍运行 { $model }？
+over-cap-body = 此请求在 { $model } 上的预估费用最多为 { $cost }，超过了每个请求 { $cap } 的上限。只有在你确认后模型才会运行；它的回答在发送前仍会先交给你审阅。
+over-cap-for = 此请求来自 { $server }。
+over-cap-back = 返回，保持在上限内
+over-cap-run = 仍然运行 { $model }（最多 { $cost }）
+login-session-length-no-box = 会话持续 12 小时；如需在此浏览器上保持登录 30 天，请登录后使用“会话”页面。

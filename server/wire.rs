@@ -294,6 +294,11 @@ pub struct Decision {
     /// applies to that revision. A malformed edit is refused (422) and changes nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub edit: Option<Edit>,
+    /// For `approve` and `regenerate` of a `model` the route excluded only for its estimate
+    /// over the cost cap: the person confirmed running it anyway, having been shown the cost
+    /// and the cap. Without it such a model is refused (422).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub over_cap_confirmed: bool,
 }
 
 /// What a decision did.

@@ -8,9 +8,18 @@
 
   // On load the focus goes to the error summary when the answer was refused, else to the
   // page's heading, unless something (the login field) took it already.
+  // A page that comes back to a step (after "Approve and run", or when the answer arrives)
+  // starts at that step's status, scrolled into view, not at the top of a long request.
+  // Without JS the redirect's #decision fragment scrolls there; with JS the fragment is dropped
+  // (scrolling to it would take the focus away again) and the focus does the scrolling.
+  var atStep = location.hash === "#decision";
+  if (atStep && history.replaceState) history.replaceState(null, "", location.pathname + location.search);
   function focusStart() {
     if (document.activeElement && document.activeElement !== document.body) return;
-    var target = document.querySelector(".error-summary") || document.querySelector("main h1");
+    var target = document.querySelector(".error-summary") ||
+      (atStep || document.querySelector("[data-live=question][data-stepped]")
+        ? document.querySelector("[data-focus-start]") : null) ||
+      document.querySelector("main h1");
     if (!target) return;
     if (!target.hasAttribute("tabindex")) target.setAttribute("tabindex", "-1");
     target.focus();
@@ -41,8 +50,9 @@
     if (!dialog || !button || dialog.open || typeof dialog.showModal !== "function") return;
     e.preventDefault();
     dialog.showModal();
-    var confirm = dialog.querySelector("[data-escape-confirm]");
-    if (confirm) confirm.focus();
+    // The safe button has the focus: Escape then Enter keeps the question and what was typed.
+    var keep = dialog.querySelector("[data-escape-cancel]");
+    if (keep) keep.focus();
   });
   document.addEventListener("click", function (e) {
     var t = e.target;
@@ -252,7 +262,10 @@
         current.innerHTML = fresh.innerHTML;
         current.setAttribute("data-state", fresh.getAttribute("data-state") || "");
         current.setAttribute("data-version", fresh.getAttribute("data-version") || "");
+        // The page moved on to another step: its status takes the focus (focusStart).
+        current.setAttribute("data-stepped", "");
         document.title = doc.title;
+        document.dispatchEvent(new CustomEvent("mcp-consent:swapped"));
         // The focused element went with the old content: start again at the heading.
         if (window.mcpConsentFocusStart) window.mcpConsentFocusStart();
       })
@@ -273,6 +286,8 @@
     if (!typed) { refresh(); return; }
     if (ev.state !== "pending") {
       notice(words("now-state", "This question is now %s.").replace("%s", words("state-" + ev.state, ev.state)));
+      // Nothing can be sent any more: the controls go dead, what was typed stays (question.js).
+      document.dispatchEvent(new CustomEvent("mcp-consent:gone", { detail: { state: ev.state, word: words("state-" + ev.state, ev.state) } }));
     } else {
       notice(words("changed-typed", "This question changed while you were answering; reload the page to see it (copy what you typed first)."));
     }

@@ -120,14 +120,18 @@ impl Reviewer {
         let Some(model) = engine.catalog.get(&model_id).cloned() else {
             return Err(invalid(StepRefusal::UnknownModel { model: model_id }));
         };
-        // A model the route excluded (over the cost cap, missing a capability, not allowed for
-        // this server) is never run, even when a form posts it anyway.
-        if let Some(excluded) = review
+        // A model the route excluded (missing a capability, not allowed for this server) is
+        // never run, even when a form posts it anyway; one excluded only for its estimate over
+        // the cost cap runs when the person confirmed it, having seen the cost and the cap.
+        let excluded = review
             .route
             .receipt
             .exclusions
             .iter()
-            .find(|e| e.model == model_id)
+            .find(|e| e.model == model_id);
+        let over_cap = excluded.is_some_and(|e| e.only_over_budget());
+        if let Some(excluded) = excluded
+            && !(over_cap && decision.over_cap_confirmed)
         {
             return Err(invalid(StepRefusal::ModelExcluded {
                 model: model_id,
@@ -137,6 +141,12 @@ impl Reviewer {
         let mut receipt: Receipt = review.route.receipt.clone();
         if review.route.chosen.as_ref().map(|c| c.id.as_str()) != Some(model_id.as_str()) {
             receipt.why = format!("{} The reviewer chose {model_id} instead.", receipt.why);
+        }
+        if over_cap {
+            receipt.why = format!(
+                "{} The reviewer confirmed running it over the cost cap.",
+                receipt.why
+            );
         }
         let run = RunRow {
             id: uuid::Uuid::now_v7().to_string(),

@@ -37,6 +37,7 @@ impl Reviewer {
                         decision: DecisionKind::Approve,
                         model: None,
                         edit: None,
+                        over_cap_confirmed: false,
                     };
                     // A rule cannot pick a model for a request no model may serve: it refuses
                     // it for the person, with its own code (not -1: nobody rejected it).
@@ -80,6 +81,7 @@ impl Reviewer {
                         decision: DecisionKind::Send,
                         model: None,
                         edit: None,
+                        over_cap_confirmed: false,
                     };
                     self.decide_sampling(&q.id, &decision, &actor).await
                 }

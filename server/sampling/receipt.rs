@@ -171,6 +171,16 @@ impl Exclusion {
         let each: Vec<String> = self.reasons.iter().map(ExclusionReason::message).collect();
         each.join("; ")
     }
+
+    /// Whether the only reason is an estimate over the cost cap: the one exclusion a person
+    /// may override, after a confirmation naming the cost and the cap.
+    pub fn only_over_budget(&self) -> bool {
+        !self.reasons.is_empty()
+            && self
+                .reasons
+                .iter()
+                .all(|r| matches!(r, ExclusionReason::OverBudget { .. }))
+    }
 }
 
 /// A hint that named only excluded models: the request got something other than what the

@@ -23,14 +23,17 @@ use crate::protocol::{FieldError, Problem};
 use crate::review::{Decision, DecisionKind, Edit, TextEdit};
 use crate::wire::Answer;
 
+mod answer;
 mod audit;
 mod history;
 mod login;
+mod open;
 mod question;
 mod queue;
 mod review;
 mod rules;
 mod sessions;
+mod tool_call;
 mod why;
 
 use super::views::diff::LineChange;
@@ -42,15 +45,18 @@ use super::views::summary::*;
 use super::views::text::*;
 use super::views::tool_call::*;
 use super::views::url::*;
+use answer::*;
 use audit::*;
 use history::*;
 use login::*;
 pub use login::{return_to_question, safe_next};
+use open::*;
 use question::*;
 use queue::*;
 use review::*;
 use rules::*;
 use sessions::*;
+use tool_call::*;
 use why::*;
 
 /// Registers the page routes.

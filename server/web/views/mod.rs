@@ -4,6 +4,7 @@
 pub mod diff;
 pub mod form;
 pub mod problem;
+pub mod prompt;
 pub mod review;
 pub mod sampling;
 pub mod summary;

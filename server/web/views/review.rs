@@ -1,6 +1,7 @@
 //! The model review (route, runs, approval ids) as the page shows it.
 
-use super::diff::{BlockDiff, editable_texts, prompt_diffs};
+use super::diff::{BlockDiff, prompt_diffs};
+use super::prompt::{PromptBox, block_label, prompt_boxes, rows_for};
 use super::*;
 use crate::sampling::receipt::{ExclusionReason, HintMatch, Modality, Selection};
 use crate::sampling::{Receipt, TokenMethod};
@@ -19,9 +20,13 @@ pub struct ModelReview {
     pub estimated_cost: String,
     pub models: Vec<ModelOption>,
     pub system_prompt: String,
-    pub texts: Vec<(usize, usize, String)>,
-    /// What the person changed against the server's original request (empty when nothing).
-    pub diffs: Vec<BlockDiff>,
+    /// Rows of the system prompt's box, from its length.
+    pub system_rows: usize,
+    /// Every block of the prompt: text blocks as edit boxes, the others named read-only.
+    pub boxes: Vec<PromptBox>,
+    /// What the person changed against the server's original request (empty when nothing),
+    /// each with its label (the system prompt, or "Message 2 (user), block 1").
+    pub diffs: Vec<(String, BlockDiff)>,
     pub run: Option<RunView>,
     pub waiting: String,
 }
@@ -35,6 +40,9 @@ pub struct ModelOption {
     pub estimate: String,
     /// Why the route excluded it (e.g. over the per-request cost cap); empty when it may run.
     pub excluded: String,
+    /// Excluded only for its estimate over the cost cap: the person may still run it after a
+    /// confirmation naming the cost and the cap.
+    pub over_cap: bool,
 }
 
 /// The latest model run as the page shows it.
@@ -188,12 +196,37 @@ pub async fn model_review(
                 .find(|e| e.model == c.id)
                 .map(|e| reasons_text(i18n, &e.reasons))
                 .unwrap_or_default(),
+            over_cap: receipt
+                .exclusions
+                .iter()
+                .find(|e| e.model == c.id)
+                .is_some_and(|e| e.only_over_budget()),
         })
         .collect();
-    let texts = editable_texts(&review.params)
+    let role_of = |m: usize| {
+        review
+            .params
+            .pointer(&format!("/messages/{m}/role"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let diffs = prompt_diffs(&q.request, &review.params)
         .into_iter()
-        .filter_map(|(key, text)| key.map(|(m, b)| (m, b, text)))
+        .map(|d| {
+            let label = match d.message {
+                None => i18n.t("sampling-system-prompt"),
+                Some((m, b)) => block_label(i18n, m, &role_of(m), b),
+            };
+            (label, d)
+        })
         .collect();
+    let system_prompt = review
+        .params
+        .get("systemPrompt")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
     let run = review.runs.first().map(|r| {
         let result: Value = r
             .result
@@ -282,14 +315,10 @@ pub async fn model_review(
         estimated_cost: i18n.usd(receipt.estimated_cost_usd),
         routed,
         models,
-        system_prompt: review
-            .params
-            .get("systemPrompt")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned(),
-        texts,
-        diffs: prompt_diffs(&q.request, &review.params),
+        system_rows: rows_for(&system_prompt),
+        system_prompt,
+        boxes: prompt_boxes(i18n, &review.params),
+        diffs,
         run,
         waiting: i18n.duration(waiting),
     }))

@@ -87,7 +87,7 @@ fn url_parts(i18n: &I18n, text: &str) -> Option<(String, String)> {
     if !(text.starts_with("https://") || text.starts_with("http://")) {
         return None;
     }
-    let view = url_view(i18n, text);
+    let view = url_view(i18n, text, "");
     (!view.registrable.is_empty()).then_some((view.subdomain, view.registrable))
 }
 

@@ -36,5 +36,6 @@ mod sampling_review;
 mod sampling_vectors;
 mod service;
 mod sessions;
+mod spend;
 mod upgrade;
 mod url;

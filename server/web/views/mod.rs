@@ -6,6 +6,7 @@ pub mod form;
 pub mod problem;
 pub mod review;
 pub mod sampling;
+pub mod spend;
 pub mod summary;
 pub mod text;
 pub mod url;

@@ -88,7 +88,7 @@ def llama(gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
     with log_path.open("w") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
-             "--port", str(port), "--n_ctx", str(N_CTX), "--n_threads", "2",
+             "--port", str(port), "--n_ctx", str(N_CTX), "--n_threads", "1",
              "--chat_format", "chatml-function-calling"],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=_child_env(),
         )
@@ -172,9 +172,10 @@ async def wait_for(service: Service, qid: str, phase: str, timeout: float = 90) 
         await asyncio.sleep(0.05)
 
 
-async def pending_sampling(service: Service, timeout: float = 30) -> str:
+async def pending_sampling(service: Service, call: asyncio.Task[Any], timeout: float = 30) -> str:
     deadline = time.monotonic() + timeout
     while True:
+        assert not call.done(), f"the tool call ended before any question opened: {call.result()}"
         listed = await api(service, "GET", "/api/v1/questions?state=pending")
         found = [q["id"] for q in listed["questions"] if q["kind"] == "sampling"]
         if found:
@@ -203,7 +204,8 @@ async def host(service: Service, tmp_path: Path) -> AsyncIterator[Client]:
         env=_child_env(),
     )
     with (tmp_path / "proxy.stderr").open("w") as errlog:
-        async with Client(stdio_client(params, errlog=errlog)) as client:
+        # 2025-11-25 (initialize): the server's create_message is a plain sampling request.
+        async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
             yield client
 
 
@@ -217,7 +219,7 @@ async def test_a_real_model_runs_a_sampling_request_end_to_end(
     t = time.monotonic()
     call = asyncio.create_task(host.call_tool("weather", {}))
     try:
-        qid = await pending_sampling(service)
+        qid = await pending_sampling(service, call)
         t = timed("question opened through the proxy", t)
 
         # The route: no hints, no priorities, so both models tie; the cheaper one wins (not the

@@ -6,6 +6,7 @@
 
 number = { $value }
 money-usd = ${ $amount }
+money-usd-under = less than ${ $amount }
 money-unknown = unknown
 time-just-now = just now
 time-soon = in under a minute
@@ -442,6 +443,14 @@ review-no-route = No permitted route: no configured model may serve this request
 review-estimate = Estimated input: { $tokens } tokens ({ $method }); estimated cost on { $model } at most { $cost }. Each model in the list shows its own estimate; models the route excluded cannot be picked.
 review-estimate-unrouted = Estimated input: { $tokens } tokens ({ $method }); estimated cost on the routed model at most { $cost }. Each model in the list shows its own estimate; models the route excluded cannot be picked.
 review-run-failed = The last run on { $model } failed: { $error }
+run-error-missing-key = the environment variable { $env } holding its API key is not set
+run-error-key-file = its API key file { $message }
+run-error-transport = cannot reach the provider: { $message }
+run-error-timeout = the provider did not answer within { $seconds } seconds (the model's timeout_secs); the request was abandoned and nothing was sent to the server
+run-error-incomplete = the provider stopped mid-answer (the connection closed before the answer was complete); nothing was sent to the server
+run-error-status = the provider answered HTTP { $status }: { $message }
+run-error-unparseable = unparseable provider response: { $message }
+run-error-unsupported = this request cannot be sent to it: { $message }
 review-prompt-heading = The prompt that will run
 review-prompt-hint = Edit it here if you need to: { $approve } runs exactly what these boxes hold (a change is recorded as a new revision, audited).
 review-prompt-original-above = The server's original is above, under "What the server wants a model to answer".
@@ -472,6 +481,12 @@ route-why-hint-id = hint { $name } (#{ $index }) is part of the model id
 route-why-hint-alias = hint { $name } (#{ $index }) matches the configured alias { $alias }
 route-why-hint-tie = { $why }; it matched { $count } eligible models and this one scored highest on the priorities
 route-why-priorities = no hint matched an eligible model; highest priorities score { $score } of { $count } eligible models
+route-why-hint-shared = { $why }; it matched { $count } eligible models and { $tied } of them share the highest priorities score: { $then }
+route-why-all-tied = no hint matched an eligible model and the priorities do not tell the { $count } eligible models apart: { $then }
+route-why-some-tied = no hint matched an eligible model; { $tied } of the { $count } eligible models share the highest priorities score ({ $score }): { $then }
+route-why-only-one = no hint matched an eligible model; it is the only eligible model
+route-tie-cheaper = the cheapest was chosen (estimated at most { $cost })
+route-tie-id = they cost the same, so the first by id was chosen
 route-why-no-models = no permitted route: no model is configured
 route-why-all-excluded = no permitted route: all { $count } configured models were excluded
 exclusion-no-tools = the request uses tools and this model does not support tools
@@ -482,6 +497,19 @@ exclusion-modality = { $modality ->
 exclusion-over-budget = estimated cost { $cost } is over the per-request cap { $cap }
 exclusion-server-not-allowed = server { $server } is not in this model's allow-list
 token-method-chars = estimate: characters / 4
+spend-heading = Model spend per server and day
+spend-hint = What model runs cost on the last { $days } days (UTC days), against the daily budgets of [budgets]. Every run counts, also one regenerated away or rejected; tokens and cost are as the model server reported them. In the list below each run's tokens and cost stand on the entry that started it (approved, regenerated); a delivered entry repeats those of the run it sent.
+spend-empty = No model ran in these days.
+spend-day = Day (UTC)
+spend-runs = Runs
+spend-budget = Daily budget
+spend-runs-value = { $runs } ({ $delivered } delivered)
+spend-limit-tokens = { $used } of { $max } tokens ({ $percent }%)
+spend-limit-cost = { $used } of { $max } ({ $percent }%)
+spend-no-limit = no daily limit
+spend-exhausted = Reached: this server's next request today is refused.
+spend-unpriced = { $count } without reported usage
+spend-total = Total
 
 ## Decisions (dialogs, Escape, prompt diff, tool use)
 

@@ -6,6 +6,7 @@
 
 number = { $value }
 money-usd = US$ { $amount }
+money-usd-under = menos de US$ { $amount }
 money-unknown = desconhecido
 time-just-now = agora mesmo
 time-soon = em menos de um minuto
@@ -442,6 +443,14 @@ review-no-route = Nenhuma rota permitida: nenhum modelo configurado pode atender
 review-estimate = Entrada estimada: { $tokens } tokens ({ $method }); custo estimado em { $model } de no máximo { $cost }. Cada modelo da lista mostra sua própria estimativa; modelos excluídos pela rota não podem ser escolhidos.
 review-estimate-unrouted = Entrada estimada: { $tokens } tokens ({ $method }); custo estimado no modelo da rota de no máximo { $cost }. Cada modelo da lista mostra sua própria estimativa; modelos excluídos pela rota não podem ser escolhidos.
 review-run-failed = A última execução em { $model } falhou: { $error }
+run-error-missing-key = a variável de ambiente { $env } com a chave de API não está definida
+run-error-key-file = o arquivo da chave de API { $message }
+run-error-transport = não foi possível alcançar o provedor: { $message }
+run-error-timeout = o provedor não respondeu em { $seconds } segundos (o timeout_secs do modelo); o pedido foi abandonado e nada foi enviado ao servidor
+run-error-incomplete = o provedor parou no meio da resposta (a conexão fechou antes de a resposta ficar completa); nada foi enviado ao servidor
+run-error-status = o provedor respondeu HTTP { $status }: { $message }
+run-error-unparseable = resposta do provedor ilegível: { $message }
+run-error-unsupported = este pedido não pode ser enviado a ele: { $message }
 review-prompt-heading = O prompt que será executado
 review-prompt-hint = Edite aqui se precisar: { $approve } executa exatamente o que estas caixas contêm (uma mudança é registrada como nova revisão, auditada).
 review-prompt-original-above = O original do servidor está acima, em "O que o servidor quer que um modelo responda".
@@ -472,6 +481,12 @@ route-why-hint-id = a dica { $name } (nº { $index }) faz parte do id do modelo
 route-why-hint-alias = a dica { $name } (nº { $index }) corresponde ao apelido configurado { $alias }
 route-why-hint-tie = { $why }; ela correspondeu a { $count } modelos elegíveis e este teve a maior pontuação nas prioridades
 route-why-priorities = nenhuma dica correspondeu a um modelo elegível; maior pontuação de prioridades { $score } entre { $count } modelos elegíveis
+route-why-hint-shared = { $why }; ela correspondeu a { $count } modelos elegíveis e { $tied } deles dividem a maior pontuação nas prioridades: { $then }
+route-why-all-tied = nenhuma dica correspondeu a um modelo elegível e as prioridades não distinguem os { $count } modelos elegíveis: { $then }
+route-why-some-tied = nenhuma dica correspondeu a um modelo elegível; { $tied } dos { $count } modelos elegíveis dividem a maior pontuação nas prioridades ({ $score }): { $then }
+route-why-only-one = nenhuma dica correspondeu a um modelo elegível; este é o único modelo elegível
+route-tie-cheaper = foi escolhido o mais barato (estimativa de no máximo { $cost })
+route-tie-id = custam o mesmo, então foi escolhido o primeiro pelo id
 route-why-no-models = nenhuma rota permitida: nenhum modelo está configurado
 route-why-all-excluded = nenhuma rota permitida: todos os { $count } modelos configurados foram excluídos
 exclusion-no-tools = o pedido usa ferramentas e este modelo não suporta ferramentas
@@ -482,6 +497,19 @@ exclusion-modality = { $modality ->
 exclusion-over-budget = o custo estimado { $cost } passa do limite por pedido { $cap }
 exclusion-server-not-allowed = o servidor { $server } não está na lista de permitidos deste modelo
 token-method-chars = estimativa: caracteres / 4
+spend-heading = Gasto com modelos por servidor e dia
+spend-hint = Quanto as execuções de modelos custaram nos últimos { $days } dias (dias UTC), frente aos orçamentos diários de [budgets]. Toda execução conta, também uma regenerada ou rejeitada; tokens e custo são os informados pelo servidor do modelo. Na lista abaixo, os tokens e o custo de cada execução ficam na entrada que a iniciou (aprovado, regenerado); uma entrada de entrega repete os da execução que enviou.
+spend-empty = Nenhum modelo foi executado nesses dias.
+spend-day = Dia (UTC)
+spend-runs = Execuções
+spend-budget = Orçamento diário
+spend-runs-value = { $runs } ({ $delivered } entregues)
+spend-limit-tokens = { $used } de { $max } tokens ({ $percent }%)
+spend-limit-cost = { $used } de { $max } ({ $percent }%)
+spend-no-limit = sem limite diário
+spend-exhausted = Atingido: o próximo pedido deste servidor hoje é recusado.
+spend-unpriced = { $count } sem uso informado
+spend-total = Total
 
 ## Decisions (dialogs, Escape, prompt diff, tool use)
 

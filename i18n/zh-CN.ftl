@@ -5,6 +5,7 @@
 
 number = { $value }
 money-usd = US${ $amount }
+money-usd-under = 不到 US${ $amount }
 money-unknown = 未知
 time-just-now = 刚刚
 time-soon = 不到一分钟后
@@ -378,6 +379,14 @@ review-no-route = 没有允许的路由：没有配置的模型可以处理此�
 review-estimate = 估计输入：{ $tokens } 个令牌（{ $method }）；在 { $model } 上的估计费用至多 { $cost }。列表中每个模型都显示自己的估计；被路由排除的模型不能选择。
 review-estimate-unrouted = 估计输入：{ $tokens } 个令牌（{ $method }）；在路由到的模型上的估计费用至多 { $cost }。列表中每个模型都显示自己的估计；被路由排除的模型不能选择。
 review-run-failed = 上一次在 { $model } 上的运行失败：{ $error }
+run-error-missing-key = 存放其 API 密钥的环境变量 { $env } 未设置
+run-error-key-file = 其 API 密钥文件 { $message }
+run-error-transport = 无法连接到提供方：{ $message }
+run-error-timeout = 提供方在 { $seconds } 秒内没有回答（模型的 timeout_secs）；请求已放弃，没有向服务器发送任何内容
+run-error-incomplete = 提供方在回答中途停止（回答完成前连接已关闭）；没有向服务器发送任何内容
+run-error-status = 提供方返回 HTTP { $status }：{ $message }
+run-error-unparseable = 无法解析提供方的响应：{ $message }
+run-error-unsupported = 此请求无法发送给它：{ $message }
 review-prompt-heading = 将要运行的提示
 review-prompt-hint = 如有需要可在此编辑：{ $approve } 会运行这些文本框中的确切内容（更改会记录为新版本并审计）。
 review-prompt-original-above = 服务器的原始内容在上方“服务器希望模型回答的内容”下。
@@ -408,6 +417,12 @@ route-why-hint-id = 提示 { $name }（第 { $index } 个）是模型 id 的一�
 route-why-hint-alias = 提示 { $name }（第 { $index } 个）与配置的别名 { $alias } 匹配
 route-why-hint-tie = { $why }；它匹配了 { $count } 个可用模型，此模型的优先级得分最高
 route-why-priorities = 没有提示匹配可用模型；在 { $count } 个可用模型中优先级得分最高（{ $score }）
+route-why-hint-shared = { $why }；它匹配了 { $count } 个可用模型，其中 { $tied } 个的优先级得分并列最高：{ $then }
+route-why-all-tied = 没有提示匹配可用模型，优先级也无法区分这 { $count } 个可用模型：{ $then }
+route-why-some-tied = 没有提示匹配可用模型；{ $count } 个可用模型中有 { $tied } 个的优先级得分并列最高（{ $score }）：{ $then }
+route-why-only-one = 没有提示匹配可用模型；这是唯一可用的模型
+route-tie-cheaper = 选择了最便宜的模型（估计最多 { $cost }）
+route-tie-id = 它们费用相同，因此按 id 选择了第一个
 route-why-no-models = 没有允许的路由：没有配置任何模型
 route-why-all-excluded = 没有允许的路由：全部 { $count } 个已配置模型都被排除
 exclusion-no-tools = 请求使用了工具，而此模型不支持工具
@@ -418,6 +433,19 @@ exclusion-modality = { $modality ->
 exclusion-over-budget = 估计费用 { $cost } 超过了每个请求的上限 { $cap }
 exclusion-server-not-allowed = 服务器 { $server } 不在此模型的允许列表中
 token-method-chars = 估计：字符数 / 4
+spend-heading = 按服务器和日期的模型花费
+spend-hint = 最近 { $days } 天（UTC 日）模型运行的花费，对照 [budgets] 的每日预算。每次运行都计入，包括被重新生成替换或被拒绝的；令牌数和费用以模型服务器报告的为准。在下面的列表中，每次运行的令牌数和费用记在启动它的条目上（已批准、已重新生成）；已送达的条目重复它所发送的那次运行的数值。
+spend-empty = 这些天没有运行过模型。
+spend-day = 日期（UTC）
+spend-runs = 运行次数
+spend-budget = 每日预算
+spend-runs-value = { $runs }（已送达 { $delivered }）
+spend-limit-tokens = { $used } / { $max } 令牌（{ $percent }%）
+spend-limit-cost = { $used } / { $max }（{ $percent }%）
+spend-no-limit = 无每日限额
+spend-exhausted = 已达上限：此服务器今天的下一个请求将被拒绝。
+spend-unpriced = { $count } 次没有报告用量
+spend-total = 合计
 
 ## Decisions (dialogs, Escape, prompt diff, tool use)
 

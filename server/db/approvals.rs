@@ -567,21 +567,22 @@ pub struct Usage {
     pub cost: f64,
 }
 
-/// Rounds (questions) of a conversation and the tokens and cost its runs used.
+/// Rounds (questions) of a conversation and the tokens and cost its runs used (every run
+/// that reported usage, also one whose answer was refused: the tokens were spent).
 pub fn conversation_usage(conn: &mut SqliteConnection, conversation: &str) -> QueryResult<Usage> {
     diesel::sql_query(
         "SELECT (SELECT COUNT(*) FROM questions WHERE conversation = ?1) AS rounds,
                 COALESCE(SUM(COALESCE(r.input_tokens, 0) + COALESCE(r.output_tokens, 0)), 0) AS tokens,
                 COALESCE(SUM(COALESCE(r.cost_usd, 0.0)), 0.0) AS cost
          FROM sampling_runs r JOIN questions q ON q.id = r.question_id
-         WHERE q.conversation = ?1 AND r.state = ?2",
+         WHERE q.conversation = ?1",
     )
     .bind::<diesel::sql_types::Text, _>(conversation)
-    .bind::<diesel::sql_types::Text, _>(RunState::Done)
     .get_result(conn)
 }
 
-/// Tokens and cost of `server`'s runs started at or after `since` (Unix ms).
+/// Tokens and cost of `server`'s runs started at or after `since` (Unix ms), every run that
+/// reported usage.
 pub fn server_usage_since(
     conn: &mut SqliteConnection,
     server: &str,
@@ -592,10 +593,9 @@ pub fn server_usage_since(
                 COALESCE(SUM(COALESCE(r.input_tokens, 0) + COALESCE(r.output_tokens, 0)), 0) AS tokens,
                 COALESCE(SUM(COALESCE(r.cost_usd, 0.0)), 0.0) AS cost
          FROM sampling_runs r JOIN questions q ON q.id = r.question_id
-         WHERE q.server = ? AND r.started_at >= ? AND r.state = ?",
+         WHERE q.server = ? AND r.started_at >= ?",
     )
     .bind::<diesel::sql_types::Text, _>(server)
     .bind::<diesel::sql_types::BigInt, _>(since)
-    .bind::<diesel::sql_types::Text, _>(RunState::Done)
     .get_result(conn)
 }

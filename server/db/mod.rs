@@ -26,6 +26,7 @@ pub mod prune;
 pub mod schema;
 pub mod schema_check;
 pub mod sessions;
+pub mod spend;
 
 pub mod sql;
 

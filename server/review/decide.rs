@@ -6,6 +6,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::db::spend;
+
 use super::*;
 
 impl Reviewer {
@@ -221,60 +223,71 @@ impl Reviewer {
         params: Value,
         mut run: RunRow,
     ) {
-        let outcome =
-            tokio::time::timeout(MODEL_TIMEOUT, engine.providers.complete(&model, &params)).await;
+        // The provider bounds the call by the model's `timeout_secs`.
+        let outcome = engine.providers.complete(&model, &params).await;
         let now = self.broker.now().timestamp_millis();
         run.finished_at = Some(now);
         let phase = match outcome {
-            Ok(Ok(done)) => match sampling::validate_result(q.era, &params, &done.result) {
-                Ok(()) => {
-                    run.state = RunState::Done;
-                    run.result = Some(done.result.to_string());
-                    run.input_tokens = i64::try_from(done.input_tokens).ok();
-                    run.output_tokens = i64::try_from(done.output_tokens).ok();
-                    run.cost_usd = Some(done.cost_usd);
-                    let has_tool_use = match done.result.get("content") {
-                        Some(Value::Array(items)) => items.iter().any(|b| b["type"] == "tool_use"),
-                        Some(b) => b["type"] == "tool_use",
-                        None => false,
-                    };
-                    if has_tool_use {
-                        Phase::ToolUseReview
-                    } else {
-                        Phase::ResponseReview
+            Ok(done) => {
+                // Tokens were spent even when the answer is refused below: keep them.
+                run.input_tokens = i64::try_from(done.input_tokens).ok();
+                run.output_tokens = i64::try_from(done.output_tokens).ok();
+                run.cost_usd = Some(done.cost_usd);
+                match sampling::validate_result(q.era, &params, &done.result) {
+                    Ok(()) => {
+                        run.state = RunState::Done;
+                        run.result = Some(done.result.to_string());
+                        let has_tool_use = match done.result.get("content") {
+                            Some(Value::Array(items)) => {
+                                items.iter().any(|b| b["type"] == "tool_use")
+                            }
+                            Some(b) => b["type"] == "tool_use",
+                            None => false,
+                        };
+                        if has_tool_use {
+                            Phase::ToolUseReview
+                        } else {
+                            Phase::ResponseReview
+                        }
+                    }
+                    Err(errors) => {
+                        run.state = RunState::Failed;
+                        let why: Vec<String> = errors
+                            .iter()
+                            .map(|e| format!("{} {}", e.field, e.message))
+                            .collect();
+                        run.error = Some(format!(
+                            "the model's answer is not a valid CreateMessageResult: {}",
+                            why.join("; ")
+                        ));
+                        Phase::RequestReview
                     }
                 }
-                Err(errors) => {
-                    run.state = RunState::Failed;
-                    let why: Vec<String> = errors
-                        .iter()
-                        .map(|e| format!("{} {}", e.field, e.message))
-                        .collect();
-                    run.error = Some(format!(
-                        "the model's answer is not a valid CreateMessageResult: {}",
-                        why.join("; ")
-                    ));
-                    Phase::RequestReview
-                }
-            },
-            Ok(Err(e)) => {
-                run.state = RunState::Failed;
-                run.error = Some(e.to_string());
-                Phase::RequestReview
             }
-            Err(_) => {
+            Err(e) => {
                 run.state = RunState::Failed;
-                run.error = Some(format!(
-                    "the model did not answer within {} seconds",
-                    MODEL_TIMEOUT.as_secs()
-                ));
+                run.error = Some(e.stored());
                 Phase::RequestReview
             }
         };
         let stored = run.clone();
         if let Err(e) = self
             .db
-            .write(move |c| Ok(approvals::finish_run(c, &stored, phase)?))
+            .write(move |c| {
+                // finish_run is its own transaction (SQLite's cannot nest); the one writer runs
+                // this closure whole, so no other write comes between the two.
+                approvals::finish_run(c, &stored, phase)?;
+                if stored.cost_usd.is_some() {
+                    spend::record_run_usage(
+                        c,
+                        &stored.question_id,
+                        &stored.model_id,
+                        stored.started_at,
+                        (stored.input_tokens, stored.output_tokens, stored.cost_usd),
+                    )?;
+                }
+                Ok(())
+            })
             .await
         {
             tracing::error!(error = %e, "cannot store a finished model run");

@@ -16,7 +16,6 @@
 //! reviews the request before sampling and the response before delivery.)
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::Value;
 
@@ -31,7 +30,7 @@ use crate::protocol::jsonrpc::{RpcError, error_response, result_response};
 use crate::protocol::sampling;
 pub use crate::wire::{Applied, Decision, Edit, TextEdit};
 mod budget;
-pub use budget::Budgets;
+pub use budget::{Budgets, ServerDay, Spend};
 mod decide;
 mod edit;
 mod rules;
@@ -39,9 +38,6 @@ mod rules;
 use crate::sampling::{
     Catalog, Providers, Receipt, RouteOutcome, RoutingConfig, request_digest, route,
 };
-
-/// Longest a model call may take before the run fails.
-const MODEL_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The code a server gets when a rule refused its request because no configured model may
 /// serve it: outside JSON-RPC's reserved range (as MCP 2026-07-28 `basic/index.mdx` §Error Codes

@@ -539,7 +539,10 @@ pub fn review_detail(q: &crate::broker::Question, review: &approval::Review) -> 
             model: r.model_id.clone(),
             state: r.state,
             result: r.result.as_deref().and_then(stored),
-            error: r.error.clone(),
+            error: r
+                .error
+                .as_deref()
+                .map(crate::sampling::ProviderError::stored_text),
             input_tokens: r.input_tokens,
             output_tokens: r.output_tokens,
             cost_usd: r.cost_usd,

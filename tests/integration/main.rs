@@ -44,6 +44,7 @@ mod sampling_review;
 mod sampling_vectors;
 mod service;
 mod sessions;
+mod spend;
 mod tasks;
 mod tool_calls;
 mod trusted_files;

@@ -58,6 +58,7 @@ fn config(model_base: &str) -> Config {
             audio: false,
             aliases: vec![],
             servers: None,
+            timeout_secs: 300,
         }],
         ..Config::default()
     }

@@ -36,6 +36,8 @@ pub struct AuditPage {
     /// The kinds the filter offers.
     pub kinds: &'static [Kind],
     pub entries: Vec<AuditView>,
+    /// Model spend per server and day against the daily budgets, with totals.
+    pub spend: SpendView,
 }
 
 #[derive(Deserialize)]
@@ -79,7 +81,9 @@ pub async fn audit(
             .map(|d| d.chars().take(12).collect())
             .unwrap_or_default()
     };
+    let spend = spend_view(&i18n, &state.review.spend(SPEND_DAYS).await?, SPEND_DAYS);
     ok(&AuditPage {
+        spend,
         i18n: i18n.clone(),
         csrf: session.csrf.clone(),
         server: server.unwrap_or_default(),

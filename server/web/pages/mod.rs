@@ -41,6 +41,7 @@ use super::views::form::*;
 use super::views::last;
 use super::views::review::*;
 use super::views::sampling::*;
+use super::views::spend::{SPEND_DAYS, SpendView, spend_view};
 use super::views::summary::*;
 use super::views::text::*;
 use super::views::tool_call::*;

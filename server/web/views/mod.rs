@@ -7,6 +7,7 @@ pub mod problem;
 pub mod prompt;
 pub mod review;
 pub mod sampling;
+pub mod spend;
 pub mod summary;
 pub mod text;
 pub mod tool_call;

@@ -3,8 +3,8 @@
 use super::diff::{BlockDiff, prompt_diffs};
 use super::prompt::{PromptBox, block_label, prompt_boxes, rows_for};
 use super::*;
-use crate::sampling::receipt::{ExclusionReason, HintMatch, Modality, Selection};
-use crate::sampling::{Receipt, TokenMethod};
+use crate::sampling::receipt::{ExclusionReason, HintMatch, Modality, Selection, Tie, TieBreak};
+use crate::sampling::{ProviderError, Receipt, TokenMethod};
 
 /// The model review as the page shows it.
 pub struct ModelReview {
@@ -36,7 +36,7 @@ pub struct ModelReview {
 pub struct ModelOption {
     pub id: String,
     pub selected: bool,
-    /// Estimated cost of this request on this model, e.g. `$0.000700`.
+    /// Estimated cost of this request on this model, e.g. `$0.0007`.
     pub estimate: String,
     /// Why the route excluded it (e.g. over the per-request cost cap); empty when it may run.
     pub excluded: String,
@@ -65,6 +65,22 @@ pub struct RunView {
 /// rebuilt from its structured fields (the receipt itself keeps its English sentence).
 fn why_text(i18n: &I18n, receipt: &Receipt) -> String {
     let eligible = receipt.candidates.iter().filter(|c| c.eligible).count();
+    let chosen = receipt
+        .chosen
+        .as_ref()
+        .and_then(|c| receipt.candidates.iter().find(|x| x.id == c.id));
+    let score = Arg::Number {
+        value: chosen.and_then(|c| c.score).unwrap_or(0.0),
+        fraction: Some((0, 2)),
+    };
+    let then = |tie: &Tie| match tie.by {
+        TieBreak::Cheaper => i18n.t1(
+            "route-tie-cheaper",
+            "cost",
+            i18n.usd(chosen.map(|c| c.estimated_cost_usd)),
+        ),
+        TieBreak::Id => i18n.t("route-tie-id"),
+    };
     match receipt.selection {
         Selection::Hint => match &receipt.matched_hint {
             Some(h) => {
@@ -83,29 +99,40 @@ fn why_text(i18n: &I18n, receipt: &Receipt) -> String {
                         format!("{alias:?}"),
                     ),
                 };
-                if h.matched.len() > 1 {
-                    i18n.t2("route-why-hint-tie", "why", why, "count", h.matched.len())
-                } else {
-                    why
+                match &receipt.tie {
+                    Some(tie) => i18n.message(
+                        "route-why-hint-shared",
+                        &[
+                            ("why", Arg::from(why)),
+                            ("count", Arg::from(h.matched.len())),
+                            ("tied", Arg::from(tie.models.len())),
+                            ("then", Arg::from(then(tie))),
+                        ],
+                    ),
+                    None if h.matched.len() > 1 => {
+                        i18n.t2("route-why-hint-tie", "why", why, "count", h.matched.len())
+                    }
+                    None => why,
                 }
             }
             None => receipt.why.clone(),
         },
-        Selection::Priorities => {
-            let score = receipt
-                .chosen
-                .as_ref()
-                .and_then(|c| receipt.candidates.iter().find(|x| x.id == c.id))
-                .and_then(|c| c.score)
-                .unwrap_or(0.0);
-            i18n.t2(
-                "route-why-priorities",
-                "score",
-                Arg::fixed(score, 4),
-                "count",
-                eligible,
-            )
-        }
+        Selection::Priorities if eligible == 1 => i18n.t("route-why-only-one"),
+        Selection::Priorities => match &receipt.tie {
+            Some(tie) if tie.models.len() == eligible => {
+                i18n.t2("route-why-all-tied", "count", eligible, "then", then(tie))
+            }
+            Some(tie) => i18n.message(
+                "route-why-some-tied",
+                &[
+                    ("tied", Arg::from(tie.models.len())),
+                    ("count", Arg::from(eligible)),
+                    ("score", score),
+                    ("then", Arg::from(then(tie))),
+                ],
+            ),
+            None => i18n.t2("route-why-priorities", "score", score, "count", eligible),
+        },
         Selection::NoPermittedRoute if receipt.candidates.is_empty() => {
             i18n.t("route-why-no-models")
         }
@@ -148,6 +175,39 @@ fn reasons_text(i18n: &I18n, reasons: &[ExclusionReason]) -> String {
         })
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// A failed run's stored error in the page's language (a provider's failure; any other is
+/// stored as a sentence and shown as it is). The provider's own words (its error message, the
+/// transport's cause) stay as the provider wrote them.
+fn run_error_text(i18n: &I18n, stored: &str) -> String {
+    let Some(error) = ProviderError::from_stored(stored) else {
+        return stored.to_owned();
+    };
+    match error {
+        ProviderError::MissingKey { env, .. } => i18n.t1("run-error-missing-key", "env", env),
+        ProviderError::KeyFile { message, .. } => i18n.t1("run-error-key-file", "message", message),
+        ProviderError::Transport { message, .. } => {
+            i18n.t1("run-error-transport", "message", message)
+        }
+        ProviderError::Timeout { seconds, .. } => i18n.t1("run-error-timeout", "seconds", seconds),
+        ProviderError::Incomplete { .. } => i18n.t("run-error-incomplete"),
+        ProviderError::Status {
+            status, message, ..
+        } => i18n.t2(
+            "run-error-status",
+            "status",
+            status.to_string(),
+            "message",
+            message,
+        ),
+        ProviderError::Unparseable { message, .. } => {
+            i18n.t1("run-error-unparseable", "message", message)
+        }
+        ProviderError::Unsupported { message, .. } => {
+            i18n.t1("run-error-unsupported", "message", message)
+        }
+    }
 }
 
 /// How the route counted the input tokens, in the page's language.
@@ -258,7 +318,11 @@ pub async fn model_review(
             ),
             model: r.model_id.clone(),
             state: r.state,
-            error: r.error.clone().unwrap_or_default(),
+            error: r
+                .error
+                .as_deref()
+                .map(|e| run_error_text(i18n, e))
+                .unwrap_or_default(),
             text: blocks
                 .iter()
                 .filter_map(|b| b.get("text").and_then(Value::as_str))

@@ -548,6 +548,7 @@ sessions-revoke-others = Log out everywhere else
 notify-kind-form = asks for input
 notify-kind-sampling = asks to run a model
 notify-kind-url = asks you to open a link
+notify-kind-tool_call = asks to call
 notify-ask = Notify me in this browser
 notify-on = This browser shows a notification when a question opens (while this page is open).
 
@@ -669,7 +670,7 @@ session-day-notice = You are signed in for 12 hours on this browser.
 notification-question = { $kind ->
     [sampling] { $server } asks to run a model
     [url] { $server } asks you to open a link
-    [tool_call] { $server } asks to call a tool
+    [tool_call] { $server } asks to call { $tool }
    *[form] { $server } asks for input
 }
 notification-waiting = { $count ->

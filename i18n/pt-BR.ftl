@@ -548,6 +548,7 @@ sessions-revoke-others = Sair de todos os outros lugares
 notify-kind-form = pede informações
 notify-kind-sampling = pede para rodar um modelo
 notify-kind-url = pede que você abra um link
+notify-kind-tool_call = pede para chamar
 notify-ask = Notificar-me neste navegador
 notify-on = Este navegador mostra uma notificação quando uma pergunta chega (enquanto esta página estiver aberta).
 
@@ -669,7 +670,7 @@ session-day-notice = Você está conectado por 12 horas neste navegador.
 notification-question = { $kind ->
     [sampling] { $server } pede para rodar um modelo
     [url] { $server } pede que você abra um link
-    [tool_call] { $server } pede para chamar uma ferramenta
+    [tool_call] { $server } pede para chamar { $tool }
    *[form] { $server } pede informações
 }
 notification-waiting = { $count ->

@@ -481,6 +481,7 @@ sessions-revoke-others = 退出其他所有地方的登录
 notify-kind-form = 请你填写信息
 notify-kind-sampling = 请求运行一个模型
 notify-kind-url = 请你打开一个链接
+notify-kind-tool_call = 请求调用
 notify-ask = 在此浏览器中通知我
 notify-on = 有问题出现时，此浏览器会显示通知（在本页打开期间）。
 
@@ -587,7 +588,7 @@ session-day-notice = 你在此浏览器上的登录有效期为 12 小时。
 notification-question = { $kind ->
     [sampling] { $server } 请求运行一个模型
     [url] { $server } 请你打开一个链接
-    [tool_call] { $server } 请求调用一个工具
+    [tool_call] { $server } 请求调用 { $tool }
    *[form] { $server } 请你填写信息
 }
 notification-waiting = { $count ->

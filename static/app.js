@@ -219,6 +219,8 @@
       }
       var what = box.getAttribute("data-kind-" + ev.kind);
       if (!what) return;
+      // A tool call names its tool (the event never carries arguments).
+      if (ev.kind === "tool_call" && ev.tool) what = what + " " + ev.tool;
       new Notification("mcp-consent", { body: ev.server + " " + what, tag: ev.id });
     };
   }

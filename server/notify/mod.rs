@@ -114,12 +114,20 @@ impl Shown {
         let body = if count > 1 {
             i18n.t1("notification-waiting", "count", count)
         } else {
-            i18n.t2(
+            // A tool call names its tool (never its arguments); other kinds do not (their
+            // `tool` is only the call that led to them).
+            let tool = match (notice.kind, &notice.tool) {
+                (Kind::ToolCall, Some(tool)) => tool.as_str(),
+                _ => "",
+            };
+            i18n.t3(
                 "notification-question",
                 "server",
                 Arg::from(notice.server.as_str()),
                 "kind",
                 notice.kind.as_str(),
+                "tool",
+                Arg::from(tool),
             )
         };
         Shown {
@@ -478,6 +486,9 @@ mod tests {
             ),
             (Kind::Url, 1, Lang::En, "everything asks you to open a link"),
             (Kind::Url, 3, Lang::En, "3 questions are waiting"),
+            (Kind::ToolCall, 1, Lang::En, "everything asks to call a-tool"),
+            (Kind::ToolCall, 1, Lang::ZhCn, "everything 请求调用 a-tool"),
+            (Kind::ToolCall, 1, Lang::PtBr, "everything pede para chamar a-tool"),
             (Kind::Form, 1, Lang::ZhCn, "everything 请你填写信息"),
             (Kind::Sampling, 1, Lang::ZhCn, "everything 请求运行一个模型"),
             (Kind::Url, 1, Lang::ZhCn, "everything 请你打开一个链接"),

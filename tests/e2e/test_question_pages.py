@@ -367,7 +367,7 @@ async def test_the_page_leads_with_who_asks_and_what(real_browser: RealBrowser, 
     await page.goto(f"/questions/{qid}")
     assert await page.locator("main h1").inner_text() == f"{SERVER} asks for your input"
     # The details are folded; the field is on the first screen.
-    assert not await page.locator("dl.meta").is_visible()
+    assert not await page.locator("details.meta-details dl.meta").is_visible()
     await in_view(page, "input[name='field.nick']")
     # English kinds are plain words, and the title carries no invisible isolates.
     sid = await open_sampling(service, 21)

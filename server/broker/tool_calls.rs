@@ -200,14 +200,14 @@ impl Broker {
                 Ok(conn.immediate_transaction(|conn| {
                     let revoked = grants::revoke(conn, &id, now)?;
                     if let Some(grant) = &revoked {
-                        let mut entry = NewAudit::new(
+                        let entry = NewAudit::tool_call(
                             now,
                             Actor::Human,
                             AuditAction::GrantRevoked,
-                            "",
+                            None,
                             &grant.server,
+                            &grant.tool,
                         );
-                        entry.tool = Some(grant.tool.clone());
                         crate::db::approvals::append_audit(conn, &entry)?;
                     }
                     diesel::QueryResult::Ok(revoked)

@@ -380,6 +380,26 @@ async fn a_grant_answers_the_waiting_calls_of_that_tool_and_the_next_ones() {
     proxy.send(&call(12, "delete_file", "/c")).await;
     assert_eq!(host_line(&mut proxy).await["id"], 12);
     assert_eq!(calls_received(&proxy).len(), 3);
+
+    // The rules page lists the grant, and revoking it there ends it at once (audited).
+    let page = app.html(&browser, "/rules").await;
+    assert!(page.contains("delete_file"), "{page}");
+    let grant = policy["grants"][0]["id"].as_str().unwrap();
+    let res = browser
+        .post(format!("{}/rules/grants/{grant}/revoke", app.base))
+        .form(&[("csrf", csrf_of(&page))])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    let after: Value = app.get("/api/v1/tools/policy").await.json().await.unwrap();
+    assert_eq!(after["grants"], json!([]));
+    let log: Value = app.get("/api/v1/audit").await.json().await.unwrap();
+    let entries = log["entries"].as_array().unwrap_or_else(|| panic!("{log}"));
+    assert!(
+        entries.iter().any(|e| e["action"] == "grant_revoked"),
+        "{log}"
+    );
 }
 
 #[tokio::test]

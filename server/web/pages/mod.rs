@@ -80,6 +80,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/rules", web::get().to(rules))
         .route("/rules", web::post().to(create_rule))
         .route("/rules/{rule}/revoke", web::post().to(revoke_rule))
+        .route("/rules/grants/{grant}/revoke", web::post().to(revoke_grant))
         .route("/rules/{rule}/apply", web::post().to(apply_rule))
         .route("/sessions", web::get().to(sessions))
         .route("/sessions/remember", web::post().to(remember_session))

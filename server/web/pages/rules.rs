@@ -58,6 +58,47 @@ pub struct RulesPage {
     pub servers: Vec<String>,
     pub form: RuleForm,
     pub lifetimes: &'static [i64],
+    /// Tool grants made from tool-call questions, newest first.
+    pub grants: Vec<GrantView>,
+}
+
+/// A tool grant as the page shows it.
+pub struct GrantView {
+    pub id: String,
+    pub server: String,
+    pub tool: String,
+    pub created_at: Moment,
+    /// `None`: until revoked.
+    pub expires_at: Option<Moment>,
+    /// Neither revoked nor expired.
+    pub active: bool,
+    pub revoked: bool,
+}
+
+/// The most grants the page lists.
+const GRANTS_LISTED: i64 = 200;
+
+async fn grant_views(state: &AppState) -> Result<Vec<GrantView>, PageError> {
+    let now = state.broker.now();
+    let time = |ms: i64| chrono::DateTime::from_timestamp_millis(ms).unwrap_or(now);
+    Ok(state
+        .broker
+        .recent_grants(GRANTS_LISTED)
+        .await?
+        .into_iter()
+        .map(|g| {
+            let expired = g.expires_at.is_some_and(|t| time(t) <= now);
+            GrantView {
+                active: g.revoked_at.is_none() && !expired,
+                revoked: g.revoked_at.is_some(),
+                created_at: moment(time(g.created_at), now),
+                expires_at: g.expires_at.map(|t| moment(time(t), now)),
+                id: g.id,
+                server: g.server,
+                tool: g.tool,
+            }
+        })
+        .collect())
 }
 
 async fn rules_page(
@@ -99,6 +140,7 @@ async fn rules_page(
         servers: state.broker.servers_seen().await?,
         form,
         lifetimes: LIFETIMES,
+        grants: grant_views(state).await?,
     })
 }
 
@@ -186,6 +228,20 @@ pub async fn revoke_rule(
     let pairs = form_pairs(payload).await?;
     session.check_csrf(last(&pairs, "csrf"))?;
     state.review.revoke_rule(&rule, Actor::Human).await?;
+    Ok(see_other("/rules"))
+}
+
+/// `POST /rules/grants/{grant}/revoke`: a tool grant stops applying at once (audited); the
+/// proxies follow within two seconds.
+pub async fn revoke_grant(
+    state: web::Data<AppState>,
+    session: WebSession,
+    grant: web::Path<String>,
+    payload: web::Payload,
+) -> Result<HttpResponse, PageError> {
+    let pairs = form_pairs(payload).await?;
+    session.check_csrf(last(&pairs, "csrf"))?;
+    state.broker.revoke_grant(&grant).await?;
     Ok(see_other("/rules"))
 }
 

@@ -18,6 +18,7 @@
 //! database file, which `query_only` allows).
 
 pub mod approvals;
+pub mod audit;
 pub mod controls;
 pub mod grants;
 pub mod history;

@@ -156,9 +156,12 @@ async fn a_slow_client_flood_on_the_tcp_port_leaves_the_owners_socket_answering(
         "POST /login HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100000\r\n\r\npassphrase="
     );
     for _ in 0..flood {
-        let connect = tokio::time::timeout(Duration::from_millis(500), TcpStream::connect(&addr));
+        // A connect that takes seconds means the backlog is full: the budget is taken. (Half a
+        // second was too little on a loaded machine: the accept loop lags behind, and the flood
+        // stopped short of the budget.)
+        let connect = tokio::time::timeout(Duration::from_secs(3), TcpStream::connect(&addr));
         let Ok(Ok(mut stream)) = connect.await else {
-            break; // the backlog is full: the budget is taken
+            break;
         };
         let _ = stream.write_all(head.as_bytes()).await;
         held.push(stream);

@@ -88,12 +88,9 @@
       clearTimeout(timer);
       timer = setTimeout(refreshQueue, 150);
     });
-    // A change during a reconnect sends this page no event: look once each time it opens.
-    var opened = false;
-    source.addEventListener("open", function () {
-      if (opened) refreshQueue();
-      opened = true;
-    });
+    // A change between the page's rendering and its subscription, or during a reconnect,
+    // sends this page no event: look once each time the stream opens.
+    source.addEventListener("open", refreshQueue);
 
     function rowIds(root) {
       return Array.prototype.map.call(root.querySelectorAll("tr[data-question-id]"), function (r) {

@@ -6,6 +6,7 @@
 
 number = { $value }
 money-usd = ${ $amount }
+money-usd-under = less than ${ $amount }
 money-unknown = unknown
 time-just-now = just now
 time-soon = in under a minute
@@ -44,9 +45,10 @@ duration = { $unit ->
 ## Vocabulary (selected by the word's wire name)
 
 kind = { $word ->
-    [sampling] sampling
+    [sampling] model request
     [form] form
-   *[url] url
+    [tool_call] tool call
+   *[url] link
 }
 state = { $word ->
     [pending] pending
@@ -66,7 +68,18 @@ audit-action-name = { $word ->
     [delivered] delivered
     [answered] answered
     [declined] declined
-   *[cancelled] cancelled
+    [cancelled] cancelled
+    [opened] link opened
+    [rule_created] rule created
+    [tool_allowed] tool call allowed
+    [tool_denied] tool call denied
+    [tool_accepted] tool call accepted
+    [tool_edited] tool call accepted, edited
+    [tool_declined] tool call declined
+    [tool_expired] tool call expired
+    [grant_made] grant made
+    [grant_revoked] grant revoked
+   *[rule_revoked] rule revoked
 }
 actor = { $word ->
     [server] server
@@ -124,6 +137,136 @@ queue-hint = This page updates itself while JavaScript is on; otherwise reload i
 history-title = History
 history-heading = Decided
 history-empty = Nothing decided yet.
+
+## Working the queue, the history, "why am I being asked" (pages/queue.rs, history.rs, why.rs)
+
+queue-filter-label = Filter the queue
+queue-search = Search
+filter-any = any
+filter-apply = Filter
+filter-clear = Show all
+queue-group = Group by server
+queue-none-match = { $count ->
+    [one] No waiting question matches; { $count } waits in all.
+   *[other] No waiting question matches; { $count } wait in all.
+}
+queue-count-filtered = { $count ->
+    [one] Showing { $shown } of { $count } waiting question.
+   *[other] Showing { $shown } of { $count } waiting questions.
+}
+queue-group-count = { $count ->
+    [one] { $count } waiting
+   *[other] { $count } waiting
+}
+col-select = Select
+queue-select = Select:
+queue-decline-selected = Decline selected…
+queue-declined = { $count ->
+    [one] Declined { $count } question.
+   *[other] Declined { $count } questions.
+}
+queue-declined-skipped = { $count ->
+    [one] { $count } was decided already.
+   *[other] { $count } were decided already.
+}
+queue-live-added = { $count ->
+    [one] { $count } new question in the queue.
+   *[other] { $count } new questions in the queue.
+}
+queue-live-gone = { $count ->
+    [one] { $count } question left the queue.
+   *[other] { $count } questions left the queue.
+}
+servers-heading = Servers
+servers-hint = Pause refuses a server's new requests for an hour; block refuses them until you unblock it; mute sends no notice for its questions. Questions already waiting stay.
+server-blocked = blocked
+server-paused-until = paused until { $at }
+server-muted = notices muted
+server-pause = Pause for an hour
+server-resume = Resume
+server-block = Block
+server-unblock = Unblock
+server-mute = Mute notices
+server-unmute = Unmute notices
+decline-many-title = { $count ->
+    [one] Decline { $count } question?
+   *[other] Decline { $count } questions?
+}
+decline-many-body = Each server gets a decline, as if you declined each question on its page. Nothing else is sent.
+decline-many-gone = { $count ->
+    [one] { $count } selected question was decided already and is left out.
+   *[other] { $count } selected questions were decided already and are left out.
+}
+decline-many-none = None of the selected questions is waiting any more.
+decline-many-back = Back to the queue
+decline-many-confirm = { $count ->
+    [one] Decline { $count } question
+   *[other] Decline { $count } questions
+}
+history-hint = Every decided question, most recent first: when, where and by whom it was decided.
+history-filter-label = Search the history
+history-since = Decided within
+history-since-any = any time
+history-period = { $word ->
+    [hour] the last hour
+    [day] the last day
+    [week] the last 7 days
+   *[month] the last 30 days
+}
+history-none-match = No decided question matches.
+history-count = { $count ->
+    [one] { $count } decided question.
+   *[other] { $count } decided questions.
+}
+history-cut = Only the 200 most recent matches are shown; narrow the search to see older ones.
+col-decided = Decided
+col-where = Where
+history-which-rule = (which rule)
+history-model = model { $model }
+place-browser = you, in the browser
+place-api = a script (API or CLI)
+place-rule = an auto-approve rule
+place-server = the server
+place-deadline = nobody (deadline passed)
+place-unknown = not recorded
+why-summary = Why am I being asked?
+why-session = Host session
+why-session-unknown = not known (the proxy did not say)
+why-session-count = { $count ->
+    [one] { $count } question from this session, since { $since }
+   *[other] { $count } questions from this session, since { $since }
+}
+why-tool = Tool call
+why-tool-none = None known: the server asked on its own, not during a tool call the host made.
+why-tool-call = It came while the host's call of the tool { $tool } was running.
+why-before = Asked before
+why-before-never = This server never asked anything before.
+why-before-count = { $count ->
+    [one] This server asked { $count } time before; how it was answered:
+   *[other] This server asked { $count } times before; the latest and how they were answered:
+}
+why-before-all = Every question of this server in the history
+audit-filter-label = Filter the audit log
+audit-kind-rule = rule
+rules-lifetime = Expires after
+rules-lifetime-hours = { $count ->
+    [one] { $count } hour
+   *[other] { $count } hours
+}
+rules-lifetime-days = { $count ->
+    [one] { $count } day
+   *[other] { $count } days
+}
+rules-server-hint = Pick a server that asked before; the list offers them.
+rules-not-created = The rule was not created
+rules-incomplete = Enter a server name and a reason.
+rules-unknown-server = No server named { $server } has asked anything yet.
+rules-use-suggestion = Use { $server }
+rules-confirm-unknown = Create the rule for { $server } anyway
+rules-both-warning-title = Both steps send without review.
+rules-both-warning = The model's answer goes to the server without you seeing it, tool calls included: the server can then run tools with arguments nobody checked.
+rules-confirm-both = I understand: send the model's answers, tool calls included, without review
+rules-both-unconfirmed = Confirm that both steps send the model's answers without review, or choose the request step only.
 
 ## Login
 
@@ -207,6 +350,13 @@ message-heading = Message from the server
 ## Form questions
 
 form-secret-warning = This form seems to ask for a secret (a password, token or key). Servers must not ask for sensitive data through forms; decline unless you are sure.
+form-person-only-because = Person-only because of “{ $word }” in { $place }.
+form-person-only-every-form = Every form is person-only here (the forms_person_only setting).
+form-place-message = the message
+form-place-field-name = the name of field { $field }
+form-place-field-title = the title of field { $field }
+form-place-field-description = the description of field { $field }
+form-place-choice = a choice of field { $field }
 form-no-fields = The server asks only for a confirmation; there is nothing to fill in.
 form-required = required
 form-select-none = (none)
@@ -240,6 +390,7 @@ url-open-asks-again = (asks again)
 url-not-web = This is not a web address (only https and http links are opened).
 url-invalid = This is not a valid web address.
 url-finding = { $finding ->
+    [hidden-characters] This address holds invisible characters that change how it reads; they are shown as code points (U+…). Read it as shown here, not as the message writes it.
     [not-https] Not HTTPS: this page and anything you type into it travel unencrypted.
     [internationalized-host] This address uses international characters (Punycode). It may imitate a familiar name: compare both forms of the host.
     [lookalike] Look-alike host: its Unicode form imitates another name (mixed scripts or letters that look like Latin ones), so it is shown in its ASCII form. Do not trust the name it appears to be.
@@ -264,7 +415,7 @@ confirm-heading = { $kind ->
    *[url] Send this url answer to { $server }?
 }
 confirm-nothing-sent = Nothing has been sent yet. Check your answer, then choose "Send" or go back to change it.
-confirm-exactly = "Send" delivers exactly this JSON to the server, as the result of its request { $id }:
+confirm-exactly = "Send" delivers exactly this JSON to the server as its answer (JSON-RPC id { $id }):
 confirm-send = Send
 confirm-back = Back (keeps your answers)
 
@@ -293,10 +444,18 @@ review-no-route = No permitted route: no configured model may serve this request
 review-estimate = Estimated input: { $tokens } tokens ({ $method }); estimated cost on { $model } at most { $cost }. Each model in the list shows its own estimate; models the route excluded cannot be picked.
 review-estimate-unrouted = Estimated input: { $tokens } tokens ({ $method }); estimated cost on the routed model at most { $cost }. Each model in the list shows its own estimate; models the route excluded cannot be picked.
 review-run-failed = The last run on { $model } failed: { $error }
+run-error-missing-key = the environment variable { $env } holding its API key is not set
+run-error-key-file = its API key file { $message }
+run-error-transport = cannot reach the provider: { $message }
+run-error-timeout = the provider did not answer within { $seconds } seconds (the model's timeout_secs); the request was abandoned and nothing was sent to the server
+run-error-incomplete = the provider stopped mid-answer (the connection closed before the answer was complete); nothing was sent to the server
+run-error-status = the provider answered HTTP { $status }: { $message }
+run-error-unparseable = unparseable provider response: { $message }
+run-error-unsupported = this request cannot be sent to it: { $message }
 review-prompt-heading = The prompt that will run
 review-prompt-hint = Edit it here if you need to: { $approve } runs exactly what these boxes hold (a change is recorded as a new revision, audited).
 review-prompt-original-above = The server's original is above, under "What the server wants a model to answer".
-review-block-label = Message { $message }, block { $block }
+review-block-label = Message { $message } ({ $role }), block { $block }
 review-approve = Approve and run
 review-save-edits = Save edits without running
 review-reject = Reject
@@ -306,7 +465,7 @@ review-answer-from = Answer from { $model }, stopReason { $stop }, { $input } in
 review-result-sent = The CreateMessageResult "Send" delivers
 review-send = Send
 review-regenerate = Regenerate
-model-select-label = Model (estimated cost of this request on each)
+model-select-label = Model to run (estimated cost of this request on each)
 model-option = { $model } — at most { $estimate }
 model-option-excluded = { $model } — at most { $estimate } — not allowed: { $reason }
 manual-heading = Your response
@@ -323,6 +482,12 @@ route-why-hint-id = hint { $name } (#{ $index }) is part of the model id
 route-why-hint-alias = hint { $name } (#{ $index }) matches the configured alias { $alias }
 route-why-hint-tie = { $why }; it matched { $count } eligible models and this one scored highest on the priorities
 route-why-priorities = no hint matched an eligible model; highest priorities score { $score } of { $count } eligible models
+route-why-hint-shared = { $why }; it matched { $count } eligible models and { $tied } of them share the highest priorities score: { $then }
+route-why-all-tied = no hint matched an eligible model and the priorities do not tell the { $count } eligible models apart: { $then }
+route-why-some-tied = no hint matched an eligible model; { $tied } of the { $count } eligible models share the highest priorities score ({ $score }): { $then }
+route-why-only-one = no hint matched an eligible model; it is the only eligible model
+route-tie-cheaper = the cheapest was chosen (estimated at most { $cost })
+route-tie-id = they cost the same, so the first by id was chosen
 route-why-no-models = no permitted route: no model is configured
 route-why-all-excluded = no permitted route: all { $count } configured models were excluded
 exclusion-no-tools = the request uses tools and this model does not support tools
@@ -333,6 +498,19 @@ exclusion-modality = { $modality ->
 exclusion-over-budget = estimated cost { $cost } is over the per-request cap { $cap }
 exclusion-server-not-allowed = server { $server } is not in this model's allow-list
 token-method-chars = estimate: characters / 4
+spend-heading = Model spend per server and day
+spend-hint = What model runs cost on the last { $days } days (UTC days), against the daily budgets of [budgets]. Every run counts, also one regenerated away or rejected; tokens and cost are as the model server reported them. In the list below each run's tokens and cost stand on the entry that started it (approved, regenerated); a delivered entry repeats those of the run it sent.
+spend-empty = No model ran in these days.
+spend-day = Day (UTC)
+spend-runs = Runs
+spend-budget = Daily budget
+spend-runs-value = { $runs } ({ $delivered } delivered)
+spend-limit-tokens = { $used } of { $max } tokens ({ $percent }%)
+spend-limit-cost = { $used } of { $max } ({ $percent }%)
+spend-no-limit = no daily limit
+spend-exhausted = Reached: this server's next request today is refused.
+spend-unpriced = { $count } without reported usage
+spend-total = Total
 
 ## Decisions (dialogs, Escape, prompt diff, tool use)
 
@@ -371,6 +549,7 @@ sessions-revoke-others = Log out everywhere else
 notify-kind-form = asks for input
 notify-kind-sampling = asks to run a model
 notify-kind-url = asks you to open a link
+notify-kind-tool_call = asks to call
 notify-ask = Notify me in this browser
 notify-on = This browser shows a notification when a question opens (while this page is open).
 
@@ -378,7 +557,7 @@ notify-on = This browser shows a notification when a question opens (while this 
 
 audit-title = Audit
 audit-heading = Audit log
-audit-hint = Every sampling decision, newest first. Prompts and responses are recorded only as SHA-256 digests.
+audit-hint = Every decision on every kind of question, and every rule created or revoked, newest first. Prompts, answers and responses are recorded only as SHA-256 digests.
 audit-action = Action
 audit-any = any
 audit-filter = Filter
@@ -401,7 +580,6 @@ rules-covers = Covers
 rules-scope-request = the request step
 rules-scope-both = both steps
 rules-reason = Reason
-rules-days = Expires after (days)
 rules-add = Add rule
 rules-empty = No rules.
 rules-scope = Scope
@@ -493,9 +671,104 @@ session-day-notice = You are signed in for 12 hours on this browser.
 notification-question = { $kind ->
     [sampling] { $server } asks to run a model
     [url] { $server } asks you to open a link
+    [tool_call] { $server } asks to call { $tool }
    *[form] { $server } asks for input
 }
 notification-waiting = { $count ->
     [one] { $count } question is waiting
    *[other] { $count } questions are waiting
 }
+
+## Tool calls
+
+tool-heading = { $server } wants to call { $tool }
+tool-intro = Your rules ask you about this call. The server receives it only if you allow it, and then exactly as shown (or as you edit it).
+tool-description = What the server says the tool does
+tool-annotations = What the server claims about the tool
+tool-claims-note = These are claims of the server, not checked by mcp-consent.
+tool-arguments = Arguments
+tool-no-arguments = No arguments.
+tool-edit = Edit the arguments (JSON)
+tool-edit-help = Send these arguments instead. They are checked against the tool's input schema.
+tool-no-schema = mcp-consent has not seen this tool's input schema (the host did not list the tools through this proxy), so any JSON object is accepted.
+tool-allow-once = Allow once
+tool-decline = Decline
+tool-grant-legend = Or allow this tool on this server from now on
+tool-grant-hour = Allow for an hour
+tool-grant-day = Allow for a day
+tool-grant-always = Always allow
+tool-grant-note = A grant answers this call and the waiting calls of this tool at once; revoke it on the rules page.
+tool-grants-title = Tool grants
+tool-grants-intro = Standing permissions made from tool-call questions. Each lets one tool on one server run without asking, until it expires or you revoke it. A rule that denies a call still denies it.
+tool-grants-empty = No tool grants.
+tool-grant-expires = Expires
+tool-grant-never = never (until revoked)
+tool-grant-revoked = revoked
+tool-grant-revoke = Revoke
+tool-preview = calls { $tool }
+
+## Question pages: warnings that protect, one decision at a time
+
+url-warnings-title = Warning: this address may not be what it seems.
+url-hidden-char = An invisible character, shown by its code point
+url-warning-imitates = This is not { $known }: { $domain } only looks like it, with letters that look alike. Going back is the safe choice.
+url-warning-posing = The address starts with { $known }, but it belongs to { $domain }: that site, not { $known }, gets what you type there.
+url-warning-brand = The message names { $brand }, but this address is not on { $known }: it belongs to { $domain }.
+url-decline-safe = Don't open: decline
+url-open-anyway = Open { $domain } anyway
+role = { $word ->
+    [user] user
+   *[assistant] assistant
+}
+review-block-fixed = A { $kind } block: shown in the request above, sent as it is (not editable here).
+review-block-fixed-id = A { $kind } block, id { $id }: shown in the request above, sent as it is (not editable here).
+question-heading-done = { $kind ->
+    [sampling] { $server } asked for a model response
+    [form] { $server } asked for your input
+   *[url] { $server } asked you to open a link
+}
+lead-tool = During the tool call { $tool }
+lead-asked = asked { $when }
+lead-expires = expires { $when }
+deadline-last-minute = Less than a minute left: answer now, or this question expires and nothing you enter can be sent.
+deadline-passed = This question has expired: nothing can be sent any more. What you entered stays on this page so you can copy it.
+meta-details = Details
+outcome-when = { $state ->
+    [accepted] { $kind ->
+        [url] You opened the link at { $time }; { $server } was told you consent.
+       *[other] Sent to { $server } at { $time }.
+    }
+    [declined] Declined at { $time }; { $server } was told you said no.
+    [cancelled] Cancelled at { $time }; { $server } was told.
+    [expired] Expired at { $time }: nobody answered in time; { $server } was told.
+    [withdrawn] { $server } withdrew this question at { $time }.
+   *[completed] { $server } reported it complete at { $time }.
+}
+outcome-next = { $kind ->
+    [sampling] Next: { $server } asks for a model response
+    [form] Next: { $server } asks for your input
+   *[url] Next: { $server } asks you to open a link
+}
+outcome-more-waiting = { $count ->
+    [one] and 1 more waiting
+   *[other] and { $count } more waiting
+}
+outcome-none-waiting = No other question is waiting.
+outcome-back-to-queue = Back to the queue
+step-request = Step 1 of 2: check the prompt and the model, then approve one run. Nothing has been sent to the server.
+step-running-hint = Nothing has been sent to the server. The answer comes here for your review; you decide then whether it is sent.
+step-response = Step 2 of 2: the answer is ready. Check it, then Send it to the server or Reject it.
+regenerate-legend = Or run the request again
+model-regenerate-label = Model for Regenerate (estimated cost of this request on each)
+model-option-over-cap = { $model } — at most { $estimate } — over the cost cap (asks to confirm)
+manual-choice = Answer without a model…
+sampling-original-note-done = This is the server's original request; the edited prompt that ran (revision { $revision }) is kept below.
+done-heading = What ran
+done-edited-prompt = The edited prompt that ran (revision { $revision })
+over-cap-title = Over the cost cap
+over-cap-heading = Run { $model } over the cost cap?
+over-cap-body = This request is estimated to cost up to { $cost } on { $model }, more than the cap of { $cap } per request. The model runs only once you confirm; its answer still comes back for your review before anything is sent.
+over-cap-for = The request is from { $server }.
+over-cap-back = Back, keep within the cap
+over-cap-run = Run { $model } anyway (up to { $cost })
+login-session-length-no-box = A session lasts 12 hours; to stay logged in on this browser for 30 days, use the Sessions page once logged in.

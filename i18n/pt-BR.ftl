@@ -6,6 +6,7 @@
 
 number = { $value }
 money-usd = US$ { $amount }
+money-usd-under = menos de US$ { $amount }
 money-unknown = desconhecido
 time-just-now = agora mesmo
 time-soon = em menos de um minuto
@@ -46,6 +47,7 @@ duration = { $unit ->
 kind = { $word ->
     [sampling] pedido ao modelo
     [form] formulário
+    [tool_call] chamada de ferramenta
    *[url] link
 }
 state = { $word ->
@@ -66,7 +68,18 @@ audit-action-name = { $word ->
     [delivered] entregue
     [answered] respondido
     [declined] recusado
-   *[cancelled] cancelado
+    [cancelled] cancelado
+    [opened] link aberto
+    [rule_created] regra criada
+    [tool_allowed] chamada permitida
+    [tool_denied] chamada negada
+    [tool_accepted] chamada aceita
+    [tool_edited] chamada aceita, editada
+    [tool_declined] chamada recusada
+    [tool_expired] chamada expirada
+    [grant_made] permissão concedida
+    [grant_revoked] permissão revogada
+   *[rule_revoked] regra revogada
 }
 actor = { $word ->
     [server] servidor
@@ -124,6 +137,136 @@ queue-hint = Esta página se atualiza sozinha com o JavaScript ativado; sem ele,
 history-title = Histórico
 history-heading = Decididas
 history-empty = Nada decidido ainda.
+
+## Working the queue, the history, "why am I being asked" (pages/queue.rs, history.rs, why.rs)
+
+queue-filter-label = Filtrar a fila
+queue-search = Buscar
+filter-any = qualquer
+filter-apply = Filtrar
+filter-clear = Mostrar tudo
+queue-group = Agrupar por servidor
+queue-none-match = { $count ->
+    [one] Nenhuma pergunta em espera corresponde; { $count } espera no total.
+   *[other] Nenhuma pergunta em espera corresponde; { $count } esperam no total.
+}
+queue-count-filtered = { $count ->
+    [one] Mostrando { $shown } de { $count } pergunta em espera.
+   *[other] Mostrando { $shown } de { $count } perguntas em espera.
+}
+queue-group-count = { $count ->
+    [one] { $count } em espera
+   *[other] { $count } em espera
+}
+col-select = Selecionar
+queue-select = Selecionar:
+queue-decline-selected = Recusar as selecionadas…
+queue-declined = { $count ->
+    [one] { $count } pergunta recusada.
+   *[other] { $count } perguntas recusadas.
+}
+queue-declined-skipped = { $count ->
+    [one] { $count } já estava decidida.
+   *[other] { $count } já estavam decididas.
+}
+queue-live-added = { $count ->
+    [one] { $count } pergunta nova na fila.
+   *[other] { $count } perguntas novas na fila.
+}
+queue-live-gone = { $count ->
+    [one] { $count } pergunta saiu da fila.
+   *[other] { $count } perguntas saíram da fila.
+}
+servers-heading = Servidores
+servers-hint = Pausar recusa os pedidos novos de um servidor por uma hora; bloquear os recusa até você desbloquear; silenciar não envia avisos das perguntas dele. As perguntas que já esperam continuam.
+server-blocked = bloqueado
+server-paused-until = pausado até { $at }
+server-muted = avisos silenciados
+server-pause = Pausar por uma hora
+server-resume = Retomar
+server-block = Bloquear
+server-unblock = Desbloquear
+server-mute = Silenciar avisos
+server-unmute = Reativar avisos
+decline-many-title = { $count ->
+    [one] Recusar { $count } pergunta?
+   *[other] Recusar { $count } perguntas?
+}
+decline-many-body = Cada servidor recebe uma recusa, como se você recusasse cada pergunta na página dela. Nada mais é enviado.
+decline-many-gone = { $count ->
+    [one] { $count } pergunta selecionada já estava decidida e fica de fora.
+   *[other] { $count } perguntas selecionadas já estavam decididas e ficam de fora.
+}
+decline-many-none = Nenhuma das perguntas selecionadas está mais em espera.
+decline-many-back = Voltar à fila
+decline-many-confirm = { $count ->
+    [one] Recusar { $count } pergunta
+   *[other] Recusar { $count } perguntas
+}
+history-hint = Cada pergunta decidida, a mais recente primeiro: quando, onde e por quem foi decidida.
+history-filter-label = Buscar no histórico
+history-since = Decididas em
+history-since-any = qualquer momento
+history-period = { $word ->
+    [hour] na última hora
+    [day] no último dia
+    [week] nos últimos 7 dias
+   *[month] nos últimos 30 dias
+}
+history-none-match = Nenhuma pergunta decidida corresponde.
+history-count = { $count ->
+    [one] { $count } pergunta decidida.
+   *[other] { $count } perguntas decididas.
+}
+history-cut = Só as 200 correspondências mais recentes aparecem; restrinja a busca para ver as mais antigas.
+col-decided = Decidida
+col-where = Onde
+history-which-rule = (qual regra)
+history-model = modelo { $model }
+place-browser = você, no navegador
+place-api = um script (API ou CLI)
+place-rule = uma regra de aprovação automática
+place-server = o servidor
+place-deadline = ninguém (prazo esgotado)
+place-unknown = não registrado
+why-summary = Por que estão me perguntando?
+why-session = Sessão do host
+why-session-unknown = desconhecida (o proxy não informou)
+why-session-count = { $count ->
+    [one] { $count } pergunta desta sessão, desde { $since }
+   *[other] { $count } perguntas desta sessão, desde { $since }
+}
+why-tool = Chamada de ferramenta
+why-tool-none = Nenhuma conhecida: o servidor perguntou por conta própria, não durante uma chamada de ferramenta do host.
+why-tool-call = Veio enquanto a chamada do host à ferramenta { $tool } estava em andamento.
+why-before = Perguntou antes
+why-before-never = Este servidor nunca perguntou nada antes.
+why-before-count = { $count ->
+    [one] Este servidor perguntou { $count } vez antes; como foi respondida:
+   *[other] Este servidor perguntou { $count } vezes antes; as mais recentes e como foram respondidas:
+}
+why-before-all = Todas as perguntas deste servidor no histórico
+audit-filter-label = Filtrar o registro de auditoria
+audit-kind-rule = regra
+rules-lifetime = Expira após
+rules-lifetime-hours = { $count ->
+    [one] { $count } hora
+   *[other] { $count } horas
+}
+rules-lifetime-days = { $count ->
+    [one] { $count } dia
+   *[other] { $count } dias
+}
+rules-server-hint = Escolha um servidor que já perguntou; a lista mostra quais.
+rules-not-created = A regra não foi criada
+rules-incomplete = Informe o nome de um servidor e um motivo.
+rules-unknown-server = Nenhum servidor chamado { $server } perguntou nada ainda.
+rules-use-suggestion = Usar { $server }
+rules-confirm-unknown = Criar a regra para { $server } mesmo assim
+rules-both-warning-title = As duas etapas enviam sem revisão.
+rules-both-warning = A resposta do modelo vai ao servidor sem você vê-la, chamadas de ferramenta incluídas: o servidor pode então executar ferramentas com argumentos que ninguém conferiu.
+rules-confirm-both = Entendo: enviar as respostas do modelo, chamadas de ferramenta incluídas, sem revisão
+rules-both-unconfirmed = Confirme que as duas etapas enviam as respostas do modelo sem revisão, ou escolha só a etapa do pedido.
 
 ## Login
 
@@ -207,6 +350,13 @@ message-heading = Mensagem do servidor
 ## Form questions
 
 form-secret-warning = Este formulário parece pedir um segredo (uma senha, um token ou uma chave). Servidores não devem pedir dados sensíveis por formulários; recuse, a menos que tenha certeza.
+form-person-only-because = Só uma pessoa, por causa de “{ $word }” em { $place }.
+form-person-only-every-form = Aqui todo formulário é só para uma pessoa (a opção forms_person_only).
+form-place-message = a mensagem
+form-place-field-name = o nome do campo { $field }
+form-place-field-title = o título do campo { $field }
+form-place-field-description = a descrição do campo { $field }
+form-place-choice = uma opção do campo { $field }
 form-no-fields = O servidor pede só uma confirmação; não há nada a preencher.
 form-required = obrigatório
 form-select-none = (nenhum)
@@ -240,6 +390,7 @@ url-open-asks-again = (pergunta de novo)
 url-not-web = Este não é um endereço da web (só links https e http são abertos).
 url-invalid = Este não é um endereço da web válido.
 url-finding = { $finding ->
+    [hidden-characters] Este endereço contém caracteres invisíveis que mudam a forma como ele é lido; eles aparecem aqui como pontos de código (U+…). Leia-o como mostrado aqui, não como a mensagem o escreve.
     [not-https] Não é HTTPS: esta página e tudo o que você digitar nela trafegam sem criptografia.
     [internationalized-host] Este endereço usa caracteres internacionais (Punycode). Ele pode imitar um nome conhecido: compare as duas formas do host.
     [lookalike] Host parecido: sua forma Unicode imita outro nome (escritas misturadas ou letras que parecem latinas), por isso aparece na forma ASCII. Não confie no nome que ele aparenta ser.
@@ -264,7 +415,7 @@ confirm-heading = { $kind ->
    *[url] Enviar esta resposta de link para { $server }?
 }
 confirm-nothing-sent = Nada foi enviado ainda. Confira sua resposta e escolha "Enviar", ou volte para alterá-la.
-confirm-exactly = "Enviar" entrega exatamente este JSON ao servidor, como resultado do pedido { $id } dele:
+confirm-exactly = "Enviar" entrega exatamente este JSON ao servidor como resposta (id JSON-RPC { $id }):
 confirm-send = Enviar
 confirm-back = Voltar (mantém suas respostas)
 
@@ -293,10 +444,18 @@ review-no-route = Nenhuma rota permitida: nenhum modelo configurado pode atender
 review-estimate = Entrada estimada: { $tokens } tokens ({ $method }); custo estimado em { $model } de no máximo { $cost }. Cada modelo da lista mostra sua própria estimativa; modelos excluídos pela rota não podem ser escolhidos.
 review-estimate-unrouted = Entrada estimada: { $tokens } tokens ({ $method }); custo estimado no modelo da rota de no máximo { $cost }. Cada modelo da lista mostra sua própria estimativa; modelos excluídos pela rota não podem ser escolhidos.
 review-run-failed = A última execução em { $model } falhou: { $error }
+run-error-missing-key = a variável de ambiente { $env } com a chave de API não está definida
+run-error-key-file = o arquivo da chave de API { $message }
+run-error-transport = não foi possível alcançar o provedor: { $message }
+run-error-timeout = o provedor não respondeu em { $seconds } segundos (o timeout_secs do modelo); o pedido foi abandonado e nada foi enviado ao servidor
+run-error-incomplete = o provedor parou no meio da resposta (a conexão fechou antes de a resposta ficar completa); nada foi enviado ao servidor
+run-error-status = o provedor respondeu HTTP { $status }: { $message }
+run-error-unparseable = resposta do provedor ilegível: { $message }
+run-error-unsupported = este pedido não pode ser enviado a ele: { $message }
 review-prompt-heading = O prompt que será executado
 review-prompt-hint = Edite aqui se precisar: { $approve } executa exatamente o que estas caixas contêm (uma mudança é registrada como nova revisão, auditada).
 review-prompt-original-above = O original do servidor está acima, em "O que o servidor quer que um modelo responda".
-review-block-label = Mensagem { $message }, bloco { $block }
+review-block-label = Mensagem { $message } ({ $role }), bloco { $block }
 review-approve = Aprovar e executar
 review-save-edits = Salvar edições sem executar
 review-reject = Rejeitar
@@ -306,7 +465,7 @@ review-answer-from = Resposta de { $model }, stopReason { $stop }, { $input } to
 review-result-sent = O CreateMessageResult que "Enviar" entrega
 review-send = Enviar
 review-regenerate = Gerar de novo
-model-select-label = Modelo (custo estimado deste pedido em cada um)
+model-select-label = Modelo a executar (custo estimado deste pedido em cada um)
 model-option = { $model } — no máximo { $estimate }
 model-option-excluded = { $model } — no máximo { $estimate } — não permitido: { $reason }
 manual-heading = Sua resposta
@@ -323,6 +482,12 @@ route-why-hint-id = a dica { $name } (nº { $index }) faz parte do id do modelo
 route-why-hint-alias = a dica { $name } (nº { $index }) corresponde ao apelido configurado { $alias }
 route-why-hint-tie = { $why }; ela correspondeu a { $count } modelos elegíveis e este teve a maior pontuação nas prioridades
 route-why-priorities = nenhuma dica correspondeu a um modelo elegível; maior pontuação de prioridades { $score } entre { $count } modelos elegíveis
+route-why-hint-shared = { $why }; ela correspondeu a { $count } modelos elegíveis e { $tied } deles dividem a maior pontuação nas prioridades: { $then }
+route-why-all-tied = nenhuma dica correspondeu a um modelo elegível e as prioridades não distinguem os { $count } modelos elegíveis: { $then }
+route-why-some-tied = nenhuma dica correspondeu a um modelo elegível; { $tied } dos { $count } modelos elegíveis dividem a maior pontuação nas prioridades ({ $score }): { $then }
+route-why-only-one = nenhuma dica correspondeu a um modelo elegível; este é o único modelo elegível
+route-tie-cheaper = foi escolhido o mais barato (estimativa de no máximo { $cost })
+route-tie-id = custam o mesmo, então foi escolhido o primeiro pelo id
 route-why-no-models = nenhuma rota permitida: nenhum modelo está configurado
 route-why-all-excluded = nenhuma rota permitida: todos os { $count } modelos configurados foram excluídos
 exclusion-no-tools = o pedido usa ferramentas e este modelo não suporta ferramentas
@@ -333,6 +498,19 @@ exclusion-modality = { $modality ->
 exclusion-over-budget = o custo estimado { $cost } passa do limite por pedido { $cap }
 exclusion-server-not-allowed = o servidor { $server } não está na lista de permitidos deste modelo
 token-method-chars = estimativa: caracteres / 4
+spend-heading = Gasto com modelos por servidor e dia
+spend-hint = Quanto as execuções de modelos custaram nos últimos { $days } dias (dias UTC), frente aos orçamentos diários de [budgets]. Toda execução conta, também uma regenerada ou rejeitada; tokens e custo são os informados pelo servidor do modelo. Na lista abaixo, os tokens e o custo de cada execução ficam na entrada que a iniciou (aprovado, regenerado); uma entrada de entrega repete os da execução que enviou.
+spend-empty = Nenhum modelo foi executado nesses dias.
+spend-day = Dia (UTC)
+spend-runs = Execuções
+spend-budget = Orçamento diário
+spend-runs-value = { $runs } ({ $delivered } entregues)
+spend-limit-tokens = { $used } de { $max } tokens ({ $percent }%)
+spend-limit-cost = { $used } de { $max } ({ $percent }%)
+spend-no-limit = sem limite diário
+spend-exhausted = Atingido: o próximo pedido deste servidor hoje é recusado.
+spend-unpriced = { $count } sem uso informado
+spend-total = Total
 
 ## Decisions (dialogs, Escape, prompt diff, tool use)
 
@@ -371,6 +549,7 @@ sessions-revoke-others = Sair de todos os outros lugares
 notify-kind-form = pede informações
 notify-kind-sampling = pede para rodar um modelo
 notify-kind-url = pede que você abra um link
+notify-kind-tool_call = pede para chamar
 notify-ask = Notificar-me neste navegador
 notify-on = Este navegador mostra uma notificação quando uma pergunta chega (enquanto esta página estiver aberta).
 
@@ -378,7 +557,7 @@ notify-on = Este navegador mostra uma notificação quando uma pergunta chega (e
 
 audit-title = Auditoria
 audit-heading = Registro de auditoria
-audit-hint = Cada decisão sobre pedidos ao modelo, a mais recente primeiro. Prompts e respostas são registrados só como resumos SHA-256.
+audit-hint = Cada decisão sobre qualquer tipo de pergunta, e cada regra criada ou revogada, a mais recente primeiro. Prompts, respostas e retornos são registrados só como resumos SHA-256.
 audit-action = Ação
 audit-any = qualquer
 audit-filter = Filtrar
@@ -401,7 +580,6 @@ rules-covers = Abrange
 rules-scope-request = o passo do pedido
 rules-scope-both = os dois passos
 rules-reason = Motivo
-rules-days = Expira após (dias)
 rules-add = Adicionar regra
 rules-empty = Nenhuma regra.
 rules-scope = Escopo
@@ -493,9 +671,104 @@ session-day-notice = Você está conectado por 12 horas neste navegador.
 notification-question = { $kind ->
     [sampling] { $server } pede para rodar um modelo
     [url] { $server } pede que você abra um link
+    [tool_call] { $server } pede para chamar { $tool }
    *[form] { $server } pede informações
 }
 notification-waiting = { $count ->
     [one] { $count } pergunta está esperando
    *[other] { $count } perguntas estão esperando
 }
+
+## Tool calls
+
+tool-heading = { $server } quer chamar { $tool }
+tool-intro = Suas regras pedem que você decida sobre esta chamada. O servidor só a recebe se você permitir, e então exatamente como mostrada (ou como você a editar).
+tool-description = O que o servidor diz que a ferramenta faz
+tool-annotations = O que o servidor afirma sobre a ferramenta
+tool-claims-note = São afirmações do servidor, não verificadas pelo mcp-consent.
+tool-arguments = Argumentos
+tool-no-arguments = Sem argumentos.
+tool-edit = Editar os argumentos (JSON)
+tool-edit-help = Enviar estes argumentos no lugar. Eles são verificados contra o esquema de entrada da ferramenta.
+tool-no-schema = O mcp-consent não viu o esquema de entrada desta ferramenta (o host não listou as ferramentas por este proxy), então qualquer objeto JSON é aceito.
+tool-allow-once = Permitir uma vez
+tool-decline = Recusar
+tool-grant-legend = Ou permitir esta ferramenta neste servidor a partir de agora
+tool-grant-hour = Permitir por uma hora
+tool-grant-day = Permitir por um dia
+tool-grant-always = Sempre permitir
+tool-grant-note = Uma permissão responde esta chamada e as chamadas em espera desta ferramenta de uma vez; revogue-a na página de regras.
+tool-grants-title = Permissões de ferramentas
+tool-grants-intro = Permissões feitas em perguntas de chamada de ferramenta. Cada uma deixa uma ferramenta de um servidor rodar sem perguntar, até expirar ou você revogar. Uma regra que nega uma chamada continua negando.
+tool-grants-empty = Nenhuma permissão de ferramenta.
+tool-grant-expires = Expira
+tool-grant-never = nunca (até revogar)
+tool-grant-revoked = revogada
+tool-grant-revoke = Revogar
+tool-preview = chama { $tool }
+
+## Páginas de pergunta: avisos que protegem, uma decisão por vez
+
+url-warnings-title = Atenção: este endereço pode não ser o que parece.
+url-hidden-char = Um caractere invisível, mostrado pelo seu ponto de código
+url-warning-imitates = Este não é { $known }: { $domain } só se parece com ele, com letras parecidas. Voltar é a escolha segura.
+url-warning-posing = O endereço começa com { $known }, mas pertence a { $domain }: é esse site, e não { $known }, que recebe o que você digitar lá.
+url-warning-brand = A mensagem cita { $brand }, mas este endereço não está em { $known }: ele pertence a { $domain }.
+url-decline-safe = Não abrir: recusar
+url-open-anyway = Abrir { $domain } mesmo assim
+role = { $word ->
+    [user] usuário
+   *[assistant] assistente
+}
+review-block-fixed = Um bloco { $kind }: mostrado no pedido acima, enviado como está (não editável aqui).
+review-block-fixed-id = Um bloco { $kind }, id { $id }: mostrado no pedido acima, enviado como está (não editável aqui).
+question-heading-done = { $kind ->
+    [sampling] { $server } pediu uma resposta de modelo
+    [form] { $server } pediu sua resposta
+   *[url] { $server } pediu que você abrisse um link
+}
+lead-tool = Durante a chamada de ferramenta { $tool }
+lead-asked = perguntado { $when }
+lead-expires = expira { $when }
+deadline-last-minute = Falta menos de um minuto: responda agora, ou esta pergunta expira e nada do que você digitar poderá ser enviado.
+deadline-passed = Esta pergunta expirou: nada mais pode ser enviado. O que você digitou continua nesta página para você copiar.
+meta-details = Detalhes
+outcome-when = { $state ->
+    [accepted] { $kind ->
+        [url] Você abriu o link às { $time }; { $server } foi avisado do seu consentimento.
+       *[other] Enviado a { $server } às { $time }.
+    }
+    [declined] Recusado às { $time }; { $server } foi avisado de que você disse não.
+    [cancelled] Cancelado às { $time }; { $server } foi avisado.
+    [expired] Expirou às { $time }: ninguém respondeu a tempo; { $server } foi avisado.
+    [withdrawn] { $server } retirou esta pergunta às { $time }.
+   *[completed] { $server } informou a conclusão às { $time }.
+}
+outcome-next = { $kind ->
+    [sampling] Próxima: { $server } pede uma resposta de modelo
+    [form] Próxima: { $server } pede sua resposta
+   *[url] Próxima: { $server } pede que você abra um link
+}
+outcome-more-waiting = { $count ->
+    [one] e mais 1 esperando
+   *[other] e mais { $count } esperando
+}
+outcome-none-waiting = Nenhuma outra pergunta está esperando.
+outcome-back-to-queue = Voltar para a fila
+step-request = Passo 1 de 2: confira o prompt e o modelo e aprove uma execução. Nada foi enviado ao servidor.
+step-running-hint = Nada foi enviado ao servidor. A resposta vem para cá para você revisar; então você decide se ela é enviada.
+step-response = Passo 2 de 2: a resposta está pronta. Confira e envie ao servidor, ou rejeite.
+regenerate-legend = Ou execute o pedido de novo
+model-regenerate-label = Modelo para Gerar de novo (custo estimado deste pedido em cada um)
+model-option-over-cap = { $model } — no máximo { $estimate } — acima do limite de custo (pede confirmação)
+manual-choice = Responder sem modelo…
+sampling-original-note-done = Este é o pedido original do servidor; o prompt editado que foi executado (revisão { $revision }) fica guardado abaixo.
+done-heading = O que foi executado
+done-edited-prompt = O prompt editado que foi executado (revisão { $revision })
+over-cap-title = Acima do limite de custo
+over-cap-heading = Executar { $model } acima do limite de custo?
+over-cap-body = Este pedido tem custo estimado de até { $cost } em { $model }, mais que o limite de { $cap } por pedido. O modelo só é executado se você confirmar; a resposta ainda volta para sua revisão antes de qualquer envio.
+over-cap-for = O pedido é de { $server }.
+over-cap-back = Voltar, ficar dentro do limite
+over-cap-run = Executar { $model } mesmo assim (até { $cost })
+login-session-length-no-box = Uma sessão dura 12 horas; para continuar conectado neste navegador por 30 dias, use a página Sessões depois de entrar.

@@ -5,6 +5,7 @@
 
 number = { $value }
 money-usd = US${ $amount }
+money-usd-under = 不到 US${ $amount }
 money-unknown = 未知
 time-just-now = 刚刚
 time-soon = 不到一分钟后
@@ -30,6 +31,7 @@ duration = { $unit ->
 kind = { $word ->
     [sampling] 模型请求
     [form] 表单
+    [tool_call] 工具调用
    *[url] 链接
 }
 state = { $word ->
@@ -50,7 +52,18 @@ audit-action-name = { $word ->
     [delivered] 已送达
     [answered] 已回答
     [declined] 已拒绝
-   *[cancelled] 已取消
+    [cancelled] 已取消
+    [opened] 已打开链接
+    [rule_created] 已创建规则
+    [tool_allowed] 工具调用已允许
+    [tool_denied] 工具调用已拒止
+    [tool_accepted] 工具调用已接受
+    [tool_edited] 工具调用已接受（已编辑）
+    [tool_declined] 工具调用已拒绝
+    [tool_expired] 工具调用已过期
+    [grant_made] 已授予许可
+    [grant_revoked] 已撤销许可
+   *[rule_revoked] 已撤销规则
 }
 actor = { $word ->
     [server] 服务器
@@ -105,6 +118,91 @@ queue-hint = 启用 JavaScript 时本页会自动更新；否则请刷新。时�
 history-title = 历史
 history-heading = 已决定
 history-empty = 还没有已决定的问题。
+
+## Working the queue, the history, "why am I being asked" (pages/queue.rs, history.rs, why.rs)
+
+queue-filter-label = 筛选队列
+queue-search = 搜索
+filter-any = 全部
+filter-apply = 筛选
+filter-clear = 显示全部
+queue-group = 按服务器分组
+queue-none-match = 没有匹配的待处理问题；共有 { $count } 个在等待。
+queue-count-filtered = 显示 { $count } 个待处理问题中的 { $shown } 个。
+queue-group-count = { $count } 个等待中
+col-select = 选择
+queue-select = 选择：
+queue-decline-selected = 拒绝所选…
+queue-declined = 已拒绝 { $count } 个问题。
+queue-declined-skipped = 其中 { $count } 个此前已有决定。
+queue-live-added = 队列中新增 { $count } 个问题。
+queue-live-gone = { $count } 个问题已离开队列。
+servers-heading = 服务器
+servers-hint = “暂停”会在一小时内拒绝该服务器的新请求；“屏蔽”会一直拒绝，直到你解除；“静音”不再为它的问题发送通知。已在等待的问题保持不变。
+server-blocked = 已屏蔽
+server-paused-until = 暂停至 { $at }
+server-muted = 通知已静音
+server-pause = 暂停一小时
+server-resume = 恢复
+server-block = 屏蔽
+server-unblock = 解除屏蔽
+server-mute = 静音通知
+server-unmute = 取消静音
+decline-many-title = 拒绝 { $count } 个问题？
+decline-many-body = 每个服务器都会收到拒绝，就像你在各自的页面上逐个拒绝一样。不会发送其他内容。
+decline-many-gone = 所选问题中有 { $count } 个已有决定，已略过。
+decline-many-none = 所选问题都已不在等待。
+decline-many-back = 返回队列
+decline-many-confirm = 拒绝 { $count } 个问题
+history-hint = 所有已决定的问题，最近的在前：何时、在哪里、由谁决定。
+history-filter-label = 搜索历史
+history-since = 决定时间
+history-since-any = 任何时间
+history-period = { $word ->
+    [hour] 最近一小时
+    [day] 最近一天
+    [week] 最近 7 天
+   *[month] 最近 30 天
+}
+history-none-match = 没有匹配的已决定问题。
+history-count = { $count } 个已决定的问题。
+history-cut = 只显示最近的 200 个匹配结果；缩小搜索范围可查看更早的。
+col-decided = 决定于
+col-where = 决定方
+history-which-rule = （哪条规则）
+history-model = 模型 { $model }
+place-browser = 你（在浏览器中）
+place-api = 脚本（API 或命令行）
+place-rule = 自动批准规则
+place-server = 服务器
+place-deadline = 无人（已过期限）
+place-unknown = 未记录
+why-summary = 为什么问我？
+why-session = 主机会话
+why-session-unknown = 未知（代理没有提供）
+why-session-count = 自 { $since } 起，此会话共 { $count } 个问题
+why-tool = 工具调用
+why-tool-none = 未知：服务器自行提问，并非在主机调用工具期间。
+why-tool-call = 它出现在主机调用工具 { $tool } 的过程中。
+why-before = 以前的提问
+why-before-never = 该服务器以前从未提问。
+why-before-count = 该服务器以前提问过 { $count } 次；最近几次及其回答方式：
+why-before-all = 历史中该服务器的所有问题
+audit-filter-label = 筛选审计日志
+audit-kind-rule = 规则
+rules-lifetime = 有效期
+rules-lifetime-hours = { $count } 小时
+rules-lifetime-days = { $count } 天
+rules-server-hint = 请选择以前提过问的服务器；列表中会列出它们。
+rules-not-created = 未创建规则
+rules-incomplete = 请输入服务器名称和理由。
+rules-unknown-server = 还没有名为 { $server } 的服务器提过问。
+rules-use-suggestion = 使用 { $server }
+rules-confirm-unknown = 仍为 { $server } 创建规则
+rules-both-warning-title = “两个步骤”会不经审核直接发送。
+rules-both-warning = 模型的回答（包括工具调用）会在你看到之前发给服务器：服务器随后可以用无人检查过的参数运行工具。
+rules-confirm-both = 我明白：不经审核发送模型的回答，包括工具调用
+rules-both-unconfirmed = 请确认“两个步骤”会不经审核发送模型的回答，或只选择请求步骤。
 
 ## Login
 
@@ -188,6 +286,13 @@ message-heading = 服务器的消息
 ## Form questions
 
 form-secret-warning = 此表单似乎在索要机密（密码、令牌或密钥）。服务器不得通过表单索要敏感数据；除非你确定，否则请拒绝。
+form-person-only-because = 仅限本人，因为{ $place }中有“{ $word }”。
+form-person-only-every-form = 此处每个表单都仅限本人（forms_person_only 设置）。
+form-place-message = 消息
+form-place-field-name = 字段 { $field } 的名称
+form-place-field-title = 字段 { $field } 的标题
+form-place-field-description = 字段 { $field } 的说明
+form-place-choice = 字段 { $field } 的选项
 form-no-fields = 服务器只要求确认；没有需要填写的内容。
 form-required = 必填
 form-select-none = （无）
@@ -221,6 +326,7 @@ url-open-asks-again = （会再次询问）
 url-not-web = 这不是网址（只打开 https 和 http 链接）。
 url-invalid = 这不是有效的网址。
 url-finding = { $finding ->
+    [hidden-characters] 此地址含有会改变其显示顺序的不可见字符；这里把它们显示为码位（U+…）。请按这里显示的样子阅读，而不是按消息中的写法。
     [not-https] 不是 HTTPS：此页面以及你输入的任何内容都以未加密方式传输。
     [internationalized-host] 此地址使用了国际化字符（Punycode）。它可能在模仿一个熟悉的名称：请比较主机名的两种形式。
     [lookalike] 形似主机名：它的 Unicode 形式在模仿另一个名称（混合文字或看起来像拉丁字母的字符），因此以 ASCII 形式显示。不要相信它看起来像的那个名称。
@@ -245,7 +351,7 @@ confirm-heading = { $kind ->
    *[url] 将此链接回答发送给 { $server }？
 }
 confirm-nothing-sent = 尚未发送任何内容。请检查你的回答，然后选择“发送”，或返回修改。
-confirm-exactly = “发送”会把以下 JSON 原样交给服务器，作为其请求 { $id } 的结果：
+confirm-exactly = “发送”会把以下 JSON 原样交给服务器，作为它的回答（JSON-RPC id { $id }）：
 confirm-send = 发送
 confirm-back = 返回（保留你的回答）
 
@@ -274,10 +380,18 @@ review-no-route = 没有允许的路由：没有配置的模型可以处理此�
 review-estimate = 估计输入：{ $tokens } 个令牌（{ $method }）；在 { $model } 上的估计费用至多 { $cost }。列表中每个模型都显示自己的估计；被路由排除的模型不能选择。
 review-estimate-unrouted = 估计输入：{ $tokens } 个令牌（{ $method }）；在路由到的模型上的估计费用至多 { $cost }。列表中每个模型都显示自己的估计；被路由排除的模型不能选择。
 review-run-failed = 上一次在 { $model } 上的运行失败：{ $error }
+run-error-missing-key = 存放其 API 密钥的环境变量 { $env } 未设置
+run-error-key-file = 其 API 密钥文件 { $message }
+run-error-transport = 无法连接到提供方：{ $message }
+run-error-timeout = 提供方在 { $seconds } 秒内没有回答（模型的 timeout_secs）；请求已放弃，没有向服务器发送任何内容
+run-error-incomplete = 提供方在回答中途停止（回答完成前连接已关闭）；没有向服务器发送任何内容
+run-error-status = 提供方返回 HTTP { $status }：{ $message }
+run-error-unparseable = 无法解析提供方的响应：{ $message }
+run-error-unsupported = 此请求无法发送给它：{ $message }
 review-prompt-heading = 将要运行的提示
 review-prompt-hint = 如有需要可在此编辑：{ $approve } 会运行这些文本框中的确切内容（更改会记录为新版本并审计）。
 review-prompt-original-above = 服务器的原始内容在上方“服务器希望模型回答的内容”下。
-review-block-label = 消息 { $message }，块 { $block }
+review-block-label = 消息 { $message }（{ $role }），块 { $block }
 review-approve = 批准并运行
 review-save-edits = 保存编辑但不运行
 review-reject = 驳回
@@ -287,7 +401,7 @@ review-answer-from = 来自 { $model } 的回答，stopReason { $stop }，输入
 review-result-sent = “发送”交付的 CreateMessageResult
 review-send = 发送
 review-regenerate = 重新生成
-model-select-label = 模型（此请求在各模型上的估计费用）
+model-select-label = 要运行的模型（此请求在各模型上的估计费用）
 model-option = { $model } — 至多 { $estimate }
 model-option-excluded = { $model } — 至多 { $estimate } — 不允许：{ $reason }
 manual-heading = 你的回复
@@ -304,6 +418,12 @@ route-why-hint-id = 提示 { $name }（第 { $index } 个）是模型 id 的一�
 route-why-hint-alias = 提示 { $name }（第 { $index } 个）与配置的别名 { $alias } 匹配
 route-why-hint-tie = { $why }；它匹配了 { $count } 个可用模型，此模型的优先级得分最高
 route-why-priorities = 没有提示匹配可用模型；在 { $count } 个可用模型中优先级得分最高（{ $score }）
+route-why-hint-shared = { $why }；它匹配了 { $count } 个可用模型，其中 { $tied } 个的优先级得分并列最高：{ $then }
+route-why-all-tied = 没有提示匹配可用模型，优先级也无法区分这 { $count } 个可用模型：{ $then }
+route-why-some-tied = 没有提示匹配可用模型；{ $count } 个可用模型中有 { $tied } 个的优先级得分并列最高（{ $score }）：{ $then }
+route-why-only-one = 没有提示匹配可用模型；这是唯一可用的模型
+route-tie-cheaper = 选择了最便宜的模型（估计最多 { $cost }）
+route-tie-id = 它们费用相同，因此按 id 选择了第一个
 route-why-no-models = 没有允许的路由：没有配置任何模型
 route-why-all-excluded = 没有允许的路由：全部 { $count } 个已配置模型都被排除
 exclusion-no-tools = 请求使用了工具，而此模型不支持工具
@@ -314,6 +434,19 @@ exclusion-modality = { $modality ->
 exclusion-over-budget = 估计费用 { $cost } 超过了每个请求的上限 { $cap }
 exclusion-server-not-allowed = 服务器 { $server } 不在此模型的允许列表中
 token-method-chars = 估计：字符数 / 4
+spend-heading = 按服务器和日期的模型花费
+spend-hint = 最近 { $days } 天（UTC 日）模型运行的花费，对照 [budgets] 的每日预算。每次运行都计入，包括被重新生成替换或被拒绝的；令牌数和费用以模型服务器报告的为准。在下面的列表中，每次运行的令牌数和费用记在启动它的条目上（已批准、已重新生成）；已送达的条目重复它所发送的那次运行的数值。
+spend-empty = 这些天没有运行过模型。
+spend-day = 日期（UTC）
+spend-runs = 运行次数
+spend-budget = 每日预算
+spend-runs-value = { $runs }（已送达 { $delivered }）
+spend-limit-tokens = { $used } / { $max } 令牌（{ $percent }%）
+spend-limit-cost = { $used } / { $max }（{ $percent }%）
+spend-no-limit = 无每日限额
+spend-exhausted = 已达上限：此服务器今天的下一个请求将被拒绝。
+spend-unpriced = { $count } 次没有报告用量
+spend-total = 合计
 
 ## Decisions (dialogs, Escape, prompt diff, tool use)
 
@@ -349,6 +482,7 @@ sessions-revoke-others = 退出其他所有地方的登录
 notify-kind-form = 请你填写信息
 notify-kind-sampling = 请求运行一个模型
 notify-kind-url = 请你打开一个链接
+notify-kind-tool_call = 请求调用
 notify-ask = 在此浏览器中通知我
 notify-on = 有问题出现时，此浏览器会显示通知（在本页打开期间）。
 
@@ -356,7 +490,7 @@ notify-on = 有问题出现时，此浏览器会显示通知（在本页打开�
 
 audit-title = 审计
 audit-heading = 审计日志
-audit-hint = 每个模型请求的决定，最新的在前。提示和回复只以 SHA-256 摘要记录。
+audit-hint = 所有类型问题的每个决定，以及每条规则的创建和撤销，最新的在前。提示、回答和回复只以 SHA-256 摘要记录。
 audit-action = 动作
 audit-any = 任意
 audit-filter = 筛选
@@ -379,7 +513,6 @@ rules-covers = 覆盖
 rules-scope-request = 请求步骤
 rules-scope-both = 两个步骤
 rules-reason = 原因
-rules-days = 有效期（天）
 rules-add = 添加规则
 rules-empty = 没有规则。
 rules-scope = 范围
@@ -456,8 +589,102 @@ session-day-notice = 你在此浏览器上的登录有效期为 12 小时。
 notification-question = { $kind ->
     [sampling] { $server } 请求运行一个模型
     [url] { $server } 请你打开一个链接
+    [tool_call] { $server } 请求调用 { $tool }
    *[form] { $server } 请你填写信息
 }
 notification-waiting = { $count ->
    *[other] { $count } 个问题正在等待
 }
+
+## Tool calls
+
+tool-heading = { $server } 想要调用 { $tool }
+tool-intro = 你的规则要求你决定这次调用。只有你允许，服务器才会收到它，而且完全按所示（或按你的编辑）发送。
+tool-description = 服务器所说的工具用途
+tool-annotations = 服务器对该工具的声明
+tool-claims-note = 这些是服务器的声明，mcp-consent 未加核实。
+tool-arguments = 参数
+tool-no-arguments = 没有参数。
+tool-edit = 编辑参数（JSON）
+tool-edit-help = 改为发送这些参数。它们会按工具的输入模式检查。
+tool-no-schema = mcp-consent 没有看到此工具的输入模式（主机没有通过此代理列出工具），因此接受任何 JSON 对象。
+tool-allow-once = 允许一次
+tool-decline = 拒绝
+tool-grant-legend = 或者从现在起允许此服务器上的此工具
+tool-grant-hour = 允许一小时
+tool-grant-day = 允许一天
+tool-grant-always = 始终允许
+tool-grant-note = 许可会立即回答这次调用以及此工具正在等待的调用；可在规则页面撤销。
+tool-grants-title = 工具许可
+tool-grants-intro = 从工具调用问题中授予的长期许可。每项许可让一个服务器上的一个工具无需询问即可运行，直到过期或你撤销。拒止调用的规则仍然拒止。
+tool-grants-empty = 没有工具许可。
+tool-grant-expires = 到期
+tool-grant-never = 永不（直到撤销）
+tool-grant-revoked = 已撤销
+tool-grant-revoke = 撤销
+tool-preview = 调用 { $tool }
+
+## 问题页面：保护人的警告，一次一个决定
+
+url-warnings-title = 警告：此地址可能并非看上去的那样。
+url-hidden-char = 一个不可见字符，以其码位显示
+url-warning-imitates = 这不是 { $known }：{ $domain } 只是用形似的字母看起来像它。返回是安全的选择。
+url-warning-posing = 此地址以 { $known } 开头，但它属于 { $domain }：你在那里输入的内容会交给那个网站，而不是 { $known }。
+url-warning-brand = 消息提到了 { $brand }，但此地址不在 { $known } 上：它属于 { $domain }。
+url-decline-safe = 不打开：拒绝
+url-open-anyway = 仍然打开 { $domain }
+role = { $word ->
+    [user] 用户
+   *[assistant] 助手
+}
+review-block-fixed = 一个 { $kind } 块：见上方的请求，按原样发送（此处不可编辑）。
+review-block-fixed-id = 一个 { $kind } 块，id { $id }：见上方的请求，按原样发送（此处不可编辑）。
+question-heading-done = { $kind ->
+    [sampling] { $server } 请求过模型回复
+    [form] { $server } 请求过你的输入
+   *[url] { $server } 请你打开过一个链接
+}
+lead-tool = 在工具调用 { $tool } 期间
+lead-asked = 提问于 { $when }
+lead-expires = { $when }过期
+deadline-last-minute = 剩余不到一分钟：请现在回答，否则此问题将过期，你输入的内容都无法发送。
+deadline-passed = 此问题已过期：再也无法发送任何内容。你输入的内容仍留在此页面上，可以复制。
+meta-details = 详情
+outcome-when = { $state ->
+    [accepted] { $kind ->
+        [url] 你于 { $time } 打开了链接；已告知 { $server } 你同意。
+       *[other] 已于 { $time } 发送给 { $server }。
+    }
+    [declined] 已于 { $time } 拒绝；已告知 { $server } 你不同意。
+    [cancelled] 已于 { $time } 取消；已告知 { $server }。
+    [expired] 已于 { $time } 过期：无人及时回答；已告知 { $server }。
+    [withdrawn] { $server } 于 { $time } 撤回了此问题。
+   *[completed] { $server } 于 { $time } 报告已完成。
+}
+outcome-next = { $kind ->
+    [sampling] 下一个：{ $server } 请求模型回复
+    [form] 下一个：{ $server } 请求你的输入
+   *[url] 下一个：{ $server } 请你打开一个链接
+}
+outcome-more-waiting = { $count ->
+   *[other] 之后还有 { $count } 个在等待
+}
+outcome-none-waiting = 没有其他问题在等待。
+outcome-back-to-queue = 返回队列
+step-request = 第 1 步（共 2 步）：检查提示词和模型，然后批准运行一次。尚未向服务器发送任何内容。
+step-running-hint = 尚未向服务器发送任何内容。回答会先来到这里供你审阅；届时由你决定是否发送。
+step-response = 第 2 步（共 2 步）：回答已就绪。请检查后发送给服务器，或拒绝。
+regenerate-legend = 或者重新运行此请求
+model-regenerate-label = 用于重新生成的模型（此请求在各模型上的预估费用）
+model-option-over-cap = { $model } — 最多 { $estimate } — 超出费用上限（需确认）
+manual-choice = 不使用模型作答…
+sampling-original-note-done = 这是服务器的原始请求；实际运行的编辑后提示词（第 { $revision } 版）保留在下方。
+done-heading = 运行了什么
+done-edited-prompt = 实际运行的编辑后提示词（第 { $revision } 版）
+over-cap-title = 超出费用上限
+over-cap-heading = 超出费用上限仍运行 { $model }？
+over-cap-body = 此请求在 { $model } 上的预估费用最多为 { $cost }，超过了每个请求 { $cap } 的上限。只有在你确认后模型才会运行；它的回答在发送前仍会先交给你审阅。
+over-cap-for = 此请求来自 { $server }。
+over-cap-back = 返回，保持在上限内
+over-cap-run = 仍然运行 { $model }（最多 { $cost }）
+login-session-length-no-box = 会话持续 12 小时；如需在此浏览器上保持登录 30 天，请登录后使用“会话”页面。

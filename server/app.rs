@@ -14,10 +14,12 @@ use crate::auth::{Auth, throttle::LoginGuard};
 use crate::broker::{Broker, BrokerError};
 use crate::clock::{Clock, SystemClock};
 use crate::config::{Config, ConfigError};
-use crate::db::DbError;
+use crate::db::{Db, DbError};
 use crate::jobs::retention;
 use crate::metrics::{Metrics, MetricsError};
-use crate::notify::{DesktopNotifier, Notifications, Notifier};
+use crate::notify::{
+    Channel, ChannelError, DesktopNotifier, Links, Notifications, Notifier, Parts,
+};
 use crate::paths::{PathError, StateDir, write_private};
 use crate::reload::{self, ReloadError, Reloader};
 use crate::review::Reviewer;
@@ -32,7 +34,8 @@ const EXPIRY_SWEEP: Duration = Duration::from_secs(2);
 const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 /// Time a closing connection has to finish.
 const DISCONNECT_TIMEOUT: Duration = Duration::from_secs(1);
-/// Connections each worker holds at once (TCP and socket together); further ones wait in the
+/// Connections each worker of a listener holds at once (the TCP port and the socket each have their
+/// own workers and budget); further ones wait in the
 /// kernel's backlog. A waiting long-poll (a proxy whose question is open) holds one and costs
 /// no CPU, so the cap is set by file descriptors, not work: 2,048 a worker lets 1,000 proxies
 /// wait while pages and other clients are served (start-up raises the soft descriptor limit,
@@ -93,15 +96,10 @@ pub enum StartupError {
     /// The API token could not be created or read.
     #[error("cannot set up the API token")]
     Token(#[source] TokenError),
-    /// The file named by `metrics_token_file` could not be read.
-    #[error("cannot read the metrics token {}", .path.display())]
-    MetricsToken {
-        /// The file.
-        path: std::path::PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
-    },
+    /// The file named by `metrics_token_file` could not be read, or others may read, write or
+    /// replace it.
+    #[error("cannot use the metrics token")]
+    MetricsToken(#[source] PathError),
     /// The provider clients could not be set up.
     #[error("cannot set up models")]
     Models(#[source] ProviderError),
@@ -111,6 +109,9 @@ pub enum StartupError {
     /// The passphrase hash file is unusable.
     #[error(transparent)]
     Passphrase(#[from] PassphraseError),
+    /// A notice channel cannot be set up (a secret file unusable).
+    #[error(transparent)]
+    Channel(#[from] ChannelError),
     /// The metrics registry could not be built.
     #[error("cannot register metrics")]
     Metrics(#[source] MetricsError),
@@ -122,7 +123,10 @@ pub enum StartupError {
 /// A bound, ready-to-run service.
 pub struct Application {
     addr: SocketAddr,
-    server: actix_web::dev::Server,
+    /// The TCP port (browser, `/metrics`, `--broker` clients).
+    tcp: actix_web::dev::Server,
+    /// The owner-only Unix socket (local clients), with its own connection budget.
+    socket: actix_web::dev::Server,
     broker: Broker,
     /// Kept alive for the broker's sampling hooks (the broker holds them weakly).
     _review: std::sync::Arc<Reviewer>,
@@ -208,13 +212,21 @@ impl Application {
         let engine = reload::engine(config).map_err(|e| match e {
             ReloadError::Config(e) => StartupError::Config(e),
             ReloadError::Models(e) => StartupError::Models(e),
+            ReloadError::Channel(e) => StartupError::Channel(e),
         })?;
-        let notifications = match notifier {
-            Some(n) => {
-                Notifications::start(n, config.notifications.desktop, config.notifications.lang())
-            }
-            None => Notifications::none(),
-        };
+        let links_base = config
+            .public_url
+            .as_ref()
+            .map_or_else(|| base_url.clone(), |p| p.base());
+        let notifications = Notifications::start(Parts {
+            desktop: notifier,
+            desktop_on: config.notifications.desktop,
+            lang: config.notifications.lang(),
+            channels: Channel::build_all(&config.notifications.channels.0)?,
+            links: Links::new(&links_base),
+            waiting: waiting_count(stores.queue.clone()),
+            failed: metrics.notifications_failed.clone(),
+        });
         let broker = Broker::new(
             stores.queue.clone(),
             reload::broker_settings(config),
@@ -222,6 +234,7 @@ impl Application {
         )
         .with_clock(clock.clone())
         .with_notifications(notifications);
+        broker.set_tool_rules(config.tools.clone());
         if let Some(heard) = stores.queue.take_heard() {
             tokio::spawn(broker.clone().follow_other_instances(heard));
         }
@@ -235,11 +248,8 @@ impl Application {
         }
         let metrics_token = match &config.metrics_token_file {
             Some(path) => Some(
-                std::fs::read_to_string(path)
-                    .map_err(|source| StartupError::MetricsToken {
-                        path: path.clone(),
-                        source,
-                    })?
+                crate::access_files::read(path, crate::access_files::Holds::Secret)
+                    .map_err(StartupError::MetricsToken)?
                     .trim()
                     .to_owned(),
             ),
@@ -263,40 +273,55 @@ impl Application {
             listen_addr: addr,
             state_dir: state.clone(),
             login_guard: LoginGuard::default(),
-            base_url,
+            base_url: links_base,
+            public_url: config.public_url.clone(),
             max_request_bytes: config.max_request_bytes,
             metrics_token,
             passphrase_hash,
         });
-        let server = HttpServer::new(move || {
-            App::new()
-                .app_data(data.clone())
-                .wrap(from_fn(crate::web::lang::localize_errors))
-                .wrap(from_fn(body_deadline))
-                .wrap(from_fn(check_host_and_origin))
-                .wrap(security_headers())
-                .configure(crate::web::configure)
-        })
-        .on_connect(mark_socket_connections)
-        .client_request_timeout(HEADER_TIMEOUT)
-        .client_disconnect_timeout(DISCONNECT_TIMEOUT)
-        .max_connections(MAX_CONNECTIONS_PER_WORKER)
-        .shutdown_timeout(5)
-        .disable_signals()
-        .listen(listener)
-        .map_err(|source| StartupError::Bind {
-            addr: listen.to_owned(),
-            source,
-        })?
-        .listen_uds(socket)
-        .map_err(|source| StartupError::Bind {
-            addr: state.api_socket().display().to_string(),
-            source,
-        })?
-        .run();
+        // One actix server over the shared state, with the service's middleware and limits.
+        macro_rules! serve {
+            ($data:expr) => {{
+                let data = $data;
+                HttpServer::new(move || {
+                    App::new()
+                        .app_data(data.clone())
+                        .wrap(from_fn(crate::web::lang::localize_errors))
+                        .wrap(from_fn(body_deadline))
+                        .wrap(from_fn(check_host_and_origin))
+                        .wrap(from_fn(crate::web::public::secure_cookies))
+                        .wrap(from_fn(crate::web::pages::return_to_question))
+                        .wrap(security_headers())
+                        .configure(crate::web::configure)
+                })
+                .on_connect(mark_socket_connections)
+                .client_request_timeout(HEADER_TIMEOUT)
+                .client_disconnect_timeout(DISCONNECT_TIMEOUT)
+                .max_connections(MAX_CONNECTIONS_PER_WORKER)
+                .shutdown_timeout(5)
+                .disable_signals()
+            }};
+        }
+        let tcp = serve!(data.clone())
+            .listen(listener)
+            .map_err(|source| StartupError::Bind {
+                addr: listen.to_owned(),
+                source,
+            })?
+            .run();
+        // The owner's socket is a server of its own, so its connections never wait behind the
+        // TCP port's budget (which anyone on the machine can fill with slow clients).
+        let socket = serve!(data)
+            .listen_uds(socket)
+            .map_err(|source| StartupError::Bind {
+                addr: state.api_socket().display().to_string(),
+                source,
+            })?
+            .run();
         Ok(Application {
             addr,
-            server,
+            tcp,
+            socket,
             broker: broker.clone(),
             stores,
             reloader: Reloader::new(broker, review.clone(), config.clone(), None),
@@ -316,9 +341,12 @@ impl Application {
         self.addr
     }
 
-    /// A handle to stop the server (graceful with `stop(true)`).
-    pub fn handle(&self) -> actix_web::dev::ServerHandle {
-        self.server.handle()
+    /// A handle to stop the service's listeners (graceful with `stop(true)`).
+    pub fn handle(&self) -> ServiceHandle {
+        ServiceHandle {
+            tcp: self.tcp.handle(),
+            socket: self.socket.handle(),
+        }
     }
 
     /// This service re-reading `file` on SIGHUP (`None`: the default config file).
@@ -363,6 +391,7 @@ impl Application {
             self.broker.clock(),
         ));
         let reloader = self.reloader.clone();
+        let handle = self.handle();
         let hangup = self.hangup;
         let reloads = tokio::spawn(async move {
             let Some(mut hangup) = hangup else { return };
@@ -371,7 +400,6 @@ impl Application {
                 reloader.reload_from_file();
             }
         });
-        let handle = self.server.handle();
         let broker = self.broker.clone();
         let signals = tokio::spawn(async move {
             shutdown_signal().await;
@@ -381,12 +409,28 @@ impl Application {
             broker.begin_shutdown();
             handle.stop(true).await;
         });
-        let result = self.server.await.map_err(StartupError::Server);
+        let (tcp, socket) = futures_util::future::join(self.tcp, self.socket).await;
+        let result = tcp.and(socket).map_err(StartupError::Server);
         sweeper.abort();
         pruner.abort();
         reloads.abort();
         signals.abort();
         result
+    }
+}
+
+/// Stops both of the service's listeners.
+#[derive(Clone)]
+pub struct ServiceHandle {
+    tcp: actix_web::dev::ServerHandle,
+    socket: actix_web::dev::ServerHandle,
+}
+
+impl ServiceHandle {
+    /// Stops accepting on the TCP port and the socket; `graceful` lets in-flight requests
+    /// finish (for up to 5 seconds).
+    pub async fn stop(&self, graceful: bool) {
+        futures_util::future::join(self.tcp.stop(graceful), self.socket.stop(graceful)).await;
     }
 }
 
@@ -412,6 +456,19 @@ async fn prune_with_reloads(
             return;
         }
     }
+}
+
+/// Counts the pending questions in `db`, for the notices that say how many wait.
+fn waiting_count(db: Db) -> crate::notify::WaitingCount {
+    Arc::new(move || {
+        let db = db.clone();
+        Box::pin(async move {
+            db.run(|conn| Ok(crate::db::models::QuestionRow::count_pending(conn)?))
+                .await
+                .ok()
+                .and_then(|n| u64::try_from(n).ok())
+        })
+    })
 }
 
 /// Resolves on SIGINT or SIGTERM.

@@ -5,9 +5,13 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::access_files::Holds;
 use crate::i18n::Lang;
+use crate::notify::ChannelConfigs;
 pub use crate::review::Budgets;
 use crate::sampling::{Catalog, CatalogError, ModelConfig, RoutingConfig, RoutingConfigError};
+use crate::tools::ToolsConfig;
+use crate::web::public::PublicUrl;
 
 /// Errors reading the configuration.
 #[derive(Debug, thiserror::Error)]
@@ -31,9 +35,22 @@ pub enum ConfigError {
         #[source]
         source: Box<ConfigError>,
     },
-    /// The text is not valid TOML or has unknown keys or wrong types.
+    /// The text is not valid TOML or has unknown keys or wrong types. The text never quotes
+    /// the file: the line may hold a secret (an `api_key = "sk-…"` typed in by mistake), so it
+    /// names the place and the parser's message with every quoted value elided.
+    #[error("line {line}, column {column}: {message}")]
+    Toml {
+        /// 1-based line of the problem.
+        line: usize,
+        /// 1-based column of the problem.
+        column: usize,
+        /// What is wrong, quoted values replaced by `"…"`.
+        message: String,
+    },
+    /// The config file, or a file it names that grants access, may be changed, replaced or
+    /// (for a secret) read by someone else; see [`crate::access_files`].
     #[error(transparent)]
-    Toml(#[from] toml::de::Error),
+    Untrusted(#[from] crate::paths::PathError),
     /// `listen` names a non-loopback address without `allow_non_loopback = true`.
     #[error("listen address {0} is not loopback; set allow_non_loopback = true to allow it")]
     NotLoopback(String),
@@ -98,6 +115,13 @@ pub struct Config {
     pub routing: RoutingConfig,
     /// `[notifications]`: telling the person a question waits.
     pub notifications: NotificationSettings,
+    /// `[tools]`: the person's rules for the host's tool calls (see
+    /// [`crate::tools::ToolsConfig`]). Default: every call allowed, as before tool rules.
+    pub tools: ToolsConfig,
+    /// Where the person reaches the pages from another device: an `https://` URL served by a
+    /// TLS reverse proxy in front of the loopback listener (see [`crate::web::public`]). Links
+    /// in notices point there. Default: none, and nothing but loopback is answered.
+    pub public_url: Option<PublicUrl>,
 }
 
 /// `[notifications]`: how the person is told that a question opened.
@@ -111,6 +135,9 @@ pub struct NotificationSettings {
     /// system locale (`LC_ALL`, `LC_MESSAGES`, `LANG`; see [`crate::notify::system_lang`]).
     #[serde(deserialize_with = "language")]
     pub language: Option<Lang>,
+    /// `[[notifications.channels]]`: notices to other devices (webhook, ntfy, Slack, email; see
+    /// [`crate::notify::ChannelConfig`]). Default: none.
+    pub channels: ChannelConfigs,
 }
 
 impl NotificationSettings {
@@ -126,6 +153,7 @@ impl Default for NotificationSettings {
         NotificationSettings {
             desktop: true,
             language: None,
+            channels: ChannelConfigs::default(),
         }
     }
 }
@@ -173,6 +201,8 @@ impl Default for Config {
             budgets: Budgets::default(),
             routing: RoutingConfig::default(),
             notifications: NotificationSettings::default(),
+            tools: ToolsConfig::default(),
+            public_url: None,
         }
     }
 }
@@ -204,14 +234,62 @@ impl Config {
         let Some(path) = Self::file_to_read(explicit) else {
             return Ok(Config::default());
         };
-        let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
-            path: path.clone(),
-            source,
-        })?;
-        Self::parse(&text).map_err(|e| ConfigError::Parse {
+        let text = match crate::access_files::read(&path, Holds::Settings) {
+            Ok(text) => text,
+            Err(crate::paths::PathError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                return Err(ConfigError::Read { path, source });
+            }
+            Err(e) => return Err(ConfigError::Untrusted(e)),
+        };
+        let config = Self::parse(&text).map_err(|e| ConfigError::Parse {
             path,
             source: Box::new(e),
-        })
+        })?;
+        config.check_access_files()?;
+        Ok(config)
+    }
+
+    /// The files this config names that grant access, with what each holds: every one must pass
+    /// [`crate::access_files::check`] at start and on every reload. A key naming such a file is
+    /// added here.
+    pub fn access_files(&self) -> Vec<(&Path, Holds)> {
+        let mut files = Vec::new();
+        if let Some(p) = &self.passphrase_hash_file {
+            files.push((p.as_path(), Holds::Secret));
+        }
+        if let Some(p) = &self.metrics_token_file {
+            files.push((p.as_path(), Holds::Secret));
+        }
+        if let Some(p) = &self.database_password_file {
+            files.push((p.as_path(), Holds::Secret));
+        }
+        for model in &self.models {
+            if let Some(p) = &model.api_key_file {
+                files.push((p.as_path(), Holds::Secret));
+            }
+        }
+        for channel in &self.notifications.channels.0 {
+            files.extend(
+                channel
+                    .secret_files()
+                    .into_iter()
+                    .map(|p| (p, Holds::Secret)),
+            );
+        }
+        files
+    }
+
+    /// Checks every file of [`Config::access_files`].
+    ///
+    /// # Errors
+    /// [`ConfigError::Untrusted`] naming the first file that fails.
+    pub fn check_access_files(&self) -> Result<(), ConfigError> {
+        for (path, holds) in self.access_files() {
+            crate::access_files::check(path, holds)?;
+        }
+        Ok(())
     }
 
     /// The file [`Config::load`] reads: `explicit`, else the default path when it exists;
@@ -228,7 +306,7 @@ impl Config {
     /// # Errors
     /// [`ConfigError::Toml`], [`ConfigError::Models`] or [`ConfigError::Routing`].
     pub fn parse(text: &str) -> Result<Config, ConfigError> {
-        let config: Config = toml::from_str(text)?;
+        let config: Config = toml::from_str(text).map_err(|e| toml_error(&e, text))?;
         config.catalog()?;
         Ok(config)
     }
@@ -258,6 +336,39 @@ impl Config {
             Err(ConfigError::NotLoopback(listen.to_owned()))
         }
     }
+}
+
+/// A TOML error as [`ConfigError::Toml`]: where, and the message without any quoted value.
+fn toml_error(e: &toml::de::Error, text: &str) -> ConfigError {
+    let at = e.span().map_or(0, |span| span.start).min(text.len());
+    let before = text.get(..at).unwrap_or("");
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    ConfigError::Toml {
+        line,
+        column,
+        message: elide_quoted(e.message()),
+    }
+}
+
+/// `message` with every `"…"` quoted value replaced by `"…"` (serde names a wrong value as
+/// `invalid type: string "sk-…"`); backquoted key names stay.
+fn elide_quoted(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut chars = message.chars();
+    while let Some(c) = chars.next() {
+        if c == '"' {
+            for inner in chars.by_ref() {
+                if inner == c {
+                    break;
+                }
+            }
+            out.push_str("\"…\"");
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -134,6 +134,8 @@ vocabulary! {
         Form = "form",
         /// URL-mode `elicitation/create`.
         Url = "url",
+        /// A host's `tools/call` that the person's rules say to ask about.
+        ToolCall = "tool_call",
     }
 }
 
@@ -308,12 +310,35 @@ vocabulary! {
         AutoApproved = "auto_approved",
         /// A response was delivered to the server.
         Delivered = "delivered",
-        /// A person or agent wrote the response in place of a model, and it was delivered.
+        /// A person or agent wrote the response in place of a model (sampling) or the content of
+        /// a form, and it was delivered.
         Answered = "answered",
-        /// A person or agent declined the request (answered `-1` without a model run).
+        /// A person or agent declined the request (sampling: answered `-1` without a model run).
         Declined = "declined",
         /// A person or agent cancelled the request (dismissed it without a decision).
         Cancelled = "cancelled",
+        /// A person opened a URL question's link (their consent; the server got accept).
+        Opened = "opened",
+        /// A person or agent created an auto-approve rule.
+        RuleCreated = "rule_created",
+        /// A person or agent revoked an auto-approve rule.
+        RuleRevoked = "rule_revoked",
+        /// A tool call passed by a rule or a grant.
+        ToolAllowed = "tool_allowed",
+        /// A tool call refused by a rule.
+        ToolDenied = "tool_denied",
+        /// The person accepted a tool call as it was.
+        ToolAccepted = "tool_accepted",
+        /// The person accepted a tool call with edited arguments.
+        ToolEdited = "tool_edited",
+        /// The person declined (or cancelled) a tool call.
+        ToolDeclined = "tool_declined",
+        /// Nobody answered a tool call's question in time.
+        ToolExpired = "tool_expired",
+        /// The person made a grant (an expiring "allow this tool on this server").
+        GrantMade = "grant_made",
+        /// The person revoked a grant.
+        GrantRevoked = "grant_revoked",
     }
 }
 

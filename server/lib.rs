@@ -23,6 +23,7 @@
 //! `expect` are for tests), and never hides a real failure behind a default value: a default
 //! stands only where absence is a normal answer (an empty list, an optional field).
 
+pub mod access_files;
 pub mod app;
 pub mod auth;
 pub mod broker;
@@ -32,6 +33,7 @@ pub mod clock;
 pub mod config;
 pub mod db;
 pub mod domain;
+pub mod hosts;
 pub mod i18n;
 pub mod jobs;
 pub mod metrics;
@@ -43,5 +45,6 @@ pub mod reload;
 pub mod review;
 pub mod sampling;
 pub mod stores;
+pub mod tools;
 pub mod web;
 pub mod wire;

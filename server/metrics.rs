@@ -36,6 +36,8 @@ pub enum RejectReason {
     Budget,
     /// A rule refused a request no configured model may serve.
     NoRoute,
+    /// The person paused or blocked the asking server.
+    ServerPaused,
 }
 
 impl RejectReason {
@@ -51,6 +53,37 @@ impl RejectReason {
             RejectReason::SchemeNotAllowed => "scheme_not_allowed",
             RejectReason::Budget => "budget",
             RejectReason::NoRoute => "no_route",
+            RejectReason::ServerPaused => "server_paused",
+        }
+    }
+}
+
+/// What happened to a host's tool call (the `decision` label of
+/// `mcp_consent_tool_calls_total`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolCallDecision {
+    /// Passed by a rule or a grant (reported by the proxies).
+    Allowed,
+    /// Put to the person as a `tool_call` question.
+    Asked,
+    /// Refused by a rule (reported by the proxies).
+    Denied,
+}
+
+impl ToolCallDecision {
+    /// Every value, for the label sets created at zero.
+    pub const ALL: [ToolCallDecision; 3] = [
+        ToolCallDecision::Allowed,
+        ToolCallDecision::Asked,
+        ToolCallDecision::Denied,
+    ];
+
+    /// The label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolCallDecision::Allowed => "allowed",
+            ToolCallDecision::Asked => "asked",
+            ToolCallDecision::Denied => "denied",
         }
     }
 }
@@ -78,6 +111,12 @@ pub struct Metrics {
     /// `mcp_consent_proxy_dropped_lines_total{reason}`: server lines proxies dropped because
     /// they could not be judged (fail closed).
     pub proxy_dropped: IntCounterVec,
+    /// `mcp_consent_tool_calls_total{decision}`: host tool calls allowed, asked about or
+    /// denied (no server or tool label).
+    pub tool_calls: IntCounterVec,
+    /// `mcp_consent_notifications_failed_total{channel}`: notices a channel did not take (the
+    /// label is the channel's kind).
+    pub notifications_failed: IntCounterVec,
 }
 
 /// The metrics could not be registered (a programming error: duplicate names).
@@ -133,6 +172,20 @@ impl Metrics {
             ),
             &["reason"],
         )?;
+        let tool_calls = IntCounterVec::new(
+            opts(
+                "tool_calls_total",
+                "Host tool calls, by decision: allowed, asked, denied",
+            ),
+            &["decision"],
+        )?;
+        let notifications_failed = IntCounterVec::new(
+            opts(
+                "notifications_failed_total",
+                "Notices a channel failed to deliver, by channel kind",
+            ),
+            &["channel"],
+        )?;
         let build_info = IntGaugeVec::new(opts("build_info", "Build information"), &["version"])?;
         build_info
             .with_label_values(&[env!("CARGO_PKG_VERSION")])
@@ -147,6 +200,8 @@ impl Metrics {
         registry.register(Box::new(retention_pruned.clone()))?;
         registry.register(Box::new(event_subscribers.clone()))?;
         registry.register(Box::new(proxy_dropped.clone()))?;
+        registry.register(Box::new(tool_calls.clone()))?;
+        registry.register(Box::new(notifications_failed.clone()))?;
         registry.register(Box::new(build_info))?;
         #[cfg(target_os = "linux")]
         registry.register(Box::new(
@@ -159,6 +214,9 @@ impl Metrics {
                 pending.with_label_values(&[kind.as_str(), audience.as_str()]);
             }
         }
+        for decision in ToolCallDecision::ALL {
+            tool_calls.with_label_values(&[decision.as_str()]);
+        }
         Ok(Metrics {
             registry,
             pending,
@@ -170,7 +228,21 @@ impl Metrics {
             retention_pruned,
             event_subscribers,
             proxy_dropped,
+            tool_calls,
+            notifications_failed,
         })
+    }
+
+    /// Counts `n` tool calls with this decision.
+    pub fn tool_calls(&self, decision: ToolCallDecision, n: u64) {
+        self.tool_calls
+            .with_label_values(&[decision.as_str()])
+            .inc_by(n);
+    }
+
+    /// Counts one tool call with this decision.
+    pub fn tool_call(&self, decision: ToolCallDecision) {
+        self.tool_calls(decision, 1);
     }
 
     /// Counts a rejection.

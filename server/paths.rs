@@ -35,6 +35,31 @@ pub enum PathError {
         /// Its permission bits.
         mode: u32,
     },
+    /// A file (or a directory above one) that others may write, so they could change it or
+    /// replace it.
+    #[error("{path} has mode {mode:04o}; others may change it (chmod go-w {path})")]
+    OthersMayWrite {
+        /// The path concerned.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// A link that leads to another user's file.
+    #[error("{link} is a link to {target}, which belongs to user {owner}")]
+    LinkToForeign {
+        /// The link.
+        link: PathBuf,
+        /// Where it leads.
+        target: PathBuf,
+        /// The target's owner's uid.
+        owner: u32,
+    },
+    /// Not a regular file (a directory, a device, a pipe).
+    #[error("{path} is not a regular file")]
+    NotAFile {
+        /// The path concerned.
+        path: PathBuf,
+    },
     /// No `--state-dir`, no `MCP_CONSENT_STATE_DIR`, and no home directory to derive one from.
     #[error("cannot find a state directory: set --state-dir or MCP_CONSENT_STATE_DIR")]
     NoStateDir,
@@ -234,36 +259,8 @@ pub fn read_private(path: &Path) -> Result<String, PathError> {
     Ok(text)
 }
 
-/// Reads a secret file the person keeps outside the state directory (a model's API key): like
-/// [`read_private`], and only if nobody else may read or write it (mode 0600 or 0400), since a
-/// key others can read is already leaked.
-///
-/// # Errors
-/// [`PathError::Symlink`], [`PathError::ForeignOwner`], [`PathError::NotOwnerOnly`], or
-/// [`PathError::Io`] naming the file.
-pub fn read_owner_only(path: &Path) -> Result<String, PathError> {
-    use std::io::Read;
-    let mut file = open_own(path, false)?;
-    let mode = file
-        .metadata()
-        .map_err(io("cannot read the mode of", path))?
-        .permissions()
-        .mode()
-        & 0o777;
-    if mode & 0o077 != 0 {
-        return Err(PathError::NotOwnerOnly {
-            path: path.to_path_buf(),
-            mode,
-        });
-    }
-    let mut text = String::new();
-    file.read_to_string(&mut text)
-        .map_err(io("cannot read", path))?;
-    Ok(text)
-}
-
 /// Writes `contents` to `path` as 0600, replacing it atomically (temp file + rename), so a
-/// reader never sees a half-written token or URL.
+/// reader never sees a half-written token or URL; on failure the temp file is removed.
 ///
 /// # Errors
 /// [`PathError::Io`] naming the file.
@@ -276,10 +273,16 @@ pub fn write_private(path: &Path, contents: &str) -> Result<(), PathError> {
         .mode(0o600)
         .open(&tmp)
         .map_err(io("cannot create", &tmp))?;
-    file.write_all(contents.as_bytes())
-        .map_err(io("cannot write", &tmp))?;
-    file.sync_all().map_err(io("cannot write", &tmp))?;
-    fs::rename(&tmp, path).map_err(io("cannot replace", path))
+    let written = file
+        .write_all(contents.as_bytes())
+        .and_then(|()| file.sync_all())
+        .map_err(io("cannot write", &tmp))
+        .and_then(|()| fs::rename(&tmp, path).map_err(io("cannot replace", path)));
+    if written.is_err() {
+        // A partial record (a secret's first bytes, say) must not stay behind.
+        let _ = fs::remove_file(&tmp);
+    }
+    written
 }
 
 #[cfg(test)]
@@ -319,33 +322,6 @@ mod tests {
     }
 
     #[test]
-    fn secret_files_must_be_owner_only_and_not_links() {
-        let tmp = tempfile::tempdir().unwrap();
-        let key = tmp.path().join("key");
-        fs::write(&key, "sk-1\n").unwrap();
-        fs::set_permissions(&key, Permissions::from_mode(0o644)).unwrap();
-        let err = read_owner_only(&key).unwrap_err();
-        assert!(
-            matches!(err, PathError::NotOwnerOnly { mode: 0o644, .. }),
-            "{err}"
-        );
-        assert!(
-            err.to_string().contains(&key.display().to_string()),
-            "{err}"
-        );
-        for ok in [0o600, 0o400] {
-            fs::set_permissions(&key, Permissions::from_mode(ok)).unwrap();
-            assert_eq!(read_owner_only(&key).unwrap(), "sk-1\n");
-        }
-        let link = tmp.path().join("link");
-        std::os::unix::fs::symlink(&key, &link).unwrap();
-        assert!(matches!(
-            read_owner_only(&link),
-            Err(PathError::Symlink { .. })
-        ));
-    }
-
-    #[test]
     fn symlinks_in_the_state_directory_are_refused_and_never_followed() {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("state");
@@ -365,5 +341,16 @@ mod tests {
             read_private(&dir.api_token_file()),
             Err(PathError::Symlink { .. })
         ));
+    }
+
+    #[test]
+    fn a_failed_write_leaves_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        // A directory in the way: the rename fails after the secret was written to the temp.
+        let target = dir.path().join("tokens.json");
+        fs::create_dir(&target).unwrap();
+        fs::write(target.join("keep"), "").unwrap();
+        assert!(write_private(&target, "client-secret-1").is_err());
+        assert!(!dir.path().join("tokens.json.tmp").exists());
     }
 }

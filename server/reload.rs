@@ -5,10 +5,11 @@
 //! Changed at once: the models, `[routing]` and `[budgets]` (the sampling engine: routes and runs
 //! from now on use them; a run under way finishes on the model it started), `[notifications]`,
 //! `[retention]` (the pruning job restarts with the new bounds), `forms_person_only`,
-//! `question_timeout_secs` and `max_pending_per_server` (for questions opened from now on).
+//! `question_timeout_secs` and `max_pending_per_server` (for questions opened from now on),
+//! `[tools]` (the proxies follow within two seconds).
 //! Needing a restart: `listen`, `allow_non_loopback`, `max_request_bytes`,
-//! `passphrase_hash_file`, `metrics_token_file`, `database_url` and `database_password_file`
-//! (and the state directory, which is not in the config).
+//! `passphrase_hash_file`, `metrics_token_file`, `public_url`, `database_url` and
+//! `database_password_file` (and the state directory, which is not in the config).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -18,6 +19,7 @@ use tokio::sync::watch;
 
 use crate::broker::{Broker, BrokerSettings};
 use crate::config::{Config, ConfigError, Retention};
+use crate::notify::{Channel, ChannelError};
 use crate::review::{Reviewer, SamplingEngine};
 use crate::sampling::{ProviderError, Providers};
 
@@ -30,6 +32,9 @@ pub enum ReloadError {
     /// The provider clients for the new models could not be set up (an unreadable key file).
     #[error("cannot set up models")]
     Models(#[source] ProviderError),
+    /// A notice channel cannot be set up (an unusable secret file).
+    #[error(transparent)]
+    Channel(#[from] ChannelError),
 }
 
 /// The broker settings `config` asks for.
@@ -125,6 +130,7 @@ impl Reloader {
     /// [`ReloadError`] when `new` cannot be put in force; nothing is changed then.
     pub fn apply(&self, new: Config) -> Result<Vec<&'static str>, ReloadError> {
         let engine = engine(&new)?;
+        let channels = Channel::build_all(&new.notifications.channels.0)?;
         let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
         let restart: Vec<&'static str> = [
             ("listen", current.listen != new.listen),
@@ -144,6 +150,7 @@ impl Reloader {
                 "metrics_token_file",
                 current.metrics_token_file != new.metrics_token_file,
             ),
+            ("public_url", current.public_url != new.public_url),
             ("database_url", current.database_url != new.database_url),
             (
                 "database_password_file",
@@ -155,12 +162,14 @@ impl Reloader {
         .collect();
         self.review.set_engine(engine);
         self.broker.set_settings(broker_settings(&new));
+        self.broker.set_tool_rules(new.tools.clone());
         self.broker
             .notifications()
             .set_enabled(new.notifications.desktop);
         self.broker
             .notifications()
             .set_language(new.notifications.lang());
+        self.broker.notifications().set_channels(channels);
         if current.retention != new.retention {
             self.retention.send_replace(new.retention.clone());
         }
@@ -172,6 +181,7 @@ impl Reloader {
             max_request_bytes: current.max_request_bytes,
             passphrase_hash_file: current.passphrase_hash_file.clone(),
             metrics_token_file: current.metrics_token_file.clone(),
+            public_url: current.public_url.clone(),
             ..new
         };
         *current = kept;

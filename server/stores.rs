@@ -68,7 +68,8 @@ pub fn shared_target(config: &Config) -> Result<Option<Target>, DatabaseError> {
 
 /// The password in `path`: the file as it is, less one trailing newline.
 fn read_password(path: &std::path::Path) -> Result<String, DatabaseError> {
-    let text = crate::paths::read_owner_only(path).map_err(DatabaseError::PasswordFile)?;
+    let text = crate::access_files::read(path, crate::access_files::Holds::Secret)
+        .map_err(DatabaseError::PasswordFile)?;
     let password = text
         .strip_suffix('\n')
         .map(|t| t.strip_suffix('\r').unwrap_or(t))

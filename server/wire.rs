@@ -28,8 +28,14 @@ pub struct OpenRequest {
     /// Client capabilities as forwarded to the server.
     #[serde(default)]
     pub client_capabilities: Value,
-    /// The JSON-RPC request exactly as the server sent it.
+    /// The JSON-RPC request exactly as the server sent it (for a `tool_call`, the host's
+    /// `tools/call` as it would go to the server).
     pub request: Value,
+    /// For a host's `tools/call`: what the server claimed about the tool in `tools/list`
+    /// (description, `inputSchema`, annotations), shown as claims; absent when the proxy has
+    /// not seen it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_info: Option<crate::tools::ToolInfo>,
 }
 
 /// What `POST /api/v1/requests` gave: 201/200 `{"id","state","expiresAt"}` for a question
@@ -115,6 +121,46 @@ pub struct Answer {
     /// Sampling accept: the `CreateMessageResult`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
+    /// Tool-call accept: the arguments to send instead of the host's (validated against the
+    /// tool's `inputSchema` when the proxy saw one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Value>,
+    /// Tool-call accept: also allow this tool on this server from now on, for `hour`, `day`
+    /// or `always` (a grant, revocable on the rules page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<GrantSpan>,
+}
+
+/// How long a grant made with an answer lasts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GrantSpan {
+    /// One hour.
+    Hour,
+    /// One day.
+    Day,
+    /// Until revoked.
+    Always,
+}
+
+impl GrantSpan {
+    /// The form's and the wire's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GrantSpan::Hour => "hour",
+            GrantSpan::Day => "day",
+            GrantSpan::Always => "always",
+        }
+    }
+
+    /// How long it lasts; `None`: until revoked.
+    pub fn duration(self) -> Option<chrono::Duration> {
+        match self {
+            GrantSpan::Hour => Some(chrono::Duration::hours(1)),
+            GrantSpan::Day => Some(chrono::Duration::days(1)),
+            GrantSpan::Always => None,
+        }
+    }
 }
 
 /// `POST /api/v1/questions/{id}/answer` result: the new state.
@@ -183,6 +229,10 @@ pub struct QuestionDetail {
     /// The model review (params, route, runs, approval ids), when models are configured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review: Option<ReviewDetail>,
+    /// A tool call: what the server claimed about the tool in `tools/list` (description,
+    /// `inputSchema`, annotations), when the proxy saw it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_info: Option<crate::tools::ToolInfo>,
 }
 
 /// The model review of a sampling question, in its detail (`review`).
@@ -244,6 +294,11 @@ pub struct Decision {
     /// applies to that revision. A malformed edit is refused (422) and changes nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub edit: Option<Edit>,
+    /// For `approve` and `regenerate` of a `model` the route excluded only for its estimate
+    /// over the cost cap: the person confirmed running it anyway, having been shown the cost
+    /// and the cap. Without it such a model is refused (422).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub over_cap_confirmed: bool,
 }
 
 /// What a decision did.
@@ -313,6 +368,8 @@ pub struct NewRule {
     pub reason: String,
     /// Lifetime in days (default 7, 1 to 365).
     pub days: Option<i64>,
+    /// Lifetime in hours (1 to 8760), in place of `days`: the shortest rule lasts an hour.
+    pub hours: Option<i64>,
 }
 
 /// An auto-approve rule as the API shows it.
@@ -356,10 +413,18 @@ pub struct AuditEntry {
     pub actor: Actor,
     /// What.
     pub action: AuditAction,
-    /// The question.
-    pub question_id: QuestionId,
+    /// The question; `null` for an entry about a rule, a tool call a rule decided and a grant
+    /// revoked.
+    pub question_id: Option<QuestionId>,
+    /// The kind of the question (`null` for an entry about a rule).
+    pub kind: Option<Kind>,
+    /// The rule created or revoked (`rule_created`, `rule_revoked`); `null` otherwise.
+    pub rule_id: Option<String>,
     /// Its server.
     pub server: String,
+    /// The tool, for tool-call decisions and grants.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
     /// The model, when one ran.
     pub model: Option<String>,
     /// Input tokens of the run.
@@ -384,8 +449,12 @@ pub struct AuditList {
 /// `POST /api/v1/login-links` result.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LoginLink {
-    /// The one-time login URL.
+    /// The one-time login URL (under `public_url` when it is set).
     pub url: String,
+    /// With `public_url` set: the same one-time link at the loopback address, for a browser on
+    /// this machine (either works, once).
+    #[serde(default, rename = "localUrl", skip_serializing_if = "Option::is_none")]
+    pub local_url: Option<String>,
 }
 
 /// Error body of every status but 422: `{"error"}`.

@@ -8,9 +8,18 @@
 
   // On load the focus goes to the error summary when the answer was refused, else to the
   // page's heading, unless something (the login field) took it already.
+  // A page that comes back to a step (after "Approve and run", or when the answer arrives)
+  // starts at that step's status, scrolled into view, not at the top of a long request.
+  // Without JS the redirect's #decision fragment scrolls there; with JS the fragment is dropped
+  // (scrolling to it would take the focus away again) and the focus does the scrolling.
+  var atStep = location.hash === "#decision";
+  if (atStep && history.replaceState) history.replaceState(null, "", location.pathname + location.search);
   function focusStart() {
     if (document.activeElement && document.activeElement !== document.body) return;
-    var target = document.querySelector(".error-summary") || document.querySelector("main h1");
+    var target = document.querySelector(".error-summary") ||
+      (atStep || document.querySelector("[data-live=question][data-stepped]")
+        ? document.querySelector("[data-focus-start]") : null) ||
+      document.querySelector("main h1");
     if (!target) return;
     if (!target.hasAttribute("tabindex")) target.setAttribute("tabindex", "-1");
     target.focus();
@@ -41,8 +50,9 @@
     if (!dialog || !button || dialog.open || typeof dialog.showModal !== "function") return;
     e.preventDefault();
     dialog.showModal();
-    var confirm = dialog.querySelector("[data-escape-confirm]");
-    if (confirm) confirm.focus();
+    // The safe button has the focus: Escape then Enter keeps the question and what was typed.
+    var keep = dialog.querySelector("[data-escape-cancel]");
+    if (keep) keep.focus();
   });
   document.addEventListener("click", function (e) {
     var t = e.target;
@@ -63,17 +73,114 @@
   "use strict";
   if (typeof EventSource === "undefined") return;
 
-  // The queue reloads itself when any question changes.
+  // The queue follows the questions in place: on an event it fetches itself (with the same
+  // filters) and swaps the list, keeping the ticked boxes and the focus (on the same control
+  // of the same row, or of the row that took its place), and says politely what changed.
   var queue = document.querySelector("[data-live=queue]");
   if (queue) {
     var notify = browserNotifications(queue);
     var source = new EventSource("/api/v1/events");
-    var pending = null;
+    var timer = null;
+    var busy = false;
+    var again = false;
     source.addEventListener("question", function (e) {
       notify(e);
-      if (pending) return;
-      pending = setTimeout(function () { window.location.reload(); }, 300);
+      clearTimeout(timer);
+      timer = setTimeout(refreshQueue, 150);
     });
+    // A change between the page's rendering and its subscription, or during a reconnect,
+    // sends this page no event: look once each time the stream opens.
+    source.addEventListener("open", refreshQueue);
+
+    function rowIds(root) {
+      return Array.prototype.map.call(root.querySelectorAll("tr[data-question-id]"), function (r) {
+        return r.getAttribute("data-question-id");
+      });
+    }
+    function focusables(root) {
+      return Array.prototype.slice.call(root.querySelectorAll("a[href], button, input, select"));
+    }
+    // Where the focus is, as something that survives the swap: its row (or server) and its
+    // place among that row's controls.
+    function focusPlace(current) {
+      var active = document.activeElement;
+      if (!active || active === document.body || !current.contains(active)) return null;
+      var row = active.closest("[data-question-id]");
+      var server = active.closest("[data-server]");
+      var holder = row || server;
+      if (!holder) return { id: active.id || null };
+      return {
+        row: row ? row.getAttribute("data-question-id") : null,
+        server: server ? server.getAttribute("data-server") : null,
+        at: focusables(holder).indexOf(active),
+        index: rowIds(current).indexOf(row ? row.getAttribute("data-question-id") : "")
+      };
+    }
+    function restoreFocus(current, place) {
+      if (!place) return;
+      var holder = null;
+      if (place.row) {
+        holder = current.querySelector("tr[data-question-id='" + CSS.escape(place.row) + "']");
+        if (!holder) {
+          // The row left: the one now in its place, else the last one.
+          var rows = current.querySelectorAll("tr[data-question-id]");
+          holder = rows[Math.min(place.index, rows.length - 1)] || null;
+        }
+      } else if (place.server) {
+        holder = current.querySelector("[data-server='" + CSS.escape(place.server) + "']");
+      } else if (place.id) {
+        var same = document.getElementById(place.id);
+        if (same) { same.focus(); return; }
+      }
+      var target = holder ? focusables(holder)[Math.max(place.at || 0, 0)] : null;
+      if (!target) {
+        target = current.querySelector(".count, .empty");
+        if (target && !target.hasAttribute("tabindex")) target.setAttribute("tabindex", "-1");
+      }
+      if (target) target.focus({ preventScroll: true });
+    }
+    function say(before, after) {
+      var box = document.querySelector("[data-queue-status]");
+      if (!box) return;
+      var added = after.filter(function (id) { return before.indexOf(id) < 0; }).length;
+      var gone = before.filter(function (id) { return after.indexOf(id) < 0; }).length;
+      function words(kind, n) {
+        if (n === 1) return box.getAttribute("data-" + kind + "-one") || "";
+        // The "other" form is rendered for 2; the count is put in its place.
+        return (box.getAttribute("data-" + kind + "-other") || "").replace("2", String(n));
+      }
+      var parts = [];
+      if (added) parts.push(words("added", added));
+      if (gone) parts.push(words("gone", gone));
+      if (parts.length) box.textContent = parts.join(" ");
+    }
+    function refreshQueue() {
+      if (busy) { again = true; return; }
+      busy = true;
+      fetch(window.location.pathname + window.location.search, { credentials: "same-origin", headers: { Accept: "text/html" } })
+        .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
+        .then(function (html) {
+          var doc = new DOMParser().parseFromString(html, "text/html");
+          var fresh = doc.querySelector("[data-live=queue]");
+          var current = document.querySelector("[data-live=queue]");
+          if (!fresh || !current) return;
+          var ticked = {};
+          current.querySelectorAll("input[name=id]:checked").forEach(function (b) { ticked[b.value] = true; });
+          var before = rowIds(current);
+          var place = focusPlace(current);
+          current.innerHTML = fresh.innerHTML;
+          current.querySelectorAll("input[name=id]").forEach(function (b) { if (ticked[b.value]) b.checked = true; });
+          current.setAttribute("data-muted", fresh.getAttribute("data-muted") || "[]");
+          document.title = doc.title;
+          restoreFocus(current, place);
+          say(before, rowIds(current));
+        })
+        .catch(function () {})
+        .then(function () {
+          busy = false;
+          if (again) { again = false; refreshQueue(); }
+        });
+    }
     return;
   }
 
@@ -99,12 +206,18 @@
       var ev;
       try { ev = JSON.parse(e.data); } catch (_) { return; }
       if (!ev || ev.state !== "pending") return;
+      // A server whose notices the person muted shows none here either.
+      var muted = [];
+      try { muted = JSON.parse(queue.getAttribute("data-muted") || "[]"); } catch (_) { muted = []; }
+      if (muted.indexOf(ev.server) >= 0) return;
       var known = queue.querySelectorAll("[data-question-id]");
       for (var i = 0; i < known.length; i++) {
         if (known[i].getAttribute("data-question-id") === ev.id) return;
       }
       var what = box.getAttribute("data-kind-" + ev.kind);
       if (!what) return;
+      // A tool call names its tool (the event never carries arguments).
+      if (ev.kind === "tool_call" && ev.tool) what = what + " " + ev.tool;
       new Notification("mcp-consent", { body: ev.server + " " + what, tag: ev.id });
     };
   }
@@ -148,7 +261,10 @@
         current.innerHTML = fresh.innerHTML;
         current.setAttribute("data-state", fresh.getAttribute("data-state") || "");
         current.setAttribute("data-version", fresh.getAttribute("data-version") || "");
+        // The page moved on to another step: its status takes the focus (focusStart).
+        current.setAttribute("data-stepped", "");
         document.title = doc.title;
+        document.dispatchEvent(new CustomEvent("mcp-consent:swapped"));
         // The focused element went with the old content: start again at the heading.
         if (window.mcpConsentFocusStart) window.mcpConsentFocusStart();
       })
@@ -169,6 +285,8 @@
     if (!typed) { refresh(); return; }
     if (ev.state !== "pending") {
       notice(words("now-state", "This question is now %s.").replace("%s", words("state-" + ev.state, ev.state)));
+      // Nothing can be sent any more: the controls go dead, what was typed stays (question.js).
+      document.dispatchEvent(new CustomEvent("mcp-consent:gone", { detail: { state: ev.state, word: words("state-" + ev.state, ev.state) } }));
     } else {
       notice(words("changed-typed", "This question changed while you were answering; reload the page to see it (copy what you typed first)."));
     }

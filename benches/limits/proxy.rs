@@ -321,10 +321,11 @@ pub fn serve_role() {
     }
 }
 
-/// The Python SDK host calling server-everything's `echo`, directly and through the proxy.
+/// The Python SDK host calling server-everything's `echo`, directly and through the proxy: every
+/// call through the proxy is judged by the tool rules (here the default, `allow`, from the
+/// cached policy), so this row is the cost of tool-call consent on an allowed call.
 fn sdk_echo(opts: &Opts, state: &Path, table: &mut Table) {
-    const MEASURE: &str =
-        "tool-call round trip, Python SDK host ↔ server-everything `echo`: proxy vs direct";
+    const MEASURE: &str = "tool-call round trip judged `allow` (the default rule), Python SDK host ↔ server-everything `echo`: proxy vs direct";
     const GOAL: &str = "≤ 1.05×";
     let (Some(python), Some(everything)) = (&opts.python, &opts.everything) else {
         return table.skip(

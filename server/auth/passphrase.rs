@@ -11,15 +11,9 @@ use argon2::password_hash::{PasswordHasher, PasswordVerifier};
 /// Errors of hashing or loading a passphrase hash.
 #[derive(Debug, thiserror::Error)]
 pub enum PassphraseError {
-    /// The hash file could not be read.
-    #[error("cannot read the passphrase hash {path}")]
-    Read {
-        /// The file.
-        path: std::path::PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
-    },
+    /// The hash file could not be read, or others may read, write or replace it.
+    #[error("cannot use the passphrase hash")]
+    Read(#[source] crate::paths::PathError),
     /// The file does not hold an argon2 PHC string.
     #[error("{0} does not hold an argon2 PHC hash (make one with `mcp-consent passwd`)")]
     NotAHash(std::path::PathBuf),
@@ -28,15 +22,14 @@ pub enum PassphraseError {
     Hash(String),
 }
 
-/// Reads and checks a PHC hash file.
+/// Reads and checks a PHC hash file: a secret file by [`crate::access_files`] (the user's own,
+/// owner-only; another user's hash would let them log in with their passphrase).
 ///
 /// # Errors
 /// [`PassphraseError::Read`] or [`PassphraseError::NotAHash`].
 pub fn load_hash(path: &Path) -> Result<String, PassphraseError> {
-    let text = std::fs::read_to_string(path).map_err(|source| PassphraseError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = crate::access_files::read(path, crate::access_files::Holds::Secret)
+        .map_err(PassphraseError::Read)?;
     let hash = text.trim().to_owned();
     if !hash.starts_with("$argon2") || PasswordHash::new(&hash).is_err() {
         return Err(PassphraseError::NotAHash(path.to_path_buf()));

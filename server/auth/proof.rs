@@ -1,6 +1,7 @@
 //! The service proves it holds the API token's key before a TCP client sends the token
 //! (`GET /api/v1/service-proof`). The key is the token's SHA-256 digest, which the store keeps;
-//! the proof is HMAC-SHA256 over a fresh client nonce and the address the service is bound to,
+//! the proof is HMAC-SHA256 over a fresh client nonce and the exact local address of the connection
+//! it answers on (never a wildcard),
 //! so a process squatting the port can neither answer nor relay another listener's answer (the
 //! client checks the address against the peer it is connected to).
 
@@ -10,7 +11,8 @@ use sha2::{Digest, Sha256};
 /// The body of `GET /api/v1/service-proof?nonce=HEX` (wire JSON).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ServiceProof {
-    /// The address the service is bound to (`IP:PORT`), covered by the proofs.
+    /// The local address of the connection the proof was asked on (`IP:PORT`), covered by the
+    /// proofs.
     pub addr: String,
     /// One proof per valid API token, hex.
     pub proofs: Vec<String>,

@@ -51,16 +51,25 @@ impl Broker {
         let question = self.get(id).await?;
         check_may_answer(&question, by)?;
         let (state, response) = self.counted_response_for(&question, answer)?;
-        let audit = (question.kind == Kind::Sampling)
-            .then(|| self.hand_audit(&question, state, &response, by));
-        self.decide_audited(&question, state, Some(response), audit)
+        let audit = match question.kind {
+            Kind::ToolCall => self.tool_audit(&question, state, &response, by),
+            Kind::Sampling | Kind::Form | Kind::Url => {
+                self.hand_audit(&question, state, &response, by)
+            }
+        };
+        self.decide_audited(&question, state, Some(response), Some(audit))
             .await?;
+        if let (Kind::ToolCall, State::Accepted, Some(span)) = (question.kind, state, answer.grant)
+        {
+            self.grant_from(&question, span).await?;
+        }
         Ok(state)
     }
 
-    /// The audit entry of a sampling question answered, declined or cancelled by hand (every
-    /// decision of a sampling question is audited, not only those of the model review):
-    /// digests only, and the model name the answer reports.
+    /// The audit entry of a question answered, declined or cancelled by hand (every decision
+    /// is audited, of every kind, not only those of the sampling model review): digests only
+    /// (the model name a sampling answer reports is covered by the response digest, and not
+    /// kept as text).
     fn hand_audit(
         &self,
         question: &Question,
@@ -77,19 +86,19 @@ impl Broker {
             Answerer::Human => Actor::Human,
             Answerer::Agent => Actor::Agent,
         };
-        let mut entry = NewAudit::new(
+        let mut entry = NewAudit::question(
             self.now().timestamp_millis(),
             actor,
             action,
+            question.kind,
             &question.id,
             &question.server,
         );
         entry.request_digest = Some(request_digest(&question.request));
         if let Some(result) = response.get("result") {
-            entry.model_id = result
-                .get("model")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
+            // The `model` a hand-written answer names is the answerer's text, of any length: it
+            // outlives the question in the audit, so only the response digest (which covers
+            // it) is kept, never the string.
             entry.response_digest = Some(hex::encode(Sha256::digest(result.to_string())));
         }
         entry
@@ -143,8 +152,17 @@ impl Broker {
         match question.state {
             State::Pending => {
                 let response = result_response(&question.rpc_id, json!({"action": "accept"}));
+                let mut audit = NewAudit::question(
+                    now,
+                    Actor::Human,
+                    AuditAction::Opened,
+                    Kind::Url,
+                    &question.id,
+                    &question.server,
+                );
+                audit.request_digest = Some(request_digest(&question.request));
                 match self
-                    .decide(&question, State::Accepted, Some(response))
+                    .decide_audited(&question, State::Accepted, Some(response), Some(audit))
                     .await
                 {
                     Ok(())
@@ -225,7 +243,7 @@ impl Broker {
     }
 
     /// [`Broker::decide`], writing `audit` in the same transaction when the question moves.
-    async fn decide_audited(
+    pub(super) async fn decide_audited(
         &self,
         question: &Question,
         state: State,
@@ -274,7 +292,7 @@ fn check_may_answer(question: &Question, by: Answerer) -> Result<(), BrokerError
     Ok(())
 }
 
-fn invalid(message: &str) -> BrokerError {
+pub(super) fn invalid(message: &str) -> BrokerError {
     BrokerError::InvalidAnswer(vec![FieldError::rule("", message)])
 }
 
@@ -286,6 +304,14 @@ fn response_for(q: &Question, answer: &Answer) -> Result<(State, Value), BrokerE
         Action::Cancel => State::Cancelled,
     };
     let id = &q.rpc_id;
+    if q.kind == Kind::ToolCall {
+        return super::tool_calls::response_for(q, answer, state);
+    }
+    if answer.arguments.is_some() || answer.grant.is_some() {
+        return Err(invalid(
+            "only a tool call's answer carries arguments or a grant",
+        ));
+    }
     match (q.kind, answer.action) {
         (Kind::Sampling, Action::Accept) => {
             if answer.content.is_some() {
@@ -322,6 +348,7 @@ fn response_for(q: &Question, answer: &Answer) -> Result<(State, Value), BrokerE
         (Kind::Url, Action::Accept) => Err(invalid(
             "a URL question is accepted by opening its link from the review page",
         )),
+        (Kind::ToolCall, _) => super::tool_calls::response_for(q, answer, state),
         (Kind::Form | Kind::Url, action) => {
             if answer.content.is_some() || answer.result.is_some() {
                 return Err(invalid("decline and cancel carry no content"));

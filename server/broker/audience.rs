@@ -209,28 +209,68 @@ pub fn of_form(message: &str, schema: &FormSchema, person_only: bool) -> Audienc
 /// True when a form that can carry a secret (a field other than a yes/no) looks like it asks
 /// for one: in its message, in a field's name, title or description, or in a choice's label.
 pub fn form_asks_for_secret(message: &str, schema: &FormSchema) -> bool {
+    !secret_hints(message, schema).is_empty()
+}
+
+/// Where a form's text matched, for showing the person why it is person-only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HintPlace {
+    /// The form's message.
+    Message,
+    /// The name of the field.
+    FieldName(String),
+    /// The title of the field.
+    FieldTitle(String),
+    /// The description of the field.
+    FieldDescription(String),
+    /// A choice label of the field.
+    Choice(String),
+}
+
+/// One reason a form looks like it asks for a secret: the listed word or phrase that matched
+/// (the list's own spelling, not the server's text) and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretHint {
+    /// The listed word, e.g. `"pin"` or `"password"`.
+    pub word: &'static str,
+    /// Where it was found.
+    pub place: HintPlace,
+}
+
+/// Every place a form that can carry a secret looks like it asks for one (empty: it does not),
+/// so a person can tell a false alarm ("do not give us your pin") from a real request.
+pub fn secret_hints(message: &str, schema: &FormSchema) -> Vec<SecretHint> {
     let carriers: Vec<_> = schema
         .fields
         .iter()
         .filter(|f| !matches!(f.kind, FieldKind::Boolean { .. }))
         .collect();
+    let mut hints = Vec::new();
     if carriers.is_empty() {
-        return false;
+        return hints;
     }
-    looks_secret(message, true)
-        || carriers.iter().any(|f| {
-            [
-                Some(f.name.as_str()),
-                f.title.as_deref(),
-                f.description.as_deref(),
-            ]
-            .into_iter()
-            .flatten()
-            .any(|t| looks_secret(t, true))
-                || choices(&f.kind)
-                    .iter()
-                    .any(|c| looks_secret(&c.title, false) || looks_secret(&c.value, false))
-        })
+    let mut note = |text: &str, whole_words: bool, place: HintPlace| {
+        if let Some(word) = secret_word(text, whole_words) {
+            hints.push(SecretHint { word, place });
+        }
+    };
+    note(message, true, HintPlace::Message);
+    for f in carriers {
+        let field = || f.name.clone();
+        note(&f.name, true, HintPlace::FieldName(field()));
+        if let Some(t) = &f.title {
+            note(t, true, HintPlace::FieldTitle(field()));
+        }
+        if let Some(d) = &f.description {
+            note(d, true, HintPlace::FieldDescription(field()));
+        }
+        for c in choices(&f.kind) {
+            note(&c.title, false, HintPlace::Choice(field()));
+            note(&c.value, false, HintPlace::Choice(field()));
+        }
+    }
+    hints.dedup();
+    hints
 }
 
 fn choices(kind: &FieldKind) -> &[crate::protocol::elicitation::Choice] {
@@ -240,9 +280,9 @@ fn choices(kind: &FieldKind) -> &[crate::protocol::elicitation::Choice] {
     }
 }
 
-/// Whether `text` holds a secret phrase, or (`whole_words`) one of the short secret words. Choice
+/// The secret phrase `text` holds, or (`whole_words`) the short secret word, as listed. Choice
 /// labels skip the short words: "Tan" is a colour there, not a transaction number.
-fn looks_secret(text: &str, whole_words: bool) -> bool {
+fn secret_word(text: &str, whole_words: bool) -> Option<&'static str> {
     let folded = &*FOLDED;
     let plain: Vec<String> = words(text, false)
         .into_iter()
@@ -254,17 +294,20 @@ fn looks_secret(text: &str, whole_words: bool) -> bool {
         })
         .filter(|w| !w.is_empty())
         .collect();
-    if folded.phrases.iter().any(|p| holds_phrase(&plain, p)) {
-        return true;
+    if let Some(i) = folded.phrases.iter().position(|p| holds_phrase(&plain, p)) {
+        return SECRET_PHRASES.get(i).copied();
+    }
+    if !whole_words {
+        return None;
     }
     // Both splits: camelCase humps find `bankPin`, plain words find a mixed-case `PіN`.
-    whole_words
-        && [plain, words(text, true)].iter().any(|words| {
-            folded
-                .words
-                .iter()
-                .any(|seq| words.windows(seq.len()).any(|w| w == seq.as_slice()))
-        })
+    [plain, words(text, true)].iter().find_map(|words| {
+        folded
+            .words
+            .iter()
+            .position(|seq| words.windows(seq.len()).any(|w| w == seq.as_slice()))
+            .and_then(|i| SECRET_WORDS.get(i).copied())
+    })
 }
 
 /// Whether the squashed `phrase` occurs in `words` joined, either inside one word (`newPassword`,
@@ -503,5 +546,18 @@ mod tests {
         assert_eq!(of_form("Pick a topic", &s, false), Audience::Agent);
         assert_eq!(of_form("Pick a topic", &s, true), Audience::Human);
         assert_eq!(of_form("", &titled("Password"), false), Audience::Human);
+    }
+
+    #[test]
+    fn the_hints_name_the_listed_word_and_where_it_was_found() {
+        let s = schema(json!({"type":"object","properties":{
+            "name":{"type":"string","description":"Do not give us your PIN"}}}));
+        assert_eq!(
+            secret_hints("Your name?", &s),
+            vec![SecretHint {
+                word: "pin",
+                place: HintPlace::FieldDescription("name".into())
+            }]
+        );
     }
 }

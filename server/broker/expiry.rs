@@ -47,7 +47,10 @@ impl Broker {
             question.id
         ));
         let response = error_response(Some(&question.rpc_id), &error);
-        self.decide(question, State::Expired, Some(response)).await
+        let audit = (question.kind == crate::domain::Kind::ToolCall)
+            .then(|| self.tool_expiry_audit(question));
+        self.decide_audited(question, State::Expired, Some(response), audit)
+            .await
     }
 
     /// Waits up to `wait` for the question to be decided.
@@ -119,6 +122,7 @@ mod tests {
             request: json!({"jsonrpc": "2.0", "id": rpc_id, "method": "elicitation/create", "params": {
                 "message": "Name?",
                 "requestedSchema": {"type": "object", "properties": {"n": {"type": "string"}}}}}),
+            tool_info: None,
         }
     }
 
@@ -155,6 +159,8 @@ mod tests {
             action: crate::domain::Action::Decline,
             content: None,
             result: None,
+            arguments: None,
+            grant: None,
         };
         broker
             .answer(&ids[2], &decline, crate::broker::Answerer::Agent)

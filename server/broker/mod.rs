@@ -14,14 +14,18 @@
 
 pub mod answer;
 pub mod audience;
+pub mod controls;
 pub mod error;
 pub mod events;
 pub mod expiry;
+pub mod history;
 pub mod hooks;
 pub mod open;
+pub mod person_only;
 pub mod question;
 pub mod refusal;
 pub mod remote;
+pub mod tool_calls;
 pub mod waiters;
 
 use std::sync::{Arc, OnceLock, PoisonError, RwLock, Weak};
@@ -35,9 +39,11 @@ use crate::db::models::QuestionRow;
 pub use crate::domain::{Audience, Kind, Phase, State};
 use crate::metrics::Metrics;
 use crate::notify::{Notice, Notifications};
+pub use controls::{ControlChange, ServerControl};
 pub use error::BrokerError;
 pub use events::{Event, EventBus};
 pub use expiry::human_duration;
+pub use history::{Decided, Origin};
 pub use hooks::{HookFuture, Round, SamplingHooks};
 pub use open::OpenOutcome;
 pub use question::{Answerer, Question, Waited, rfc3339};
@@ -74,6 +80,8 @@ pub struct Broker {
     hooks: Arc<OnceLock<Weak<dyn SamplingHooks>>>,
     /// This instance among those sharing a database (its announcements come back to it).
     instance: Arc<str>,
+    /// The config's `[tools]`, which the proxies judge tool calls by; replaced on reload.
+    tool_rules: Arc<RwLock<Arc<crate::tools::ToolsConfig>>>,
 }
 
 impl Broker {
@@ -90,7 +98,33 @@ impl Broker {
             clock: Arc::new(SystemClock),
             hooks: Arc::default(),
             instance: crate::domain::QuestionId::new().as_str().into(),
+            tool_rules: Arc::default(),
         }
+    }
+
+    /// Replaces the tool rules (start and config reload); the proxies follow within seconds.
+    pub fn set_tool_rules(&self, rules: crate::tools::ToolsConfig) {
+        *self
+            .tool_rules
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Arc::new(rules);
+    }
+
+    /// What a proxy judges tool calls by: the tool rules and the grants in force.
+    ///
+    /// # Errors
+    /// [`BrokerError::Store`].
+    pub async fn tool_policy(&self) -> Result<crate::tools::Policy, BrokerError> {
+        let tools = self
+            .tool_rules
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .clone();
+        Ok(crate::tools::Policy {
+            tools,
+            grants: self.grants_in_force().await?,
+        })
     }
 
     /// This broker reading the time from `clock` instead of the system clock (tests set the
@@ -128,10 +162,15 @@ impl Broker {
     }
 
     /// Tells the person that `question` opened (server and kind only; never blocks).
-    fn notify_opened(&self, question: &Question) {
+    fn notify_opened(&self, question: &Question, control: &ServerControl) {
+        if control.muted {
+            return;
+        }
         self.notifications.opened(Notice {
+            id: question.id.clone(),
             server: question.server.clone(),
             kind: question.kind,
+            tool: question.tool.clone(),
         });
     }
 
@@ -221,16 +260,18 @@ impl Broker {
         self.publish(question, false);
     }
 
-    /// A question opened: published like any change, and the person told.
-    pub(crate) fn opened(&self, question: &Question) {
-        self.publish(question, true);
-        self.notify_opened(question);
+    /// A question opened: published like any change, and the person told (unless its server
+    /// is muted), here and on the instances sharing the database.
+    pub(crate) fn opened(&self, question: &Question, control: &ServerControl) {
+        self.publish(question, !control.muted);
+        self.notify_opened(question, control);
     }
 
-    /// Publishes the change here and announces it to the instances sharing the database.
-    fn publish(&self, question: &Question, opened: bool) {
+    /// Publishes the change here and announces it to the instances sharing the database;
+    /// `notify`: they tell their person too.
+    fn publish(&self, question: &Question, notify: bool) {
         let event = question.event(self.now());
-        self.announce(&event, opened);
+        self.announce(&event, notify);
         self.events.publish(event);
         self.waiters.wake(&question.id);
     }

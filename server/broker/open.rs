@@ -11,11 +11,16 @@ use crate::db::models::QuestionRow;
 use crate::db::{DbError, lock_for_transaction};
 use crate::domain::{Audience, Kind, Phase, QuestionId, State};
 use crate::metrics::RejectReason;
+use crate::metrics::ToolCallDecision;
 use crate::protocol::elicitation;
 use crate::protocol::era::Era;
 use crate::protocol::jsonrpc::{RpcError, Violation, error_response, is_valid_id};
 use crate::protocol::sampling;
+use crate::tools::ToolCall;
 use crate::wire::OpenRequest;
+
+/// The method of a host's tool call.
+const TOOLS_CALL: &str = "tools/call";
 
 /// The outcome of opening (the API answers it as a `wire::Opened`).
 #[derive(Debug, Clone)]
@@ -68,6 +73,7 @@ impl Broker {
                 Kind::Url.as_str()
             }
             "elicitation/create" => Kind::Form.as_str(),
+            TOOLS_CALL => Kind::ToolCall.as_str(),
             _ => "unknown",
         };
         let envelope_ok = req.request.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
@@ -114,8 +120,29 @@ impl Broker {
                 }
                 Err(e) => return refuse(e),
             },
+            // A host's tool call the person's rules ask about: always the person's to answer
+            // (an agent must not approve its own calls).
+            TOOLS_CALL => match ToolCall::from_params(&params) {
+                Ok(_) => (Kind::ToolCall, Audience::Human, None, None),
+                Err(e) => return refuse(RpcError::invalid_params(e.to_string())),
+            },
             other => return refuse(RpcError::method_not_found(other)),
         };
+
+        // The person's pause or block refuses before anything is stored or budgeted.
+        let control = self.control(&req.server).await?;
+        if control.refuses() {
+            self.metrics
+                .reject(counted_kind, RejectReason::ServerPaused);
+            let e = match control.paused_until {
+                Some(until) if !control.blocked => RpcError::internal(format!(
+                    "the person paused requests from this server until {}",
+                    super::rfc3339(until)
+                )),
+                _ => RpcError::internal("the person blocked requests from this server"),
+            };
+            return Ok(OpenOutcome::Refused(error_response(Some(&rpc_id), &e)));
+        }
 
         let new_id = QuestionId::new();
         let hooks = self.sampling_hooks().filter(|_| kind == Kind::Sampling);
@@ -159,6 +186,10 @@ impl Broker {
             opened_at: None,
             revision: 1,
             conversation,
+            tool_info: req
+                .tool_info
+                .filter(|_| kind == Kind::ToolCall)
+                .map(|info| serde_json::json!(info).to_string()),
         };
         let limit = i64::try_from(settings.max_pending_per_server).unwrap_or(i64::MAX);
         let admission = self
@@ -196,7 +227,10 @@ impl Broker {
                     .opened
                     .with_label_values(&[question.kind.as_str()])
                     .inc();
-                self.opened(&question);
+                if question.kind == Kind::ToolCall {
+                    self.metrics.tool_call(ToolCallDecision::Asked);
+                }
+                self.opened(&question, &control);
                 if let Some(hooks) = &hooks {
                     hooks.opened(&question).await?;
                 }

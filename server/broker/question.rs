@@ -9,6 +9,7 @@ use crate::db::models::QuestionRow;
 use crate::domain::{Audience, Kind, Phase, QuestionId, State};
 use crate::protocol::elicitation::FormSchema;
 use crate::protocol::era::Era;
+use crate::tools::ToolInfo;
 use crate::wire::{QuestionDetail, Summary};
 
 /// Who is answering: a logged-in person or an API client.
@@ -74,6 +75,8 @@ pub struct Question {
     pub opened_at: Option<DateTime<Utc>>,
     /// Sampling: the current revision of the request (1 = as the server sent it).
     pub revision: i32,
+    /// A tool call: what the server claimed about the tool, when the proxy saw it.
+    pub tool_info: Option<ToolInfo>,
 }
 
 /// RFC 3339 UTC with milliseconds, the wire format of every time.
@@ -111,6 +114,11 @@ impl Question {
                 .transpose()?,
             opened_at: row.opened_at.map(|ms| time(ms, "opened_at")).transpose()?,
             revision: row.revision,
+            tool_info: row
+                .tool_info
+                .as_deref()
+                .map(|t| serde_json::from_str::<ToolInfo>(t).map_err(|_| corrupt("tool_info")))
+                .transpose()?,
             id,
             server: row.server,
             session: row.session,
@@ -146,6 +154,7 @@ impl Question {
             response: self.response.clone(),
             revision: None,
             review: None,
+            tool_info: self.tool_info.clone(),
         }
     }
 

@@ -16,20 +16,21 @@ use crate::notify::Notice;
 struct Announcement {
     /// The announcing instance, so it skips its own.
     from: String,
-    /// Whether the question opened (the other instances tell their person too).
-    opened: bool,
+    /// Whether the other instances tell their person (the question opened and its server is
+    /// not muted).
+    notify: bool,
     event: Event,
 }
 
 impl Broker {
     /// Announces `event` to the instances sharing the database.
-    pub(super) fn announce(&self, event: &Event, opened: bool) {
+    pub(super) fn announce(&self, event: &Event, notify: bool) {
         if self.db.shared_host_port().is_none() {
             return;
         }
         let announcement = Announcement {
             from: self.instance.to_string(),
-            opened,
+            notify,
             event: event.clone(),
         };
         match serde_json::to_string(&announcement) {
@@ -64,10 +65,12 @@ impl Broker {
         }
         let event = announcement.event;
         self.waiters.wake(event.id.as_str());
-        if announcement.opened {
+        if announcement.notify {
             self.notifications.opened(Notice {
+                id: event.id.clone(),
                 server: event.server.clone(),
                 kind: event.kind,
+                tool: event.tool.clone(),
             });
         }
         self.events.publish(event);

@@ -7,8 +7,14 @@ use crate::client::{ClientError, ServiceClient};
 /// # Errors
 /// [`ClientError`]: the service could not be reached or refused.
 pub async fn run(client: &ServiceClient) -> Result<(), ClientError> {
-    let url = client.login_link().await?;
+    let link = client.login_link().await?;
     println!("Open this link in your browser (it works once, for 10 minutes):");
-    println!("{url}");
+    println!("{}", link.url);
+    // With public_url the link above is for any device; the same link at the loopback
+    // address skips the proxy on this machine.
+    if let Some(local) = link.local_url {
+        println!("or, on this computer:");
+        println!("{local}");
+    }
     Ok(())
 }

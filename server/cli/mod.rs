@@ -13,7 +13,10 @@ use crate::client::{ClientError, ServiceClient};
 use crate::paths::{PathError, StateDir};
 use crate::proxy::ProxyError;
 
+pub mod doctor;
+pub mod hosts;
 pub mod login;
+pub mod notify;
 pub mod passwd;
 pub mod proxy;
 pub mod prune;
@@ -68,6 +71,21 @@ enum Command {
         #[command(subcommand)]
         action: token::TokenCommand,
     },
+    /// Check the notice channels: `notify test [--channel N]` sends a harmless notice through
+    /// each.
+    Notify {
+        #[command(subcommand)]
+        action: notify::NotifyCommand,
+    },
+    /// Find the MCP hosts' configurations (Claude, Cursor, VS Code, Zed, Codex, …), wrap their
+    /// servers through `mcp-consent proxy`, and put them back exactly.
+    Hosts {
+        #[command(subcommand)]
+        action: hosts::HostsCommand,
+    },
+    /// Check the service, the hosts' wrapping, notifications and the config, and say how to
+    /// fix what is wrong.
+    Doctor(doctor::DoctorArgs),
     /// Run `serve` under the user's service manager: print or install a systemd user unit or
     /// a launchd agent.
     Service {
@@ -116,6 +134,15 @@ pub enum CliError {
     /// `service print|install` failed.
     #[error(transparent)]
     Service(#[from] service::ServiceError),
+    /// `notify test` failed or a channel did not take the notice.
+    #[error(transparent)]
+    Notify(#[from] notify::NotifyError),
+    /// A `hosts` subcommand failed.
+    #[error(transparent)]
+    Hosts(#[from] hosts::HostsCliError),
+    /// `doctor` found a failure (each was printed), or could not print.
+    #[error("{0}")]
+    Doctor(String),
 }
 
 impl CliError {
@@ -130,20 +157,28 @@ impl CliError {
             CliError::Login(_) => "mcp-consent login",
             CliError::Token(_) => "mcp-consent token",
             CliError::Service(_) => "mcp-consent service",
+            CliError::Notify(_) => "mcp-consent notify",
+            CliError::Hosts(_) => "mcp-consent hosts",
+            CliError::Doctor(_) => "mcp-consent doctor",
         }
     }
 
     /// The one line printed on stderr: the command, then the error and each of its causes.
     pub fn report(&self) -> String {
-        let mut text = format!("{}: {self}", self.command());
-        let mut source = std::error::Error::source(self);
-        while let Some(s) = source {
-            text.push_str(": ");
-            text.push_str(&s.to_string());
-            source = s.source();
-        }
-        text
+        format!("{}: {}", self.command(), with_causes(self))
     }
+}
+
+/// An error and each of its causes on one line, `: `-separated.
+pub(crate) fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
 }
 
 /// Runs the parsed command line.
@@ -176,6 +211,22 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
             login::run(&client(broker)).await?;
         }
         Command::Token { action } => println!("{}", token::run(&action, root).await?),
+        Command::Notify { action } => {
+            init_tracing("warn");
+            notify::run(action, &mut std::io::stdout()).await?;
+        }
+        Command::Hosts { action } => hosts::run(action, &root)?,
+        Command::Doctor(args) => {
+            let client = client(args.broker.clone());
+            let failed = doctor::run(args, &client, &mut std::io::stdout())
+                .await
+                .map_err(|e| CliError::Doctor(format!("cannot write the output: {e}")))?;
+            if failed {
+                return Err(CliError::Doctor(
+                    "a check failed; see the fix above".to_owned(),
+                ));
+            }
+        }
         Command::Service { action } => {
             service::run(&action, cli.state_dir.as_deref(), &mut std::io::stdout())?;
         }

@@ -171,6 +171,8 @@ pub async fn run(
                 action: Action::Accept,
                 content,
                 result,
+                arguments: None,
+                grant: None,
             };
             let answer = match (content, result, from_file) {
                 (Some(c), _, _) => accept(Some(read_json(&c, "--content")?), None),
@@ -217,5 +219,7 @@ fn refusal(action: Action) -> Answer {
         action,
         content: None,
         result: None,
+        arguments: None,
+        grant: None,
     }
 }

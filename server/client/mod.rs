@@ -236,6 +236,30 @@ impl ServiceClient {
             .map(|_| ())
     }
 
+    /// `GET /api/v1/tools/policy`: the tool rules and grants a proxy judges calls by.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub async fn tool_policy(&self) -> Result<crate::tools::Policy, ClientError> {
+        Ok(self
+            .call::<(), _>(Method::GET, "/api/v1/tools/policy", None)
+            .await?
+            .1)
+    }
+
+    /// `POST /api/v1/tools/decisions`: the tool calls a proxy decided alone, for the audit.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub async fn report_tools(
+        &self,
+        report: &crate::tools::report::ToolDecisionReport,
+    ) -> Result<(), ClientError> {
+        self.send(Method::POST, "/api/v1/tools/decisions", Some(report))
+            .await
+            .map(|_| ())
+    }
+
     /// `POST /api/v1/elicitations/{elicitationId}/complete`.
     ///
     /// # Errors
@@ -311,11 +335,11 @@ impl ServiceClient {
     ///
     /// # Errors
     /// [`ClientError`].
-    pub async fn login_link(&self) -> Result<String, ClientError> {
+    pub async fn login_link(&self) -> Result<LoginLink, ClientError> {
         let (_, link) = self
             .call::<(), LoginLink>(Method::POST, "/api/v1/login-links", None)
             .await?;
-        Ok(link.url)
+        Ok(link)
     }
 }
 

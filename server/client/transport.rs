@@ -206,8 +206,8 @@ async fn send(
     })
 }
 
-/// Asks the listener for its proof over a fresh nonce and checks it: the address it says it is
-/// bound to must be the peer we are connected to, and one proof must be the HMAC of our token's
+/// Asks the listener for its proof over a fresh nonce and checks it: the address it names (the
+/// local address of the connection it accepted) must be exactly the peer we are connected to, and one proof must be the HMAC of our token's
 /// key over the nonce and that address.
 async fn verify(
     sender: &mut SendRequest<Full<Bytes>>,
@@ -240,9 +240,10 @@ async fn verify(
         .addr
         .parse()
         .map_err(|_| TransportError::Unverified("its address is not readable".into()))?;
-    let same_listener =
-        bound.port() == peer.port() && (bound.ip() == peer.ip() || bound.ip().is_unspecified());
-    if !same_listener {
+    // The proof must name this very connection: a wildcard or any other address (another
+    // listener, another family) never passes, whatever the service is bound to.
+    let peer = SocketAddr::new(peer.ip().to_canonical(), peer.port());
+    if bound != peer {
         return Err(TransportError::Unverified(format!(
             "it answered for {bound}, but this connection is to {peer}"
         )));

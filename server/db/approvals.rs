@@ -1,18 +1,19 @@
-//! Rows and queries of two-step sampling approval: revisions, runs, approvals, the audit log
-//! and auto-approve rules. Multi-row changes that must happen together are single
+//! Rows and queries of two-step sampling approval: revisions, runs, approvals and auto-approve
+//! rules (the audit log they write to is [`super::audit`], re-exported here). Multi-row changes that must happen together are single
 //! transactions here.
 
 use diesel::prelude::*;
 
 use super::conn::{Conn, Engine, markers};
 
+pub use super::audit::{
+    AUDIT_SERVER_CHARS, AuditFilter, AuditRow, NewAudit, append_audit, audit, last_entries,
+};
 use super::schema::{
     approvals, audit_log, auto_approve_rules, questions, sampling_revisions, sampling_runs,
 };
 use super::sql::Pending;
-use crate::domain::{
-    Actor, AuditAction, DecisionKind, Kind, Phase, RuleScope, RunState, State, Step,
-};
+use crate::domain::{Actor, DecisionKind, Kind, Phase, RuleScope, RunState, State, Step};
 
 /// One revision of a sampling request.
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
@@ -59,41 +60,6 @@ pub struct ApprovalRow {
     pub created_at: i64,
 }
 
-/// One audit entry (digests only, never text).
-#[derive(Debug, Clone, Queryable, Selectable)]
-#[diesel(table_name = audit_log, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
-pub struct AuditRow {
-    pub seq: i32,
-    pub at: i64,
-    pub actor: Actor,
-    pub action: AuditAction,
-    pub question_id: String,
-    pub server: String,
-    pub model_id: Option<String>,
-    pub input_tokens: Option<i64>,
-    pub output_tokens: Option<i64>,
-    pub cost_usd: Option<f64>,
-    pub request_digest: Option<String>,
-    pub response_digest: Option<String>,
-}
-
-/// A new audit entry.
-#[derive(Debug, Clone, Insertable)]
-#[diesel(table_name = audit_log, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
-pub struct NewAudit {
-    pub at: i64,
-    pub actor: Actor,
-    pub action: AuditAction,
-    pub question_id: String,
-    pub server: String,
-    pub model_id: Option<String>,
-    pub input_tokens: Option<i64>,
-    pub output_tokens: Option<i64>,
-    pub cost_usd: Option<f64>,
-    pub request_digest: Option<String>,
-    pub response_digest: Option<String>,
-}
-
 /// An auto-approve rule.
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = auto_approve_rules, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
@@ -106,31 +72,6 @@ pub struct RuleRow {
     pub created_at: i64,
     pub expires_at: i64,
     pub revoked_at: Option<i64>,
-}
-
-impl NewAudit {
-    /// An entry with no model, usage or digests (set the fields that apply).
-    pub fn new(
-        at: i64,
-        actor: Actor,
-        action: AuditAction,
-        question_id: &str,
-        server: &str,
-    ) -> NewAudit {
-        NewAudit {
-            at,
-            actor,
-            action,
-            question_id: question_id.to_owned(),
-            server: server.to_owned(),
-            model_id: None,
-            input_tokens: None,
-            output_tokens: None,
-            cost_usd: None,
-            request_digest: None,
-            response_digest: None,
-        }
-    }
 }
 
 /// Inserts revision 1 (or any revision).
@@ -347,31 +288,6 @@ pub fn fail_interrupted_runs(conn: &mut Conn, now: i64) -> QueryResult<Vec<Strin
     })
 }
 
-/// Appends an audit entry.
-pub fn append_audit(conn: &mut Conn, entry: &NewAudit) -> QueryResult<()> {
-    diesel::insert_into(audit_log::table)
-        .values(entry)
-        .execute(conn)
-        .map(|_| ())
-}
-
-/// Audit entries newest first, optionally filtered by server and action.
-pub fn audit(
-    conn: &mut Conn,
-    server: Option<&str>,
-    action: Option<AuditAction>,
-    limit: i64,
-) -> QueryResult<Vec<AuditRow>> {
-    let mut query = audit_log::table.select(AuditRow::as_select()).into_boxed();
-    if let Some(server) = server {
-        query = query.filter(audit_log::server.eq(server.to_owned()));
-    }
-    if let Some(action) = action {
-        query = query.filter(audit_log::action.eq(action));
-    }
-    query.order(audit_log::seq.desc()).limit(limit).load(conn)
-}
-
 /// Stores a rule.
 pub fn insert_rule(conn: &mut Conn, rule: &RuleRow) -> QueryResult<()> {
     diesel::insert_into(auto_approve_rules::table)
@@ -398,6 +314,15 @@ pub fn active_rule(conn: &mut Conn, server: &str, now: i64) -> QueryResult<Optio
             auto_approve_rules::scope.asc(),
             auto_approve_rules::created_at.desc(),
         ))
+        .select(RuleRow::as_select())
+        .first(conn)
+        .optional()
+}
+
+/// The rule `id`, if it exists.
+pub fn rule(conn: &mut Conn, id: &str) -> QueryResult<Option<RuleRow>> {
+    auto_approve_rules::table
+        .find(id)
         .select(RuleRow::as_select())
         .first(conn)
         .optional()
@@ -448,7 +373,8 @@ pub struct Usage {
     pub cost: f64,
 }
 
-/// Rounds (questions) of a conversation and the tokens and cost its runs used.
+/// Rounds (questions) of a conversation and the tokens and cost its runs used (every run
+/// that reported usage, also one whose answer was refused: the tokens were spent).
 pub fn conversation_usage(conn: &mut Conn, conversation: &str) -> QueryResult<Usage> {
     // PostgreSQL sums BIGINTs as NUMERIC: the casts keep both engines' columns BIGINT.
     let sql = markers(
@@ -457,15 +383,15 @@ pub fn conversation_usage(conn: &mut Conn, conversation: &str) -> QueryResult<Us
                 CAST(COALESCE(SUM(COALESCE(r.input_tokens, 0) + COALESCE(r.output_tokens, 0)), 0) AS BIGINT) AS tokens,
                 COALESCE(SUM(COALESCE(r.cost_usd, 0.0)), 0.0) AS cost
          FROM sampling_runs r JOIN questions q ON q.id = r.question_id
-         WHERE q.conversation = ?1 AND r.state = ?2",
+         WHERE q.conversation = ?1",
     );
     diesel::sql_query(sql)
         .bind::<diesel::sql_types::Text, _>(conversation)
-        .bind::<diesel::sql_types::Text, _>(RunState::Done)
         .get_result(conn)
 }
 
-/// Tokens and cost of `server`'s runs started at or after `since` (Unix ms).
+/// Tokens and cost of `server`'s runs started at or after `since` (Unix ms), every run that
+/// reported usage.
 pub fn server_usage_since(conn: &mut Conn, server: &str, since: i64) -> QueryResult<Usage> {
     let sql = markers(
         conn,
@@ -473,11 +399,10 @@ pub fn server_usage_since(conn: &mut Conn, server: &str, since: i64) -> QueryRes
                 CAST(COALESCE(SUM(COALESCE(r.input_tokens, 0) + COALESCE(r.output_tokens, 0)), 0) AS BIGINT) AS tokens,
                 COALESCE(SUM(COALESCE(r.cost_usd, 0.0)), 0.0) AS cost
          FROM sampling_runs r JOIN questions q ON q.id = r.question_id
-         WHERE q.server = ? AND r.started_at >= ? AND r.state = ?",
+         WHERE q.server = ? AND r.started_at >= ?",
     );
     diesel::sql_query(sql)
         .bind::<diesel::sql_types::Text, _>(server)
         .bind::<diesel::sql_types::BigInt, _>(since)
-        .bind::<diesel::sql_types::Text, _>(RunState::Done)
         .get_result(conn)
 }

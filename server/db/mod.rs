@@ -23,7 +23,11 @@
 //! queries run on both: every job gets a [`Conn`].
 
 pub mod approvals;
+pub mod audit;
 pub mod conn;
+pub mod controls;
+pub mod grants;
+pub mod history;
 pub mod listen;
 pub mod models;
 pub mod postgres;
@@ -31,6 +35,7 @@ pub mod prune;
 pub mod schema;
 pub mod schema_check;
 pub mod sessions;
+pub mod spend;
 
 pub mod sql;
 

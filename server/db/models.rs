@@ -34,6 +34,8 @@ pub struct QuestionRow {
     pub opened_at: Option<i64>,
     pub revision: i32,
     pub conversation: Option<String>,
+    /// A tool call's `toolInfo` (what the server claimed about the tool), as JSON.
+    pub tool_info: Option<String>,
 }
 
 /// The columns of a list entry, in order: id, kind, server, tool, audience, state,

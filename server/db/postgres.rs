@@ -67,7 +67,15 @@ impl Target {
     /// [`UrlError`] for a URL that is not `postgres://` or `postgresql://`, or an unknown
     /// `sslmode`.
     pub fn new(url: &str, password: Option<&str>) -> Result<Target, UrlError> {
-        let mut parsed = url::Url::parse(url).map_err(|e| UrlError::Syntax(e.to_string()))?;
+        let mut parsed = match url::Url::parse(url) {
+            // libpq takes `user@/db?host=/socket/dir`; the `url` crate refuses an empty host
+            // after a user, so a placeholder stands in (the `host` parameter overrides it).
+            Err(url::ParseError::EmptyHost) if url.contains("host=") => {
+                url::Url::parse(&url.replacen("@/", "@localhost/", 1))
+            }
+            parsed => parsed,
+        }
+        .map_err(|e| UrlError::Syntax(e.to_string()))?;
         if !matches!(parsed.scheme(), "postgres" | "postgresql") {
             return Err(UrlError::Syntax(format!(
                 "the scheme is {:?}, not postgres",

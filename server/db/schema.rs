@@ -27,7 +27,7 @@ diesel::table! {
         at -> BigInt,
         actor -> Text,
         action -> Text,
-        question_id -> Text,
+        question_id -> Nullable<Text>,
         server -> Text,
         model_id -> Nullable<Text>,
         input_tokens -> Nullable<BigInt>,
@@ -35,6 +35,9 @@ diesel::table! {
         cost_usd -> Nullable<Double>,
         request_digest -> Nullable<Text>,
         response_digest -> Nullable<Text>,
+        kind -> Nullable<Text>,
+        rule_id -> Nullable<Text>,
+        tool -> Nullable<Text>,
     }
 }
 
@@ -81,6 +84,7 @@ diesel::table! {
         opened_at -> Nullable<BigInt>,
         revision -> Integer,
         conversation -> Nullable<Text>,
+        tool_info -> Nullable<Text>,
     }
 }
 
@@ -113,6 +117,27 @@ diesel::table! {
 }
 
 diesel::table! {
+    server_controls (server) {
+        server -> Text,
+        paused_until -> Nullable<BigInt>,
+        blocked -> Integer,
+        muted -> Integer,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    tool_grants (id) {
+        id -> Text,
+        server -> Text,
+        tool -> Text,
+        created_at -> BigInt,
+        expires_at -> Nullable<BigInt>,
+        revoked_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
     web_sessions (id_sha256) {
         id_sha256 -> Text,
         csrf_token -> Text,
@@ -136,5 +161,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     questions,
     sampling_revisions,
     sampling_runs,
+    server_controls,
+    tool_grants,
     web_sessions,
 );

@@ -82,7 +82,7 @@ on_backends!(InsertQuestion; Sqlite => SqliteConnection, MultiBackend => Conn; |
             "INSERT INTO questions (id, kind, server, session, tool, audience, state, phase, \
              protocol_version, era, client_capabilities, rpc_id, request, response, \
              elicitation_id, created_at, expires_at, decided_at, opened_at, revision, \
-             conversation) VALUES (",
+             conversation, tool_info) VALUES (",
         );
         bind_list!(out;
             Text => &r.id,
@@ -106,6 +106,7 @@ on_backends!(InsertQuestion; Sqlite => SqliteConnection, MultiBackend => Conn; |
             Nullable<BigInt> => &r.opened_at,
             Integer => &r.revision,
             Nullable<Text> => &r.conversation,
+            Nullable<Text> => &r.tool_info,
         );
         out.push_sql(")");
         Ok(())
@@ -176,6 +177,7 @@ mod tests {
             opened_at: None,
             revision: 1,
             conversation: None,
+            tool_info: None,
         }
     }
 

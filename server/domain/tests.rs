@@ -66,10 +66,12 @@ fn actors_and_approval_ids_parse_what_they_print() {
 /// The migration's CHECK constraints list exactly the words of each type.
 #[test]
 fn the_migration_checks_the_same_words() {
-    // The audit actions' CHECK was last widened by the hand-answers migration.
+    // The kinds' CHECK was last widened by the tool-calls migration, the audit actions' by
+    // the one-audit migration.
     let sql = concat!(
         include_str!("../../migrations/2026-12-01-000000_vocabulary_checks/up.sql"),
-        include_str!("../../migrations/2026-12-01-000002_audit_hand_answers/up.sql")
+        include_str!("../../migrations/2026-12-02-000000_tool_calls/up.sql"),
+        include_str!("../../migrations/2026-12-02-020000_one_audit/up.sql")
     );
     let check = |column: &str, words: Vec<&str>| {
         let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();

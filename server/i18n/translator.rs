@@ -344,13 +344,29 @@ impl I18n {
         self.t1("number", "value", value)
     }
 
-    /// An amount in US dollars as estimates and costs show it (six fraction digits:
-    /// `$0.000700`, pt-BR `US$ 0,000700`); "unknown" when there is none.
+    /// An amount in US dollars rounded for people ([`crate::sampling::Usd`]: cents from ten
+    /// cents up, else two significant digits, at most six decimals): `$0.00013`, `$10.46`,
+    /// pt-BR `US$ 0,00013`; "less than $0.000001" above zero below that; "unknown" when there
+    /// is none.
     pub fn usd(&self, amount: Option<f64>) -> String {
-        match amount {
-            Some(v) => self.t1("money-usd", "amount", Arg::fixed(v, 6)),
-            None => self.t("money-unknown"),
-        }
+        let Some(v) = amount else {
+            return self.t("money-unknown");
+        };
+        let usd = crate::sampling::Usd(v);
+        let (key, value) = if usd.is_below_shown() {
+            ("money-usd-under", crate::sampling::money::SMALLEST_SHOWN)
+        } else {
+            ("money-usd", v)
+        };
+        let (min, max) = crate::sampling::Usd(value).fraction_digits();
+        self.t1(
+            key,
+            "amount",
+            Arg::Number {
+                value,
+                fraction: Some((min, max)),
+            },
+        )
     }
 
     /// `seconds` from now (negative: past) in words, rounded to the largest unit: "just now",
@@ -362,14 +378,16 @@ impl I18n {
         if s < 45 {
             return self.t(if past { "time-just-now" } else { "time-soon" });
         }
+        // Rounded to the nearest unit, not cut: a 7-day rule read a second after it was made
+        // expires "in 7 days", not "in 6 days".
         let (unit, n) = if s < 90 {
             ("min", 1)
-        } else if s < 3_600 {
+        } else if s < 3_570 {
             ("min", (s + 30) / 60)
-        } else if s < 86_400 {
-            ("h", s / 3_600)
+        } else if s < 84_600 {
+            ("h", (s + 1_800) / 3_600)
         } else {
-            ("day", s / 86_400)
+            ("day", (s + 43_200) / 86_400)
         };
         self.message(
             if past { "time-ago" } else { "time-in" },
@@ -430,9 +448,12 @@ mod tests {
         let en = I18n::new(Lang::En);
         let pt = I18n::new(Lang::PtBr);
         let zh = I18n::new(Lang::ZhCn);
-        assert_eq!(en.usd(Some(0.0007)), "$0.000700");
-        assert_eq!(pt.usd(Some(0.0007)), "US$ 0,000700");
-        assert_eq!(zh.usd(Some(10.46)), "US$10.460000");
+        assert_eq!(en.usd(Some(0.0007)), "$0.0007");
+        assert_eq!(en.usd(Some(0.000127)), "$0.00013");
+        assert_eq!(pt.usd(Some(0.000127)), "US$ 0,00013");
+        assert_eq!(zh.usd(Some(10.46)), "US$10.46");
+        assert_eq!(en.usd(Some(0.0)), "$0.00");
+        assert_eq!(en.usd(Some(1e-9)), "less than $0.000001");
         assert_eq!(pt.number(1234_i64), "1.234");
         assert_eq!(en.number(1234_i64), "1,234");
         assert_eq!(en.number(2.5_f64), "2.5");
@@ -453,6 +474,9 @@ mod tests {
         assert_eq!(en.relative(-7_300), "2 h ago");
         assert_eq!(en.relative(-86_400), "1 day ago");
         assert_eq!(en.relative(3 * 86_400), "in 3 days");
+        assert_eq!(en.relative(7 * 86_400 - 1), "in 7 days");
+        assert_eq!(en.relative(3_600 - 5), "in 1 h");
+        assert_eq!(en.relative(-(86_400 - 60)), "1 day ago");
         let pt = I18n::new(Lang::PtBr);
         assert_eq!(pt.relative(-180), "há 3 min");
         assert_eq!(pt.relative(-86_400), "há 1 dia");

@@ -127,6 +127,46 @@ pub fn has_folded_member(object: &str, known: &[&str]) -> bool {
     de.deserialize_map(Keys(known)).unwrap_or(false)
 }
 
+/// Whether two members of a JSON object (raw text) have the same name, or, with `folded`, names
+/// that are the same once folded as Go's decoder folds them (see [`MembersError::FoldedTwin`]):
+/// decoders disagree on which copy wins, so such an object cannot be passed on as meaning one
+/// thing. `false` for text that is not an object.
+pub fn has_twin_names(object: &str, folded: bool) -> bool {
+    struct Names(bool);
+    impl<'de> Visitor<'de> for Names {
+        type Value = bool;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+            let mut seen = std::collections::HashSet::new();
+            let mut twin = false;
+            while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                map.next_value::<IgnoredAny>()?;
+                let name: String = if self.0 {
+                    fold(&key).collect()
+                } else {
+                    key.into_owned()
+                };
+                twin |= !seen.insert(name);
+            }
+            Ok(twin)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(object);
+    de.deserialize_map(Names(folded)).unwrap_or(false)
+}
+
+/// A name's characters as Go's decoder compares them: ASCII case ignored, and `ſ` (U+017F) and
+/// the Kelvin sign (U+212A) taken as `s`, `k`.
+fn fold(name: &str) -> impl Iterator<Item = char> + '_ {
+    name.chars().map(|c| match c {
+        '\u{17f}' => 's',
+        '\u{212a}' => 'k',
+        c => c.to_ascii_lowercase(),
+    })
+}
+
 /// Whether `key` is not in `known` but folds to a name in it the way Go's decoder compares
 /// names: ASCII case ignored, and `ſ` (U+017F) and the Kelvin sign (U+212A) taken as `s`, `k`.
 fn folds_to_known(key: &str, known: &[&str]) -> bool {
@@ -134,11 +174,7 @@ fn folds_to_known(key: &str, known: &[&str]) -> bool {
         return false;
     }
     known.iter().any(|k| {
-        let mut folded = key.chars().map(|c| match c {
-            '\u{17f}' => 's',
-            '\u{212a}' => 'k',
-            c => c.to_ascii_lowercase(),
-        });
+        let mut folded = fold(key);
         k.chars()
             .map(|c| c.to_ascii_lowercase())
             .all(|c| folded.next() == Some(c))
@@ -240,6 +276,16 @@ mod tests {
         ] {
             assert_eq!(Members::read(text, &KNOWN).unwrap_err(), why, "{text}");
         }
+    }
+
+    #[test]
+    fn twin_names_are_found_exactly_or_folded() {
+        assert!(has_twin_names(r#"{"a":1,"a":2}"#, false));
+        assert!(!has_twin_names(r#"{"a":1,"A":2}"#, false));
+        assert!(has_twin_names(r#"{"method":1,"Method":2}"#, true));
+        assert!(has_twin_names("{\"mode\":1,\"mode\":2}", true));
+        assert!(!has_twin_names(r#"{"method":1,"params":2}"#, true));
+        assert!(!has_twin_names("[1]", true));
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! The MCP wire model and the trust boundary: which requests may open a question and which
 //! answers may become responses. Pure functions, no I/O, nothing else of ours imported.
 
+pub mod binding;
 pub mod elicitation;
 pub mod envelope;
 pub mod era;
 pub mod jsonrpc;
+pub mod lookalike;
 pub mod members;
 pub mod mrtr;
 pub mod sampling;

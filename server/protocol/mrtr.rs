@@ -119,28 +119,56 @@ pub fn head_asks_for_input(head: Result<&members::Members<'_, 3>, MembersError>)
 /// head read with them): docs/protocol.md G17 (d:2026-07-28/basic/patterns/mrtr.mdx).
 pub const RESULT_MEMBERS: [&str; 3] = ["resultType", "inputRequests", "requestState"];
 
-/// Parses an `InputRequiredResult` (docs/protocol.md G17).
+/// Parses an `InputRequiredResult` (docs/protocol.md G17), as strictly as the proxy reads
+/// envelopes: a result, `inputRequests` map, entry or entry `params` whose member names some
+/// decoder would read differently (a duplicated name; in an entry or its params also a name
+/// that folds to another, `Method` beside `method`) is refused, since a first-wins or
+/// case-folding host could read a sampling request where the proxy read something else.
 ///
 /// # Errors
-/// [`MrtrError`] when `inputRequests` is missing or not a map of `{method, params}` objects.
+/// [`MrtrError`] when `inputRequests` is missing, not a map of `{method, params}` objects, or
+/// read ambiguously.
 pub fn parse_input_required(result: &RawValue) -> Result<InputRequired, MrtrError> {
+    let ambiguous = |what: String| MrtrError::Malformed(format!("{what} names a member twice"));
+    if members::Members::read(result.get(), &RESULT_MEMBERS).is_err() {
+        return Err(ambiguous("the result".into()));
+    }
     let top = members(result.get(), "the result")?;
     let requests_raw = top
         .get("inputRequests")
         .ok_or_else(|| MrtrError::Malformed("inputRequests is missing".into()))?;
-    let entries: IndexMap<String, Value> = serde_json::from_str(requests_raw.get())
+    if members::has_twin_names(requests_raw.get(), false) {
+        return Err(ambiguous("inputRequests".into()));
+    }
+    let entries: Members = serde_json::from_str(requests_raw.get())
         .map_err(|_| MrtrError::Malformed("inputRequests must be an object".into()))?;
     if entries.is_empty() {
         return Err(MrtrError::Malformed("inputRequests is empty".into()));
     }
     let mut requests = Vec::with_capacity(entries.len());
     for (key, entry) in entries {
-        let method = entry
-            .get("method")
-            .and_then(Value::as_str)
-            .ok_or_else(|| MrtrError::Malformed(format!("inputRequests.{key} has no method")))?
-            .to_owned();
-        let params = entry.get("params").cloned().unwrap_or(Value::Null);
+        let head =
+            members::Members::read(entry.get(), &["method", "params"]).map_err(|e| match e {
+                MembersError::NotAnObject => {
+                    MrtrError::Malformed(format!("inputRequests.{key} is not an object"))
+                }
+                MembersError::Duplicated | MembersError::FoldedTwin => {
+                    ambiguous(format!("inputRequests.{key}"))
+                }
+            })?;
+        let method = head
+            .get(0)
+            .and_then(|m| serde_json::from_str::<String>(m).ok())
+            .ok_or_else(|| MrtrError::Malformed(format!("inputRequests.{key} has no method")))?;
+        let params = match head.get(1) {
+            Some(p) if members::has_twin_names(p, true) => {
+                return Err(ambiguous(format!("inputRequests.{key}.params")));
+            }
+            Some(p) => serde_json::from_str(p).map_err(|_| {
+                MrtrError::Malformed(format!("inputRequests.{key}.params cannot be read"))
+            })?,
+            None => Value::Null,
+        };
         requests.push(InputRequest {
             key,
             method,
@@ -414,6 +442,28 @@ mod tests {
         assert!(text.contains(
             r#""inputResponses":{"q1":{"role":"assistant","content":{"type":"text","text":"4"},"model":"m"}}"#
         ));
+    }
+
+    /// Entries some host would read differently from the proxy are refused whole.
+    #[test]
+    fn entries_are_read_as_strictly_as_envelopes() {
+        for text in [
+            r#"{"inputRequests":{"a":{"method":"roots/list","Method":"sampling/createMessage"}}}"#,
+            r#"{"inputRequests":{"a":{"method":"roots/list","method":"sampling/createMessage"}}}"#,
+            r#"{"inputRequests":{"a":{"method":"roots/list"},"a":{"method":"sampling/createMessage"}}}"#,
+            r#"{"inputRequests":{"a":{"method":"elicitation/create","params":{"mode":"form","Mode":"url"}}}}"#,
+            r#"{"inputRequests":{"a":{"METHOD":"sampling/createMessage"}}}"#,
+            r#"{"inputRequests":{},"inputRequests":{"a":{"method":"roots/list"}}}"#,
+        ] {
+            let result = rv(text);
+            assert!(
+                matches!(parse_input_required(&result), Err(MrtrError::Malformed(_))),
+                "{text}"
+            );
+        }
+        let fine =
+            rv(r#"{"inputRequests":{"a":{"method":"roots/list"},"A":{"method":"roots/list"}}}"#);
+        assert_eq!(parse_input_required(&fine).unwrap().requests.len(), 2);
     }
 
     #[test]

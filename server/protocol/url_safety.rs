@@ -14,6 +14,8 @@
 
 use url::{Host, Url};
 
+use super::lookalike;
+
 /// Schemes that may be shown as a link and opened.
 pub const ALLOWED_SCHEMES: &[&str] = &["https", "http"];
 
@@ -34,6 +36,18 @@ pub enum UrlError {
 /// Something the person should know before opening the URL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Finding {
+    /// The URL holds invisible characters ([`is_hidden_char`]): text-direction controls that can
+    /// show `exe.pdf` for `fdp.exe`, or zero-width characters. The page shows them as code points.
+    HiddenCharacters,
+    /// The registrable domain reads as a well-known one it is not (the same confusable skeleton,
+    /// [`UrlReview::imitates`]).
+    Imitates,
+    /// A well-known name stands in the subdomain part (`login.microsoftonline.com.evil.example`,
+    /// [`UrlReview::posing_as`]): the address belongs to its registrable domain, not that site.
+    PosingInSubdomain,
+    /// The server's message names a well-known brand whose domain this address is not on
+    /// ([`UrlReview::brand`]).
+    BrandMismatch,
     /// `http:`: the page and anything typed into it travel unencrypted.
     NotHttps,
     /// The host has a Punycode (`xn--`) label (the server may have written it in Unicode): it
@@ -56,9 +70,28 @@ pub enum Finding {
 }
 
 impl Finding {
+    /// Whether this is a warning of deception (shown as a warning, and going back becomes the
+    /// main button) rather than a note about the address.
+    pub fn is_danger(self) -> bool {
+        !matches!(
+            self,
+            Finding::InternationalizedHost | Finding::NoRegistrableDomain | Finding::IpHost
+        )
+    }
+
     /// The warning shown to the person.
     pub fn message(self) -> &'static str {
         match self {
+            Finding::HiddenCharacters => {
+                "This address holds invisible characters (shown as code points) that can change how it reads."
+            }
+            Finding::Imitates => "This domain looks like a well-known one but is not it.",
+            Finding::PosingInSubdomain => {
+                "A well-known name stands at the start of this address, but the address belongs to another domain."
+            }
+            Finding::BrandMismatch => {
+                "The message names a brand whose domain this address is not on."
+            }
             Finding::NotHttps => {
                 "Not HTTPS: this page and anything you type into it travel unencrypted."
             }
@@ -105,8 +138,17 @@ pub struct UrlReview {
     /// The registrable domain in displayed form (e.g. `login-check.example.net`), or the whole
     /// host when it has none.
     pub registrable: String,
+    /// The registrable domain in ASCII form (what [`UrlReview::registrable`] shows), empty for
+    /// an IP address or a one-label name.
+    pub registrable_ascii: String,
     /// Warnings, most serious first.
     pub findings: Vec<Finding>,
+    /// The well-known domain the registrable domain imitates ([`Finding::Imitates`]).
+    pub imitates: Option<&'static str>,
+    /// The well-known name standing in the subdomain part ([`Finding::PosingInSubdomain`]).
+    pub posing_as: Option<String>,
+    /// The well-known domain of the brand the message names ([`Finding::BrandMismatch`]).
+    pub brand: Option<&'static str>,
 }
 
 impl UrlReview {
@@ -119,6 +161,36 @@ impl UrlReview {
             .iter()
             .any(|f| matches!(f, Finding::LocalNetwork | Finding::IpHost))
     }
+
+    /// Whether going back (declining) is the main action rather than opening: any warning of
+    /// deception ([`Finding::is_danger`]) but plain HTTP alone.
+    pub fn back_is_primary(&self) -> bool {
+        self.findings
+            .iter()
+            .any(|f| f.is_danger() && *f != Finding::NotHttps)
+    }
+
+    /// The review with what the server's `message` says about the address: a brand it names
+    /// that the address is not on ([`Finding::BrandMismatch`]).
+    pub fn with_message(mut self, message: &str) -> Self {
+        if let Some(brand) = lookalike::brand_mismatch(message, &self.registrable_ascii) {
+            self.brand = Some(brand);
+            self.findings.insert(0, Finding::BrandMismatch);
+        }
+        self
+    }
+}
+
+/// Whether `c` is invisible in a URL and can change how it reads: the text-direction controls
+/// (UAX #9 explicit formatting characters and marks), zero-width characters and joiners, the
+/// word joiner and invisible operators, the byte-order mark, the soft hyphen, the
+/// combining grapheme joiner, Hangul fillers, variation selectors and tag characters.
+pub fn is_hidden_char(c: char) -> bool {
+    matches!(c,
+        '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200B}'..='\u{200F}'
+        | '\u{061C}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}' | '\u{00AD}' | '\u{034F}'
+        | '\u{180E}' | '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}'
+        | '\u{FE00}'..='\u{FE0F}' | '\u{E0000}'..='\u{E007F}')
 }
 
 /// Reviews a URL for display.
@@ -174,36 +246,54 @@ pub fn review(raw: &str) -> Result<UrlReview, UrlError> {
     if scheme == "http" {
         findings.push(Finding::NotHttps);
     }
-    let registrable_ascii = if is_ip {
+    if raw.chars().any(is_hidden_char) {
+        findings.insert(0, Finding::HiddenCharacters);
+    }
+    if is_ip {
         findings.push(Finding::IpHost);
-        None
+    }
+    // The domain to emphasise: the registrable domain under the public suffix list; under a
+    // suffix the list does not know (`evil.example`), the last two labels all the same, so a
+    // long host is never emphasised whole (and a note says it is not a public name).
+    let domain = (!is_ip)
+        .then(|| psl::domain(host_ascii.trim_end_matches('.').as_bytes()))
+        .flatten();
+    if !is_ip && !domain.is_some_and(|d| d.suffix().is_known()) {
+        findings.push(Finding::NoRegistrableDomain);
+    }
+    let registrable_ascii = domain
+        .and_then(|d| std::str::from_utf8(d.as_bytes()).ok())
+        .map(str::to_owned)
+        .unwrap_or_default();
+    let (subdomain, registrable) = if registrable_ascii.is_empty() {
+        (String::new(), host_display.clone())
     } else {
-        psl::domain(host_ascii.trim_end_matches('.').as_bytes())
-            .filter(|d| d.suffix().is_known())
-            .and_then(|d| std::str::from_utf8(d.as_bytes()).ok())
-            .map(str::to_owned)
+        let reg_display = if unicode_ok {
+            idna::domain_to_unicode(&registrable_ascii).0
+        } else {
+            registrable_ascii.clone()
+        };
+        let prefix = host_display
+            .trim_end_matches('.')
+            .strip_suffix(&reg_display)
+            .unwrap_or_default()
+            .to_owned();
+        (prefix, reg_display)
     };
-    let (subdomain, registrable) = match registrable_ascii {
-        Some(reg) => {
-            let reg_display = if unicode_ok {
-                idna::domain_to_unicode(&reg).0
-            } else {
-                reg
-            };
-            let prefix = host_display
-                .trim_end_matches('.')
-                .strip_suffix(&reg_display)
-                .unwrap_or_default()
-                .to_owned();
-            (prefix, reg_display)
-        }
-        None => {
-            if !is_ip {
-                findings.push(Finding::NoRegistrableDomain);
-            }
-            (String::new(), host_display.clone())
-        }
-    };
+    let imitates = (!registrable_ascii.is_empty())
+        .then(|| lookalike::imitated(&idna::domain_to_unicode(&registrable_ascii).0))
+        .flatten();
+    if imitates.is_some() {
+        findings.insert(0, Finding::Imitates);
+    }
+    let posing_as = host_ascii
+        .trim_end_matches('.')
+        .strip_suffix(&registrable_ascii)
+        .filter(|_| !registrable_ascii.is_empty())
+        .and_then(lookalike::posing_in_subdomain);
+    if posing_as.is_some() {
+        findings.insert(0, Finding::PosingInSubdomain);
+    }
     Ok(UrlReview {
         normalized: url.as_str().to_owned(),
         verbatim: raw.to_owned(),
@@ -213,7 +303,11 @@ pub fn review(raw: &str) -> Result<UrlReview, UrlError> {
         host_display,
         subdomain,
         registrable,
+        registrable_ascii,
         findings,
+        imitates,
+        posing_as,
+        brand: None,
     })
 }
 
@@ -242,25 +336,65 @@ fn is_local_name(host: &str) -> bool {
             .any(|suffix| host.ends_with(suffix))
 }
 
+/// Whether `ip` is this computer, a private or link-local network, or an address with no
+/// public meaning: loopback, RFC 1918, link-local, `0.0.0.0/8` (connecting to it reaches this
+/// computer), carrier-grade NAT, IETF-reserved, benchmarking, multicast, broadcast; for IPv6
+/// also unique-local, link- and site-local, and every IPv4 address embedded in an IPv6 one
+/// (`::ffff:127.0.0.1`, `::127.0.0.1`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`) judged as that
+/// IPv4 address.
+pub fn is_local_ip(ip: std::net::IpAddr) -> bool {
+    match ip {
+        std::net::IpAddr::V4(v4) => is_local_v4(v4),
+        std::net::IpAddr::V6(v6) => is_local_v6(v6),
+    }
+}
+
 fn is_local_v4(ip: std::net::Ipv4Addr) -> bool {
+    let [a, b, ..] = ip.octets();
     ip.is_loopback()
         || ip.is_private()
         || ip.is_link_local()
-        || ip.is_unspecified()
         || ip.is_broadcast()
+        || ip.is_multicast()
+        // 0.0.0.0/8: "this network"; a connection to it reaches this computer.
+        || a == 0
         // 100.64.0.0/10, carrier-grade NAT (RFC 6598).
-        || (ip.octets()[0] == 100 && (ip.octets()[1] & 0xc0) == 64)
+        || (a == 100 && (b & 0xc0) == 64)
+        // 192.0.0.0/24, IETF protocol assignments (RFC 6890).
+        || (a == 192 && b == 0 && ip.octets()[2] == 0)
+        // 198.18.0.0/15, benchmarking (RFC 2544).
+        || (a == 198 && (b & 0xfe) == 18)
+        // 240.0.0.0/4, reserved.
+        || a >= 240
 }
 
 fn is_local_v6(ip: std::net::Ipv6Addr) -> bool {
-    if let Some(v4) = ip.to_ipv4_mapped() {
+    if ip.is_loopback() || ip.is_unspecified() {
+        return true;
+    }
+    let segments = ip.segments();
+    let embedded = |hi: u16, lo: u16| {
+        let [h1, h2] = hi.to_be_bytes();
+        let [l1, l2] = lo.to_be_bytes();
+        std::net::Ipv4Addr::new(h1, h2, l1, l2)
+    };
+    // `::ffff:a.b.c.d` (mapped) and `::a.b.c.d` (compatible).
+    if let Some(v4) = ip.to_ipv4() {
         return is_local_v4(v4);
     }
-    let first = ip.segments()[0];
-    ip.is_loopback()
-        || ip.is_unspecified()
-        || (first & 0xfe00) == 0xfc00 // unique local fc00::/7
+    // NAT64 well-known prefix 64:ff9b::/96 (RFC 6052).
+    if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        return is_local_v4(embedded(segments[6], segments[7]));
+    }
+    // 6to4 2002:V4ADDR::/48 (RFC 3056).
+    if segments[0] == 0x2002 {
+        return is_local_v4(embedded(segments[1], segments[2]));
+    }
+    let first = segments[0];
+    (first & 0xfe00) == 0xfc00 // unique local fc00::/7
         || (first & 0xffc0) == 0xfe80 // link-local fe80::/10
+        || (first & 0xffc0) == 0xfec0 // site-local fec0::/10 (deprecated, still routed locally)
+        || (first & 0xff00) == 0xff00 // multicast
 }
 
 #[cfg(test)]
@@ -277,6 +411,8 @@ mod tests {
         assert!(r.findings.contains(&Finding::InternationalizedHost));
         assert_eq!(r.registrable, "xn--80ak6aa92e.com");
         assert_eq!(r.subdomain, "www.");
+        assert_eq!(r.imitates, Some("apple.com"));
+        assert!(r.back_is_primary());
         // One Cyrillic letter among Latin ones (mixed script).
         let r = review("https://xn--pple-43d.com/").unwrap();
         assert_eq!(r.registrable, "xn--pple-43d.com");
@@ -300,7 +436,32 @@ mod tests {
         // subdomain label and is never emphasised.
         assert_eq!(r.registrable, "example.net");
         assert_eq!(r.subdomain, "accounts.example.com.login-check.");
-        assert!(r.findings.is_empty(), "{:?}", r.findings);
+        // …and the well-known name in the subdomain is named.
+        assert_eq!(r.findings, vec![Finding::PosingInSubdomain]);
+        assert_eq!(r.posing_as.as_deref(), Some("example.com"));
+    }
+
+    #[test]
+    fn hidden_characters_a_posing_subdomain_and_a_named_brand_are_warned() {
+        let r = review("https://files.example.com/invoice_\u{202E}fdp.exe").unwrap();
+        assert_eq!(r.findings, vec![Finding::HiddenCharacters]);
+        assert!(r.back_is_primary());
+        let r = review("https://login.microsoftonline.com.evil.example/").unwrap();
+        // Not the whole host: the last two labels under an unknown suffix.
+        assert_eq!(r.registrable, "evil.example");
+        assert_eq!(r.posing_as.as_deref(), Some("microsoftonline.com"));
+        assert!(r.findings.contains(&Finding::PosingInSubdomain));
+        let r = review("https://login.microsoftonline.com.account-verify.net/")
+            .unwrap()
+            .with_message("Sign in to Microsoft 365");
+        assert_eq!(r.registrable, "account-verify.net");
+        assert_eq!(r.brand, Some("microsoft.com"));
+        assert_eq!(
+            r.findings,
+            vec![Finding::BrandMismatch, Finding::PosingInSubdomain]
+        );
+        let r = review("https://www.microsoft.com/").unwrap();
+        assert!(!r.back_is_primary(), "{:?}", r.findings);
     }
 
     #[test]
@@ -383,6 +544,39 @@ mod tests {
                     .contains(&Finding::LocalNetwork),
                 "{public}"
             );
+        }
+    }
+
+    #[test]
+    fn every_spelling_of_a_local_address_is_local() {
+        for ip in [
+            "127.0.0.1",
+            "0.0.0.0",
+            "0.1.2.3",
+            "10.0.0.1",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "::1",
+            "::",
+            "::ffff:127.0.0.1",
+            "::127.0.0.1",
+            "::ffff:169.254.169.254",
+            "64:ff9b::7f00:1",
+            "2002:7f00:1::",
+            "fd00::1",
+            "fe80::1",
+        ] {
+            assert!(is_local_ip(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in [
+            "93.184.215.14",
+            "2606:4700::1111",
+            "::ffff:93.184.215.14",
+            "1.1.1.1",
+        ] {
+            assert!(!is_local_ip(ip.parse().unwrap()), "{ip}");
         }
     }
 }

@@ -12,6 +12,11 @@ use tokio::sync::mpsc;
 use super::state::AskHandle;
 use crate::client::{ClientError, Opened, ServiceClient, Waited};
 use crate::protocol::jsonrpc::{RpcError, error_response};
+use crate::tools::ToolInfo;
+
+/// The start of the error message when a question cannot be opened (the service unreachable,
+/// or refusing): callers that must tell this apart from an answer read it.
+pub(super) const OPEN_FAILED: &str = "mcp-consent could not open a question for this request";
 
 /// How long one long-poll waits, in seconds; also the progress-notification period.
 const WAIT_SECS: u64 = 10;
@@ -61,18 +66,24 @@ pub(super) struct Question {
     pub(super) client_capabilities: Value,
     /// The JSON-RPC request (for MRTR entries, one the proxy composed with an id of its own).
     pub(super) request: Value,
+    /// For a host's `tools/call`: what the server claimed about the tool in `tools/list`.
+    pub(super) tool_info: Option<ToolInfo>,
 }
 
 impl Question {
     fn body(&self) -> Value {
-        json!({
+        let mut body = json!({
             "server": self.server,
             "session": self.session,
             "tool": self.tool,
             "protocolVersion": self.protocol_version,
             "clientCapabilities": self.client_capabilities,
             "request": self.request,
-        })
+        });
+        if let Some(info) = &self.tool_info {
+            body["toolInfo"] = json!(info);
+        }
+        body
     }
 }
 
@@ -116,9 +127,7 @@ pub(super) async fn ask(
             ));
         }
         Err(e) => {
-            return fail(format!(
-                "mcp-consent could not open a question for this request: {e}"
-            ));
+            return fail(format!("{OPEN_FAILED}: {e}"));
         }
     };
     let deadline = expires_at

@@ -6,11 +6,15 @@ use indexmap::IndexMap;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+/// The 2026-07-28 tasks extension's capability name (SEP-2663).
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
 /// The capabilities to forward: adds what the proxy answers for and the host lacks. For
 /// 2025-11-25 and later, `sampling.tools` and `elicitation.form`/`url`; before, plain
 /// `sampling`/`elicitation` (sub-capabilities do not exist there). Never `sampling.context`
 /// (the proxy cannot include context, so a host's is removed), and never
-/// `tasks.requests.sampling`/`elicitation` (the proxy answers without tasks). Source: MCP
+/// `tasks.requests.sampling`/`elicitation` (the proxy answers without tasks), and never the
+/// tasks extension ([`TASKS_EXTENSION`]). Source: MCP
 /// 2025-11-25 `schema.ts` `ClientCapabilities`; docs/design.md §proxy.
 pub fn forward_capabilities(requested_version: &str, capabilities: &Value) -> Value {
     let mut caps = capabilities.as_object().cloned().unwrap_or_default();
@@ -43,6 +47,13 @@ pub fn forward_capabilities(requested_version: &str, capabilities: &Value) -> Va
     {
         requests.remove("sampling");
         requests.remove("elicitation");
+    }
+    // 2026-07-28's tasks extension lets a server's task ask for input through `tasks/get` and
+    // `notifications/tasks`, answered by `tasks/update`: a path the proxy does not answer
+    // through questions, so it is never offered to a server (and refused if used anyway:
+    // see the judge).
+    if let Some(extensions) = caps.get_mut("extensions").and_then(Value::as_object_mut) {
+        extensions.remove(TASKS_EXTENSION);
     }
     Value::Object(caps)
 }
@@ -88,6 +99,14 @@ mod tests {
         assert_eq!(out["elicitation"], json!({"form": {}, "url": {}}));
         assert_eq!(out["tasks"]["requests"], json!({"tools": {}}));
         assert_eq!(out["roots"], json!({}));
+    }
+
+    #[test]
+    fn the_tasks_extension_is_never_offered() {
+        let caps =
+            json!({"extensions": {"io.modelcontextprotocol/tasks": {}, "x.example/other": {}}});
+        let out = forward_capabilities("2026-07-28", &caps);
+        assert_eq!(out["extensions"], json!({"x.example/other": {}}));
     }
 
     #[test]

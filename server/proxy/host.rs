@@ -17,8 +17,11 @@ use serde_json::value::RawValue;
 
 use super::Context;
 use super::capabilities::{forward_capabilities, rewrite_initialize};
-use super::state::{HostRequest, lock};
+use super::state::{HELD_FOR, HostRequest, lock};
+use super::tool_gate::{self, Gate};
+use crate::protocol::binding;
 use crate::protocol::envelope::{Envelope, Judged};
+use crate::protocol::jsonrpc::codes;
 use crate::protocol::members::Members;
 use crate::protocol::mrtr::{self, INPUT_REQUIRED_METHODS};
 
@@ -46,7 +49,7 @@ pub(super) fn from_host<'a>(ctx: &Context, line: &'a [u8]) -> Option<Cow<'a, [u8
         return Some(Cow::Borrowed(line));
     };
 
-    let (tool, progress_token) = request_head(&method, msg.params);
+    let head = request_head(&method, msg.params);
     let meta = msg.params.and_then(mrtr::meta_of);
     // Valid JSON already (the envelope was read), so this only copies the id's text.
     let id = msg
@@ -79,19 +82,56 @@ pub(super) fn from_host<'a>(ctx: &Context, line: &'a [u8]) -> Option<Cow<'a, [u8
     if capabilities.is_null() {
         capabilities = lock(&ctx.shared).capabilities.clone();
     }
-    // Answers are held only between rounds of a 2026-07-28 request: without any, a request
-    // passes as it is (no pass over it).
-    if INPUT_REQUIRED_METHODS.contains(&method.as_str()) && !lock(&ctx.shared).held.is_empty() {
-        out = with_held_answers(ctx, &method, out);
+    // What a retry carries (`inputResponses`, `requestState`) reaches the server only as the
+    // proxy handed it: bound to the round it answers, or not at all.
+    if INPUT_REQUIRED_METHODS.contains(&method.as_str()) && head.carries_retry {
+        match bound_retry(ctx, &method, out, &id) {
+            Ok(bound) => out = bound,
+            Err(refusal) => {
+                answer_host(ctx, refusal);
+                return None;
+            }
+        }
+    }
+
+    let is_call = method == TOOLS_CALL;
+    {
+        // A request under the id of one still in flight gets an error of its own: it must
+        // never be taken for the other (nor get its consent).
+        let s = lock(&ctx.shared);
+        if let Some(other) = s.host_requests.get(&id_key)
+            && (is_call || other.awaiting_person)
+        {
+            drop(s);
+            let error = mrtr::error_object(codes::INVALID_REQUEST, ID_IN_FLIGHT);
+            answer_host(ctx, mrtr::error_line(&id, &error));
+            return None;
+        }
+    }
+    let gate = if is_call {
+        let complete =
+            meta_version.is_some() || lock(&ctx.shared).session_version().as_str() >= MRTR_ERA;
+        let gate = tool_gate::judge(ctx, &id, head.tool.as_deref(), head.arguments, complete);
+        (gate, complete)
+    } else {
+        (Gate::Pass, false)
+    };
+    if let (Gate::Refused(line), _) = gate {
+        answer_host(ctx, line);
+        return None;
     }
 
     let keep_line = INPUT_REQUIRED_METHODS.contains(&method.as_str());
+    let asked_tool = matches!(gate.0, Gate::Ask)
+        .then(|| head.tool.clone())
+        .flatten();
     let request = HostRequest {
         id,
         method,
-        tool,
+        tool: head.tool,
+        awaiting_person: asked_tool.is_some(),
         line: keep_line.then(|| Arc::new(out.to_vec())),
-        progress_token,
+        progress_token: head.progress_token,
         meta_version,
         capabilities,
         asks: Vec::new(),
@@ -100,16 +140,72 @@ pub(super) fn from_host<'a>(ctx: &Context, line: &'a [u8]) -> Option<Cow<'a, [u8
         progress: Arc::new(AtomicU64::new(0)),
         resolving: false,
     };
-    lock(&ctx.shared).host_requests.insert(id_key, request);
+    lock(&ctx.shared)
+        .host_requests
+        .insert(id_key.clone(), request);
+    if let Some(tool) = asked_tool {
+        tool_gate::spawn_ask(ctx, id_key, tool, out.into_owned(), gate.1);
+        return None;
+    }
     Some(out)
 }
 
-/// `params.name` of a `tools/call` and `params._meta.progressToken`, read without building the
-/// params (tool arguments can be large). Either is `None` when absent or when the params
-/// cannot be read by exact member names.
-fn request_head(method: &str, params: Option<&str>) -> (Option<String>, Option<Value>) {
-    let Some(head) = params.and_then(|p| Members::read(p, &["name", "_meta"]).ok()) else {
-        return (None, None);
+/// `tools/call`.
+const TOOLS_CALL: &str = "tools/call";
+/// The first revision whose results carry `resultType`.
+const MRTR_ERA: &str = "2026-07-28";
+/// The host's error for a request whose id is that of a request still in flight.
+const ID_IN_FLIGHT: &str = "mcp-consent refused this request: its id is the id of a request still in flight (MCP request ids must not be reused)";
+
+/// Gives the host a line the proxy wrote (its channel is bounded; the send waits its turn).
+fn answer_host(ctx: &Context, line: Vec<u8>) {
+    let to_host = ctx.to_host.clone();
+    tokio::spawn(async move {
+        let _ = to_host.send(line).await;
+    });
+}
+
+/// What the proxy reads of a host request's params, in one pass that copies nothing (tool
+/// arguments can be large).
+struct RequestHead<'a> {
+    /// `params.name` of a `tools/call`.
+    tool: Option<String>,
+    /// `params._meta.progressToken`.
+    progress_token: Option<Value>,
+    /// The params carry `inputResponses` or `requestState` (or cannot be read by exact names,
+    /// so might).
+    carries_retry: bool,
+    /// `params.arguments` as raw text.
+    arguments: Option<&'a str>,
+}
+
+/// Reads a host request's [`RequestHead`]. A member that cannot be read by exact names is
+/// absent, except that such params count as carrying a retry (which then gets the strict path).
+fn request_head<'a>(method: &str, params: Option<&'a str>) -> RequestHead<'a> {
+    let Some(params) = params else {
+        return RequestHead {
+            tool: None,
+            progress_token: None,
+            carries_retry: false,
+            arguments: None,
+        };
+    };
+    let Ok(head) = Members::read(
+        params,
+        &[
+            "name",
+            "_meta",
+            "inputResponses",
+            "requestState",
+            "arguments",
+        ],
+    ) else {
+        return RequestHead {
+            tool: None,
+            progress_token: None,
+            carries_retry: true,
+            arguments: None,
+        };
     };
     let tool = head
         .get(0)
@@ -120,65 +216,72 @@ fn request_head(method: &str, params: Option<&str>) -> (Option<String>, Option<V
         .and_then(|m| Members::read(m, &["progressToken"]).ok())
         .and_then(|m| m.get(0))
         .and_then(|t| serde_json::from_str::<Value>(t).ok());
-    (tool, progress_token)
+    RequestHead {
+        tool,
+        progress_token,
+        carries_retry: head.get(2).is_some()
+            || head.get(3).is_some()
+            || head.is_null(2)
+            || head.is_null(3),
+        arguments: head.get(4),
+    }
 }
 
-/// A host retry (a request carrying `requestState`) of a round whose asked entries the person
-/// already answered: those answers are merged into `inputResponses`, replacing anything the
-/// host put under the same keys (the host never saw those entries).
-fn with_held_answers<'a>(ctx: &Context, method: &str, line: Cow<'a, [u8]>) -> Cow<'a, [u8]> {
-    let state = mrtr::request_state(&line);
-    let held = {
-        let mut s = lock(&ctx.shared);
-        let found = s
-            .held
-            .iter()
-            .position(|h| h.method == method && h.request_state == state);
-        found.map(|i| s.held.swap_remove(i))
+/// A host request carrying `inputResponses` or `requestState`. When its `requestState` is a
+/// token the proxy handed the host for a round whose answers it holds, and the request is that
+/// round's very request (same method, same [`binding::request_digest`]), the person's answers
+/// are added to the host's own (only for the entries the host was handed), the server's
+/// `requestState` is restored, and the answers are used up. A token that is unknown, used or
+/// expired, or a request that differs, is refused with an error for the host (the answers are
+/// dropped). Anything the proxy did not hand the host (responses and a state of the host's own
+/// invention) is removed: no answer the person never gave reaches the server as if it came
+/// through a question.
+fn bound_retry<'a>(
+    ctx: &Context,
+    method: &str,
+    line: Cow<'a, [u8]>,
+    id: &RawValue,
+) -> Result<Cow<'a, [u8]>, Vec<u8>> {
+    let refuse =
+        |message: &str| mrtr::error_line(id, &mrtr::error_object(codes::INTERNAL_ERROR, message));
+    let id_value: Value = serde_json::from_str(id.get()).unwrap_or(Value::Null);
+    let token = mrtr::request_state(&line).and_then(|s| binding::own_state(&s));
+    let Some(token) = token else {
+        let (responses, state) = (mrtr::input_responses(&line), mrtr::request_state(&line));
+        if responses.is_empty() && state.is_none() {
+            return Ok(line);
+        }
+        tracing::warn!(
+            "removed inputResponses/requestState from a host request: mcp-consent handed the host none for it"
+        );
+        return binding::without_retry_members(&line)
+            .map(Cow::Owned)
+            .map_err(|_| refuse(NOT_HANDED));
     };
-    let Some(held) = held else {
-        return without_asked_keys(ctx, line);
+    let held = lock(&ctx.shared).held.remove(&token);
+    let Some(held) = held.filter(|h| h.since.elapsed() < HELD_FOR) else {
+        return Err(refuse(NO_LONGER_HELD));
     };
+    if held.method != method || binding::request_digest(&line).as_deref() != Some(&held.digest) {
+        tracing::warn!("refused a host retry that differs from the request the person answered");
+        return Err(refuse(NOT_THE_SAME_REQUEST));
+    }
     let mut responses = mrtr::input_responses(&line);
+    responses.retain(|key, _| held.foreign.contains(key));
     for (key, answer) in held.answers {
         responses.insert(key, answer);
     }
-    let id: Value = match Envelope::parse(&line) {
-        Judged::Message(m) => {
-            m.id.and_then(|raw| serde_json::from_str(raw).ok())
-                .unwrap_or(Value::Null)
-        }
-        _ => Value::Null,
-    };
-    let state_raw = state.and_then(|s| serde_json::value::RawValue::from_string(s).ok());
-    mrtr::retry(&line, &id, &responses, state_raw.as_deref()).map_or(line, Cow::Owned)
+    mrtr::retry(&line, &id_value, &responses, held.server_state.as_deref())
+        .map(Cow::Owned)
+        .map_err(|_| refuse(NOT_HANDED))
 }
 
-/// A host retry that matches no held answers may still name keys the person answers (a host
-/// guessing them): those entries are removed, so only the person's answers ever fill them.
-fn without_asked_keys<'a>(ctx: &Context, line: Cow<'a, [u8]>) -> Cow<'a, [u8]> {
-    let asked: Vec<String> = lock(&ctx.shared)
-        .held
-        .iter()
-        .flat_map(|h| h.answers.keys().cloned())
-        .collect();
-    let mut responses = mrtr::input_responses(&line);
-    let before = responses.len();
-    responses.retain(|k, _| !asked.contains(k));
-    if responses.len() == before {
-        return line;
-    }
-    let id: Value = match Envelope::parse(&line) {
-        Judged::Message(m) => {
-            m.id.and_then(|raw| serde_json::from_str(raw).ok())
-                .unwrap_or(Value::Null)
-        }
-        _ => Value::Null,
-    };
-    let state =
-        mrtr::request_state(&line).and_then(|s| serde_json::value::RawValue::from_string(s).ok());
-    mrtr::retry(&line, &id, &responses, state.as_deref()).map_or(line, Cow::Owned)
-}
+/// The host's error when its retry names a round whose answers are gone.
+const NO_LONGER_HELD: &str = "mcp-consent no longer holds the person's answers for this retry (they were used or expired); send the request again without requestState";
+/// The host's error when its retry is not the request the person answered for.
+const NOT_THE_SAME_REQUEST: &str = "mcp-consent refused this retry: it is not the request the person answered for, so their answers were dropped; send the request again";
+/// The host's error when a retry cannot be rewritten.
+const NOT_HANDED: &str = "mcp-consent could not read this request's inputResponses";
 
 /// The host cancelled one of its requests: withdraw the questions opened for it and, when a
 /// proxy retry of it is in flight, tell the server about that one too.

@@ -24,10 +24,18 @@ use super::Context;
 use super::ask::{Progress, Question, ask};
 use super::rounds;
 use super::state::{AskHandle, lock};
+use crate::protocol::binding;
 use crate::protocol::envelope::{Envelope, Judged};
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::mrtr::{self, ASKED_METHODS};
 use crate::wire::DroppedLine;
+
+/// `tools/list`, whose results the proxy reads for what the server claims about its tools.
+const TOOLS_LIST: &str = "tools/list";
+/// The tasks extension's status notification (SEP-2663), which can carry `inputRequests`.
+const TASK_NOTIFICATION: &str = "notifications/tasks";
+/// The tasks extension's requests whose results can carry `inputRequests` (SEP-2663).
+const TASK_METHODS: [&str; 2] = ["tasks/get", "tasks/result"];
 
 /// What to do with one line from the server.
 #[derive(Debug)]
@@ -142,6 +150,10 @@ fn message(ctx: &Context, msg: &Envelope<'_>, line: &[u8]) -> bool {
         }
         (Some("notifications/cancelled"), None) => server_cancelled(ctx, msg),
         (Some("notifications/elicitation/complete"), None) => elicitation_complete(ctx, msg),
+        (Some(TASK_NOTIFICATION), None) if msg.params.is_some_and(binding::task_asks_input) => {
+            dropped(ctx, DroppedLine::Ambiguous, None);
+            false
+        }
         (Some(_), id) => {
             if let Some(id) = id {
                 // A server request the host will answer: only such ids may be answered by it.
@@ -185,6 +197,22 @@ fn response(ctx: &Context, msg: &Envelope<'_>, key: &str, line: &[u8]) -> bool {
         }
         return pass;
     };
+    if request.awaiting_person {
+        // The server never received this call (it waits for the person): a response to it
+        // is not the server's answer to anything the host sent.
+        drop(s);
+        dropped(ctx, DroppedLine::Ambiguous, None);
+        return false;
+    }
+    let listing = request.method == TOOLS_LIST;
+    if TASK_METHODS.contains(&request.method.as_str())
+        && msg.result.is_some_and(binding::task_asks_input)
+    {
+        // A task asking for input through the extension the proxy never offers: refused.
+        drop(s);
+        dropped(ctx, DroppedLine::Ambiguous, Some(key.to_owned()));
+        return false;
+    }
     if request.resolving {
         // A resolution owns this request (a retry is in flight under the proxy's id): the
         // server must answer that id, not the host's.
@@ -214,6 +242,11 @@ fn response(ctx: &Context, msg: &Envelope<'_>, key: &str, line: &[u8]) -> bool {
             send(ctx.to_host.clone(), line);
         }
         return false;
+    }
+    if listing && let Some(result) = msg.result {
+        // What the server claims about its tools: shown on tool-call questions, checked
+        // against edited arguments, matched by rules that name the annotations.
+        s.tools.extend(crate::tools::call::tool_infos(result));
     }
     s.host_requests.remove(key);
     true
@@ -313,6 +346,7 @@ fn intercept(ctx: &Context, key: String, line: &[u8]) {
             protocol_version: s.session_version(),
             client_capabilities: s.capabilities.clone(),
             request,
+            tool_info: None,
         }
     };
     let progress = question

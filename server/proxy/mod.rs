@@ -21,6 +21,9 @@ mod judge;
 mod lines;
 pub mod rounds;
 mod state;
+mod tool_gate;
+mod tool_policy;
+mod tool_report;
 pub mod upstream;
 
 use std::borrow::Cow;
@@ -98,6 +101,10 @@ pub(crate) struct Context {
     drops: Arc<drops::Drops>,
     /// Bounds the questions being opened at once.
     opens: Arc<tokio::sync::Semaphore>,
+    /// The person's tool rules and grants, as last known.
+    policy: tool_policy::PolicyView,
+    /// Tool calls decided here, on their way to the service's audit.
+    tool_report: tool_report::ToolReporter,
 }
 
 /// How many questions the proxy opens at once.
@@ -143,15 +150,19 @@ pub async fn run_with(
     tokio::spawn(write_lines(server_in, to_server_rx, Some(close_rx)));
     let host_writer = tokio::task::spawn_blocking(move || write_host(to_host_rx));
 
+    let policy = tool_policy::start(client.clone()).await;
+    let tool_report = tool_report::ToolReporter::start(options.name.clone(), client.clone());
     let ctx = Context {
         client,
         shared: shared.clone(),
         to_server: to_server.downgrade(),
         to_host,
-        server: options.name,
+        server: options.name.clone(),
         session: uuid::Uuid::now_v7().to_string(),
         drops: Arc::default(),
         opens: Arc::new(tokio::sync::Semaphore::new(CONCURRENT_OPENS as usize)),
+        policy,
+        tool_report,
     };
     let limit = options.max_line_bytes;
     tokio::spawn(drops::report(ctx.drops.clone(), ctx.client.clone()));
@@ -180,7 +191,10 @@ pub async fn run_with(
         // rather than left for the person to answer in vain.
         withdraw_all(&ctx).await;
         let _ = close_server_in.send(());
-        let final_report = drops::flush(&ctx.drops, &ctx.client);
+        let final_report = async {
+            drops::flush(&ctx.drops, &ctx.client).await;
+            ctx.tool_report.flush().await;
+        };
         let _ = tokio::time::timeout(Duration::from_secs(2), final_report).await;
         match stop {
             Stop::ServerClosed => server.wait().await?,

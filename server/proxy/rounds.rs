@@ -26,7 +26,8 @@ use tokio::sync::{Notify, oneshot};
 
 use super::Context;
 use super::ask::{Progress, Question, ask};
-use super::state::{AskHandle, lock};
+use super::state::{AskHandle, HELD_FOR, Held, lock};
+use crate::protocol::binding;
 use crate::protocol::envelope::{Envelope, Judged};
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::mrtr::{self, InputRequest, Members};
@@ -177,38 +178,17 @@ async fn input_round(ctx: &Context, host_key: &str, result: &RawValue) -> Step {
         }
     };
     if !foreign.is_empty() {
-        // The host answers the rest; its retry gets the person's answers added.
-        let keys: Vec<&str> = foreign.iter().map(|r| r.key.as_str()).collect();
-        let Ok(kept) = mrtr::keep_only(result, &keys) else {
-            fail(
-                ctx,
-                host_key,
-                codes::INTERNAL_ERROR,
-                "mcp-consent could not pass on the server's request for input",
-            )
-            .await;
-            return Step::Done;
-        };
-        let method = {
-            let mut s = lock(&ctx.shared);
-            let method = s.host_requests.get(host_key).map(|r| r.method.clone());
-            if let Some(method) = &method {
-                s.held
-                    .retain(|h| h.since.elapsed() < super::state::HELD_FOR);
-                s.held.push(super::state::Held {
-                    method: method.clone(),
-                    request_state: parsed.request_state.as_ref().map(|r| r.get().to_owned()),
-                    answers,
-                    since: std::time::Instant::now(),
-                });
-            }
-            method
-        };
-        if method.is_some()
-            && let Some(id) = host_id(ctx, host_key)
-        {
-            finish_with(ctx, host_key, &mrtr::result_line(&id, &kept)).await;
-        }
+        // The host answers the rest; its retry of this very request gets the person's answers
+        // added (bound by a state of the proxy's own and the request's digest).
+        hand_to_host(
+            ctx,
+            host_key,
+            result,
+            &foreign,
+            parsed.request_state,
+            answers,
+        )
+        .await;
         return Step::Done;
     }
     let Some(original) = original_line(ctx, host_key) else {
@@ -232,6 +212,61 @@ async fn input_round(ctx: &Context, host_key: &str, result: &RawValue) -> Step {
             .await;
             Step::Done
         }
+    }
+}
+
+/// Hands the host the entries that are its to answer, under a `requestState` of the proxy's
+/// own, and holds the person's `answers` for the retry of exactly this request.
+async fn hand_to_host(
+    ctx: &Context,
+    host_key: &str,
+    result: &RawValue,
+    foreign: &[InputRequest],
+    server_state: Option<Box<RawValue>>,
+    answers: Members,
+) {
+    let keys: Vec<&str> = foreign.iter().map(|r| r.key.as_str()).collect();
+    let token = binding::held_state(&uuid::Uuid::new_v4().simple().to_string());
+    let handed = binding::handed_to_host(result, &keys, &token);
+    let held = {
+        let mut s = lock(&ctx.shared);
+        let request = s.host_requests.get(host_key);
+        let digest = request
+            .and_then(|r| r.line.as_deref())
+            .and_then(|line| binding::request_digest(line));
+        match (request, digest) {
+            (Some(request), Some(digest)) => {
+                let id = request.id.clone();
+                let held = Held {
+                    method: request.method.clone(),
+                    digest,
+                    server_state,
+                    foreign: keys.iter().map(|k| (*k).to_owned()).collect(),
+                    answers,
+                    since: std::time::Instant::now(),
+                };
+                s.held.retain(|_, h| h.since.elapsed() < HELD_FOR);
+                s.held.insert(token.clone(), held);
+                Some(id)
+            }
+            _ => None,
+        }
+    };
+    match (held, handed) {
+        (Some(id), Ok(handed)) => {
+            finish_with(ctx, host_key, &mrtr::result_line(&id, &handed)).await;
+        }
+        (Some(_), Err(_)) => {
+            lock(&ctx.shared).held.remove(&token);
+            fail(
+                ctx,
+                host_key,
+                codes::INTERNAL_ERROR,
+                "mcp-consent could not pass on the server's request for input",
+            )
+            .await;
+        }
+        (None, _) => {}
     }
 }
 
@@ -335,6 +370,7 @@ fn question_base(ctx: &Context, host_key: &str) -> Option<(Question, Option<Prog
         protocol_version: version,
         client_capabilities: request.capabilities.clone(),
         request: Value::Null,
+        tool_info: None,
     };
     let progress = request.progress_token.clone().map(|token| Progress {
         to: ctx.to_host.clone(),
@@ -474,13 +510,6 @@ fn original_line(ctx: &Context, host_key: &str) -> Option<Arc<Vec<u8>>> {
         .host_requests
         .get(host_key)
         .and_then(|r| r.line.clone())
-}
-
-fn host_id(ctx: &Context, host_key: &str) -> Option<Box<RawValue>> {
-    lock(&ctx.shared)
-        .host_requests
-        .get(host_key)
-        .map(|r| r.id.clone())
 }
 
 /// Gives the host `response` under its own id and forgets the request.

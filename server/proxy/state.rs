@@ -11,6 +11,7 @@ use serde_json::value::RawValue;
 use tokio::sync::{Notify, oneshot};
 
 use crate::protocol::mrtr::Members;
+use crate::tools::ToolInfo;
 
 /// The revision assumed when nothing was negotiated (docs/design.md §Glossary, "era").
 pub(super) const DEFAULT_VERSION: &str = "2025-06-18";
@@ -68,18 +69,24 @@ pub(super) struct HostRequest {
     pub(super) cancelled: bool,
     /// A resolution task owns it (its response asked for input).
     pub(super) resolving: bool,
+    /// A `tools/call` held for the person's answer: not yet sent to the server.
+    pub(super) awaiting_person: bool,
     /// Progress notifications sent to the host for it (strictly increasing, G13).
     pub(super) progress: Arc<AtomicU64>,
 }
 
 /// Answers from the person held until the host retries a request whose remaining entries were
-/// for the host (e.g. `roots/list`).
+/// for the host (e.g. `roots/list`), bound to that request ([`crate::protocol::binding`]).
 #[derive(Debug)]
 pub(super) struct Held {
     /// The host request's method.
     pub(super) method: String,
-    /// `requestState` text of the round, if any.
-    pub(super) request_state: Option<String>,
+    /// [`crate::protocol::binding::request_digest`] of the host's request as forwarded.
+    pub(super) digest: String,
+    /// The server's own `requestState` text, restored in the retry (`None`: it gave none).
+    pub(super) server_state: Option<Box<RawValue>>,
+    /// The keys of the entries handed to the host: the only `inputResponses` it may give.
+    pub(super) foreign: Vec<String>,
     /// The person's `inputResponses` entries.
     pub(super) answers: Members,
     /// When the answers were held; they are dropped after [`HELD_FOR`].
@@ -118,10 +125,12 @@ pub(super) struct Shared {
     pub(super) url_elicitations: HashMap<String, Arc<Notify>>,
     /// Proxy-owned requests to the server (MRTR retries): id key → who waits for the response.
     pub(super) retries: HashMap<String, oneshot::Sender<Vec<u8>>>,
-    /// Answers held for a host's retry.
-    pub(super) held: Vec<Held>,
+    /// Answers held for a host's retry, by the `requestState` token the host was handed.
+    pub(super) held: HashMap<String, Held>,
     /// The proxy is shutting down: open no more questions.
     pub(super) closing: bool,
+    /// What the server claimed about each tool in its `tools/list` results, by name.
+    pub(super) tools: HashMap<String, ToolInfo>,
 }
 
 impl Shared {

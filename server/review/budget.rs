@@ -1,8 +1,11 @@
 //! Budgets and tool loops: a new sampling request continuing a delivered `tool_use` joins that
 //! conversation; rounds, tokens and cost per conversation and per server per UTC day are
-//! limited (`[budgets]`), refusing the next round with `-32603` naming the limit.
+//! limited (`[budgets]`), refusing the next round with `-32603` naming the limit. Also what
+//! the runs spent per server and day against those budgets ([`Reviewer::spend`]).
 
+use crate::db::spend;
 use crate::metrics::RejectReason;
+use crate::sampling::Usd;
 use serde_json::{Value, json};
 
 use serde::Deserialize;
@@ -66,8 +69,8 @@ fn over_budget(
     match max_cost {
         Some(max) if used.cost >= max => Some(budget_error(
             cost_name,
-            format!("${:.6}", used.cost),
-            format!("${max}"),
+            Usd(used.cost).to_string(),
+            Usd(max).to_string(),
         )),
         _ => None,
     }
@@ -186,5 +189,76 @@ impl Reviewer {
             })
             .await
             .map_err(BrokerError::from)
+    }
+}
+
+/// What one server's runs spent on one UTC day, against the daily budgets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerDay {
+    /// What the runs spent ([`crate::db::spend::DaySpend`]).
+    pub spent: spend::DaySpend,
+    /// `max_tokens_per_server_per_day`, when models and that limit are configured.
+    pub max_tokens: Option<u64>,
+    /// `max_cost_usd_per_server_per_day`, when models and that limit are configured.
+    pub max_cost_usd: Option<f64>,
+}
+
+impl ServerDay {
+    /// True when the day's tokens or cost reached a limit (the next round is refused).
+    pub fn exhausted(&self) -> bool {
+        let tokens = self
+            .max_tokens
+            .is_some_and(|max| self.spent.tokens >= i64::try_from(max).unwrap_or(i64::MAX));
+        tokens || self.max_cost_usd.is_some_and(|max| self.spent.cost >= max)
+    }
+}
+
+/// Model spend over recent days: per server and UTC day, and the totals.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Spend {
+    /// Newest day first, servers by name; days without runs are left out.
+    pub days: Vec<ServerDay>,
+    /// Runs over all the days.
+    pub runs: i64,
+    /// Tokens over all the days.
+    pub tokens: i64,
+    /// Cost in USD over all the days.
+    pub cost: f64,
+}
+
+impl Reviewer {
+    /// What model runs spent on the last `days` UTC days (today included), per server and
+    /// day, with the daily budgets each is held to and the totals. Every run counts, also one
+    /// regenerated away or rejected.
+    ///
+    /// # Errors
+    /// [`BrokerError::Store`].
+    pub async fn spend(&self, days: i64) -> Result<Spend, BrokerError> {
+        let budgets = self.engine().map(|e| e.budgets.clone());
+        let today = self.broker.now().date_naive();
+        let since = (today - chrono::Days::new(u64::try_from(days.max(1) - 1).unwrap_or(0)))
+            .and_hms_opt(0, 0, 0)
+            .map(|t| t.and_utc().timestamp_millis())
+            .unwrap_or_default();
+        let rows = self
+            .db
+            .run(move |c| Ok(spend::by_server_and_day(c, since)?))
+            .await?;
+        let mut total = Spend::default();
+        for spent in rows {
+            total.runs += spent.runs;
+            total.tokens += spent.tokens;
+            total.cost += spent.cost;
+            total.days.push(ServerDay {
+                spent,
+                max_tokens: budgets
+                    .as_ref()
+                    .and_then(|b| b.max_tokens_per_server_per_day),
+                max_cost_usd: budgets
+                    .as_ref()
+                    .and_then(|b| b.max_cost_usd_per_server_per_day),
+            });
+        }
+        Ok(total)
     }
 }

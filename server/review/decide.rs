@@ -6,6 +6,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::db::spend;
+
 use super::*;
 
 impl Reviewer {
@@ -120,14 +122,18 @@ impl Reviewer {
         let Some(model) = engine.catalog.get(&model_id).cloned() else {
             return Err(invalid(StepRefusal::UnknownModel { model: model_id }));
         };
-        // A model the route excluded (over the cost cap, missing a capability, not allowed for
-        // this server) is never run, even when a form posts it anyway.
-        if let Some(excluded) = review
+        // A model the route excluded (missing a capability, not allowed for this server) is
+        // never run, even when a form posts it anyway; one excluded only for its estimate over
+        // the cost cap runs when the person confirmed it, having seen the cost and the cap.
+        let excluded = review
             .route
             .receipt
             .exclusions
             .iter()
-            .find(|e| e.model == model_id)
+            .find(|e| e.model == model_id);
+        let over_cap = excluded.is_some_and(|e| e.only_over_budget());
+        if let Some(excluded) = excluded
+            && !(over_cap && decision.over_cap_confirmed)
         {
             return Err(invalid(StepRefusal::ModelExcluded {
                 model: model_id,
@@ -137,6 +143,12 @@ impl Reviewer {
         let mut receipt: Receipt = review.route.receipt.clone();
         if review.route.chosen.as_ref().map(|c| c.id.as_str()) != Some(model_id.as_str()) {
             receipt.why = format!("{} The reviewer chose {model_id} instead.", receipt.why);
+        }
+        if over_cap {
+            receipt.why = format!(
+                "{} The reviewer confirmed running it over the cost cap.",
+                receipt.why
+            );
         }
         let run = RunRow {
             id: uuid::Uuid::now_v7().to_string(),
@@ -211,60 +223,71 @@ impl Reviewer {
         params: Value,
         mut run: RunRow,
     ) {
-        let outcome =
-            tokio::time::timeout(MODEL_TIMEOUT, engine.providers.complete(&model, &params)).await;
+        // The provider bounds the call by the model's `timeout_secs`.
+        let outcome = engine.providers.complete(&model, &params).await;
         let now = self.broker.now().timestamp_millis();
         run.finished_at = Some(now);
         let phase = match outcome {
-            Ok(Ok(done)) => match sampling::validate_result(q.era, &params, &done.result) {
-                Ok(()) => {
-                    run.state = RunState::Done;
-                    run.result = Some(done.result.to_string());
-                    run.input_tokens = i64::try_from(done.input_tokens).ok();
-                    run.output_tokens = i64::try_from(done.output_tokens).ok();
-                    run.cost_usd = Some(done.cost_usd);
-                    let has_tool_use = match done.result.get("content") {
-                        Some(Value::Array(items)) => items.iter().any(|b| b["type"] == "tool_use"),
-                        Some(b) => b["type"] == "tool_use",
-                        None => false,
-                    };
-                    if has_tool_use {
-                        Phase::ToolUseReview
-                    } else {
-                        Phase::ResponseReview
+            Ok(done) => {
+                // Tokens were spent even when the answer is refused below: keep them.
+                run.input_tokens = i64::try_from(done.input_tokens).ok();
+                run.output_tokens = i64::try_from(done.output_tokens).ok();
+                run.cost_usd = Some(done.cost_usd);
+                match sampling::validate_result(q.era, &params, &done.result) {
+                    Ok(()) => {
+                        run.state = RunState::Done;
+                        run.result = Some(done.result.to_string());
+                        let has_tool_use = match done.result.get("content") {
+                            Some(Value::Array(items)) => {
+                                items.iter().any(|b| b["type"] == "tool_use")
+                            }
+                            Some(b) => b["type"] == "tool_use",
+                            None => false,
+                        };
+                        if has_tool_use {
+                            Phase::ToolUseReview
+                        } else {
+                            Phase::ResponseReview
+                        }
+                    }
+                    Err(errors) => {
+                        run.state = RunState::Failed;
+                        let why: Vec<String> = errors
+                            .iter()
+                            .map(|e| format!("{} {}", e.field, e.message))
+                            .collect();
+                        run.error = Some(format!(
+                            "the model's answer is not a valid CreateMessageResult: {}",
+                            why.join("; ")
+                        ));
+                        Phase::RequestReview
                     }
                 }
-                Err(errors) => {
-                    run.state = RunState::Failed;
-                    let why: Vec<String> = errors
-                        .iter()
-                        .map(|e| format!("{} {}", e.field, e.message))
-                        .collect();
-                    run.error = Some(format!(
-                        "the model's answer is not a valid CreateMessageResult: {}",
-                        why.join("; ")
-                    ));
-                    Phase::RequestReview
-                }
-            },
-            Ok(Err(e)) => {
-                run.state = RunState::Failed;
-                run.error = Some(e.to_string());
-                Phase::RequestReview
             }
-            Err(_) => {
+            Err(e) => {
                 run.state = RunState::Failed;
-                run.error = Some(format!(
-                    "the model did not answer within {} seconds",
-                    MODEL_TIMEOUT.as_secs()
-                ));
+                run.error = Some(e.stored());
                 Phase::RequestReview
             }
         };
         let stored = run.clone();
         if let Err(e) = self
             .db
-            .write(move |c| Ok(approvals::finish_run(c, &stored, phase)?))
+            .write(move |c| {
+                // finish_run is its own transaction (SQLite's cannot nest); the one writer runs
+                // this closure whole, so no other write comes between the two.
+                approvals::finish_run(c, &stored, phase)?;
+                if stored.cost_usd.is_some() {
+                    spend::record_run_usage(
+                        c,
+                        &stored.question_id,
+                        &stored.model_id,
+                        stored.started_at,
+                        (stored.input_tokens, stored.output_tokens, stored.cost_usd),
+                    )?;
+                }
+                Ok(())
+            })
             .await
         {
             tracing::error!(error = %e, "cannot store a finished model run");

@@ -68,6 +68,7 @@ impl Reviewer {
             decision: decision.decision,
             model: decision.model.clone(),
             edit: None,
+            over_cap_confirmed: decision.over_cap_confirmed,
         };
         self.decide_sampling(id, &decision, actor).await
     }

@@ -16,14 +16,13 @@
 //! reviews the request before sampling and the response before delivery.)
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::broker::{Broker, BrokerError, HookFuture, Kind, Question, Round, SamplingHooks, State};
 use crate::broker::{Stale, StepRefusal};
 use crate::db::approvals::{self, ApprovalRow, NewAudit, RevisionRow};
-pub use crate::db::approvals::{AuditRow, RuleRow, RunRow};
+pub use crate::db::approvals::{AuditFilter, AuditRow, RuleRow, RunRow};
 use crate::db::{Db, DbError};
 pub use crate::domain::DecisionKind;
 use crate::domain::{Actor, ApprovalId, AuditAction, Phase, RuleScope, RunState, Step};
@@ -31,7 +30,7 @@ use crate::protocol::jsonrpc::{RpcError, error_response, result_response};
 use crate::protocol::sampling;
 pub use crate::wire::{Applied, Decision, Edit, TextEdit};
 mod budget;
-pub use budget::Budgets;
+pub use budget::{Budgets, ServerDay, Spend};
 mod decide;
 mod edit;
 mod rules;
@@ -40,9 +39,6 @@ use crate::sampling::{
     Catalog, Providers, Receipt, RouteOutcome, RoutingConfig, request_digest, route,
 };
 
-/// Longest a model call may take before the run fails.
-const MODEL_TIMEOUT: Duration = Duration::from_secs(300);
-
 /// The code a server gets when a rule refused its request because no configured model may
 /// serve it: outside JSON-RPC's reserved range (as MCP 2026-07-28 `basic/index.mdx` §Error Codes
 /// asks) and distinct from `-1`, which means a person rejected it. `data.reason` is `no_route`.
@@ -50,6 +46,9 @@ pub const NO_ROUTE: i64 = -2;
 
 /// Default lifetime of an auto-approve rule, in days.
 pub const RULE_DAYS: i64 = 7;
+
+/// The longest a rule may last, in hours (a year).
+pub const RULE_MAX_HOURS: i64 = 365 * 24;
 
 /// What runs sampling on models: the catalog, the route policy settings and the providers.
 pub struct SamplingEngine {

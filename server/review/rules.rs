@@ -37,6 +37,7 @@ impl Reviewer {
                         decision: DecisionKind::Approve,
                         model: None,
                         edit: None,
+                        over_cap_confirmed: false,
                     };
                     // A rule cannot pick a model for a request no model may serve: it refuses
                     // it for the person, with its own code (not -1: nobody rejected it).
@@ -80,6 +81,7 @@ impl Reviewer {
                         decision: DecisionKind::Send,
                         model: None,
                         edit: None,
+                        over_cap_confirmed: false,
                     };
                     self.decide_sampling(&q.id, &decision, &actor).await
                 }
@@ -98,7 +100,8 @@ impl Reviewer {
     }
 
     /// Creates an auto-approve rule for `server` covering `scope` (`request` or `both`),
-    /// expiring after `days` (default [`RULE_DAYS`]).
+    /// expiring after `hours` (default [`RULE_DAYS`] days; at least an hour, at most a year),
+    /// and audits it as `rule_created` by `author`.
     ///
     /// # Errors
     /// [`BrokerError::InvalidAnswer`] for an unknown scope or empty reason.
@@ -108,7 +111,7 @@ impl Reviewer {
         scope: &str,
         author: Actor,
         reason: &str,
-        days: Option<i64>,
+        hours: Option<i64>,
     ) -> Result<approvals::RuleRow, BrokerError> {
         let Ok(scope) = scope.parse::<RuleScope>() else {
             return Err(invalid(StepRefusal::RuleScope));
@@ -116,7 +119,7 @@ impl Reviewer {
         if reason.trim().is_empty() || server.trim().is_empty() {
             return Err(invalid(StepRefusal::RuleNeedsReason));
         }
-        let days = days.unwrap_or(RULE_DAYS).clamp(1, 365);
+        let hours = hours.unwrap_or(RULE_DAYS * 24).clamp(1, RULE_MAX_HOURS);
         let now = self.broker.now().timestamp_millis();
         let rule = approvals::RuleRow {
             id: uuid::Uuid::now_v7().to_string(),
@@ -125,12 +128,24 @@ impl Reviewer {
             author,
             reason: reason.to_owned(),
             created_at: now,
-            expires_at: now + days * 86_400_000,
+            expires_at: now + hours * 3_600_000,
             revoked_at: None,
         };
         let row = rule.clone();
         self.db
-            .write(move |c| Ok(approvals::insert_rule(c, &row)?))
+            .write(move |c| {
+                let entry = NewAudit::rule(
+                    now,
+                    row.author.clone(),
+                    AuditAction::RuleCreated,
+                    &row.id,
+                    &row.server,
+                );
+                Ok(c.immediate_transaction(|c| {
+                    approvals::insert_rule(c, &row)?;
+                    approvals::append_audit(c, &entry)
+                })?)
+            })
             .await?;
         Ok(rule)
     }
@@ -191,16 +206,29 @@ impl Reviewer {
         Ok(applied)
     }
 
-    /// Revokes a rule (a no-op for unknown or revoked ids).
+    /// Revokes a rule (a no-op for unknown or revoked ids), audited as `rule_revoked` by `by`.
     ///
     /// # Errors
     /// [`BrokerError::Store`].
-    pub async fn revoke_rule(&self, id: &str) -> Result<bool, BrokerError> {
+    pub async fn revoke_rule(&self, id: &str, by: Actor) -> Result<bool, BrokerError> {
         let id = id.to_owned();
         let now = self.broker.now().timestamp_millis();
         Ok(self
             .db
-            .write(move |c| Ok(approvals::revoke_rule(c, &id, now)?))
+            .write(move |c| {
+                Ok(c.immediate_transaction(|c| {
+                    let Some(rule) = approvals::rule(c, &id)? else {
+                        return diesel::QueryResult::Ok(false);
+                    };
+                    let revoked = approvals::revoke_rule(c, &id, now)?;
+                    if revoked {
+                        let entry =
+                            NewAudit::rule(now, by, AuditAction::RuleRevoked, &id, &rule.server);
+                        approvals::append_audit(c, &entry)?;
+                    }
+                    Ok(revoked)
+                })?)
+            })
             .await?)
     }
 
@@ -210,13 +238,12 @@ impl Reviewer {
     /// [`BrokerError::Store`].
     pub async fn audit_log(
         &self,
-        server: Option<String>,
-        action: Option<AuditAction>,
+        filter: approvals::AuditFilter,
         limit: i64,
     ) -> Result<Vec<approvals::AuditRow>, BrokerError> {
         Ok(self
             .db
-            .run(move |c| Ok(approvals::audit(c, server.as_deref(), action, limit)?))
+            .run(move |c| Ok(approvals::audit(c, &filter, limit)?))
             .await?)
     }
 }

@@ -93,10 +93,22 @@ pub struct ModelConfig {
     /// Servers (proxy `--name`) allowed to use this model. Default: none given = every server.
     #[serde(default)]
     pub servers: Option<Vec<String>>,
+    /// Longest one run may take, in seconds, from connecting to the last byte of the answer;
+    /// then the run fails and the question goes back to request review. Default `300`
+    /// (a small local model on a slow CPU can take minutes); 1 to 3600.
+    #[serde(default = "default_timeout_secs")]
+    pub timeout_secs: u64,
 }
 
 fn half() -> f64 {
     0.5
+}
+
+/// The default [`ModelConfig::timeout_secs`].
+pub const DEFAULT_TIMEOUT_SECS: u64 = 300;
+
+fn default_timeout_secs() -> u64 {
+    DEFAULT_TIMEOUT_SECS
 }
 
 impl ModelConfig {
@@ -159,6 +171,14 @@ pub enum CatalogError {
         /// The model.
         id: String,
     },
+    /// `timeout_secs` is 0 or more than an hour.
+    #[error("model {id:?}: timeout_secs must be within 1 to 3600, got {value}")]
+    InvalidTimeout {
+        /// The model.
+        id: String,
+        /// The configured value.
+        value: u64,
+    },
     /// Both `api_key_env` and `api_key_file` are given, or `api_key_file` is empty.
     #[error("model {id:?}: give api_key_env or a non-empty api_key_file, not both")]
     KeySource {
@@ -179,7 +199,8 @@ impl Catalog {
     ///
     /// # Errors
     /// The first [`CatalogError`] found: empty or duplicate id, a score outside [0, 1], a
-    /// negative or non-finite price, a base URL that is not `http(s)`, an empty `api_key_env`,
+    /// negative or non-finite price, a base URL that is not `http(s)`, a `timeout_secs` outside
+    /// 1 to 3600, an empty `api_key_env`,
     /// both key sources or an empty `api_key_file`.
     pub fn new(models: Vec<ModelConfig>) -> Result<Catalog, CatalogError> {
         let mut ids = BTreeSet::new();
@@ -217,6 +238,12 @@ impl Catalog {
                 return Err(CatalogError::InvalidBaseUrl {
                     id: m.id.clone(),
                     url: m.base_url.clone(),
+                });
+            }
+            if !(1..=3600).contains(&m.timeout_secs) {
+                return Err(CatalogError::InvalidTimeout {
+                    id: m.id.clone(),
+                    value: m.timeout_secs,
                 });
             }
             if m.api_key_env
@@ -289,6 +316,7 @@ mod tests {
             audio: false,
             aliases: vec![],
             servers: None,
+            timeout_secs: DEFAULT_TIMEOUT_SECS,
         }
     }
 

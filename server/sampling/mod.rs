@@ -15,12 +15,14 @@
 //! This module is pure except [`provider`] (network I/O). Rules: `docs/protocol.md` §2.
 
 pub mod catalog;
+pub mod money;
 pub mod provider;
 pub mod receipt;
 pub mod route;
 pub mod tokens;
 
 pub use catalog::{Catalog, CatalogError, ModelConfig, ProviderKind};
+pub use money::Usd;
 pub use provider::{Completion, ProviderError, Providers};
 pub use receipt::{ChosenModel, ExclusionReason, POLICY_VERSION, Receipt, request_digest};
 pub use route::{RouteOutcome, RoutingConfig, RoutingConfigError, route};

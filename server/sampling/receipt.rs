@@ -11,10 +11,11 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::catalog::ProviderKind;
+use super::money::Usd;
 use super::tokens::TokenMethod;
 
 /// The route policy every receipt of this module is made under.
-pub const POLICY_VERSION: &str = "route-policy/v1";
+pub const POLICY_VERSION: &str = "route-policy/v2";
 
 /// SHA-256 (lowercase hex) of the RFC 8785 (JCS) canonical JSON of `params`.
 ///
@@ -41,10 +42,10 @@ pub struct ChosenModel {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Selection {
-    /// The first hint that matched an eligible model decided (MCP SA8, SA10, SA11); ties among
-    /// the models it matched went to the priorities score, then the id.
+    /// The first hint that matched an eligible model decided (MCP SA8, SA10, SA11); among the
+    /// models it matched the priorities score decided, then the [`Tie`] break.
     Hint,
-    /// No hint matched an eligible model; the priorities score decided, ties by id.
+    /// No hint matched an eligible model; the priorities score decided, then the [`Tie`] break.
     Priorities,
     /// Every model was excluded by a gate ("no permitted route").
     NoPermittedRoute,
@@ -146,7 +147,9 @@ impl ExclusionReason {
                 estimated_cost_usd,
                 cap_usd,
             } => format!(
-                "estimated cost ${estimated_cost_usd:.6} is over the per-request cap ${cap_usd:.6}"
+                "estimated cost {} is over the per-request cap {}",
+                Usd(*estimated_cost_usd),
+                Usd(*cap_usd)
             ),
             ExclusionReason::ServerNotAllowed { server } => {
                 format!("server {server:?} is not in this model's allow-list")
@@ -170,6 +173,16 @@ impl Exclusion {
     pub fn reasons_text(&self) -> String {
         let each: Vec<String> = self.reasons.iter().map(ExclusionReason::message).collect();
         each.join("; ")
+    }
+
+    /// Whether the only reason is an estimate over the cost cap: the one exclusion a person
+    /// may override, after a confirmation naming the cost and the cap.
+    pub fn only_over_budget(&self) -> bool {
+        !self.reasons.is_empty()
+            && self
+                .reasons
+                .iter()
+                .all(|r| matches!(r, ExclusionReason::OverBudget { .. }))
     }
 }
 
@@ -222,6 +235,26 @@ pub struct SkippedHint {
     pub reason: String,
 }
 
+/// What decided between models with the same priorities score.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum TieBreak {
+    /// The one with the lowest estimated cost for this request.
+    Cheaper,
+    /// They cost the same too: the smallest id.
+    Id,
+}
+
+/// Models that shared the highest priorities score, and how one of them was chosen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tie {
+    /// The tied models, sorted by id (the chosen one among them).
+    pub models: Vec<String>,
+    /// What decided.
+    pub by: TieBreak,
+}
+
 /// `modelPreferences` priorities as used (missing = 0), MCP 2025-11-25 schema.ts
 /// `ModelPreferences`.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -257,6 +290,10 @@ pub struct Receipt {
     pub why: String,
     /// The hint that decided, if any.
     pub matched_hint: Option<MatchedHint>,
+    /// Models tied on the priorities score and what broke the tie; `None` when one model
+    /// scored highest alone (or none was eligible). Absent in receipts of `route-policy/v1`.
+    #[serde(default)]
+    pub tie: Option<Tie>,
     /// Hints before the deciding one (or all of them), each with why it did not decide.
     pub skipped_hints: Vec<SkippedHint>,
     /// The priorities as used.

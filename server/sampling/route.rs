@@ -1,4 +1,4 @@
-//! Route policy `route-policy/v1`: which configured model runs a sampling request. Pure and
+//! Route policy `route-policy/v2`: which configured model runs a sampling request. Pure and
 //! deterministic: the same params, server, catalog (in any order) and settings always give
 //! the same choice and the same receipt.
 //!
@@ -12,22 +12,29 @@
 //!    hint that matches an eligible model decides. A hint matches a model when, compared
 //!    ASCII-case-insensitively, it is a substring of the model id (SA10) or it and one of the
 //!    model's `aliases` are equal or one contains the other (SA11). Several models matched by
-//!    that hint are ranked by the priorities score (SA9), then by id. A hint matching nothing,
+//!    that hint are ranked by the priorities score (SA9), then by the tie-break below. A hint matching nothing,
 //!    or only excluded models, is skipped and recorded (SA12), never a failure.
 //! 3. **Priorities**, when no hint decided: `score = costPriority × (1 − normalized cost) +
 //!    speedPriority × speed + intelligencePriority × intelligence`, missing priorities
 //!    counting 0. The normalized cost is min–max over the eligible candidates of their
 //!    estimated cost for this request: the cheapest gets 0, the dearest 1, and all get 0 when
-//!    every cost is equal. The highest score wins; equal scores go to the smallest id.
-//! 4. No eligible model: "no permitted route", with every exclusion reason.
+//!    every cost is equal. The highest score wins.
+//! 4. **Ties** on the score (with no hints and no priorities every model scores 0): the model
+//!    with the lowest estimated cost for this request wins, then the smallest id among equally
+//!    cheap ones. The receipt's `tie` names the tied models and what broke the tie, and its
+//!    sentence says so. (v1 broke ties by id alone, so a catalog's priciest model could win
+//!    by its name.)
+//! 5. No eligible model: "no permitted route", with every exclusion reason.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::catalog::{Catalog, ModelConfig};
+use super::money::Usd;
 use super::receipt::{
     Candidate, ChosenModel, Downgrade, Exclusion, ExclusionReason, HintMatch, MatchedHint,
-    Modality, POLICY_VERSION, Priorities, Receipt, Selection, SkippedHint, request_digest,
+    Modality, POLICY_VERSION, Priorities, Receipt, Selection, SkippedHint, Tie, TieBreak,
+    request_digest,
 };
 use super::tokens::{TokenEstimate, estimate_input_tokens, method_for};
 
@@ -284,30 +291,59 @@ pub fn route(
         );
     }
 
-    // Best of a set: highest score, then smallest id (candidates are in id order, so the
-    // first maximum wins).
-    let best = |ids: &[usize]| -> Option<usize> {
-        ids.iter()
+    // Best of a set: highest score, then the lower estimated cost, then the smaller id
+    // (candidates are in id order, so the first of equals wins). Also says what broke a tie
+    // on the score, if anything had to.
+    let best = |ids: &[usize]| -> Option<(usize, Option<Tie>)> {
+        let score = |i: usize| candidates[i].score.unwrap_or(0.0);
+        let top = ids.iter().copied().reduce(|j, i| {
+            if score(i).total_cmp(&score(j)).is_gt() {
+                i
+            } else {
+                j
+            }
+        })?;
+        let tied: Vec<usize> = ids
+            .iter()
             .copied()
-            .fold(None, |acc: Option<usize>, i| match acc {
-                None => Some(i),
-                Some(j) => {
-                    let (si, sj) = (
-                        candidates[i].score.unwrap_or(0.0),
-                        candidates[j].score.unwrap_or(0.0),
-                    );
-                    if si.total_cmp(&sj).is_gt() {
-                        Some(i)
-                    } else {
-                        Some(j)
-                    }
+            .filter(|&i| score(i).total_cmp(&score(top)).is_eq())
+            .collect();
+        let cost = |i: usize| candidates[i].estimated_cost_usd;
+        let cheapest = tied
+            .iter()
+            .copied()
+            .reduce(|j, i| {
+                if cost(i).total_cmp(&cost(j)).is_lt() {
+                    i
+                } else {
+                    j
                 }
             })
+            .unwrap_or(top);
+        if tied.len() < 2 {
+            return Some((top, None));
+        }
+        let equally_cheap = tied
+            .iter()
+            .filter(|&&i| cost(i).total_cmp(&cost(cheapest)).is_eq())
+            .count();
+        let by = if equally_cheap == tied.len() {
+            TieBreak::Id
+        } else {
+            TieBreak::Cheaper
+        };
+        Some((
+            cheapest,
+            Some(Tie {
+                models: tied.iter().map(|&i| candidates[i].id.clone()).collect(),
+                by,
+            }),
+        ))
     };
 
     let mut skipped_hints = Vec::new();
     let mut downgrades = Vec::new();
-    let mut decided: Option<(usize, MatchedHint)> = None;
+    let mut decided: Option<(usize, MatchedHint, Option<Tie>)> = None;
     for (index, name) in hints_of(params).into_iter().enumerate() {
         if name.is_empty() {
             skipped_hints.push(SkippedHint {
@@ -327,7 +363,7 @@ pub fn route(
             .filter(|(i, _)| candidates[*i].eligible)
             .map(|(i, _)| *i)
             .collect();
-        if let Some(i) = best(&eligible) {
+        if let Some((i, tie)) = best(&eligible) {
             let via = matches
                 .iter()
                 .find(|(j, _)| *j == i)
@@ -340,6 +376,7 @@ pub fn route(
                     via,
                     matched: eligible.iter().map(|&j| candidates[j].id.clone()).collect(),
                 },
+                tie,
             ));
             break;
         }
@@ -366,61 +403,25 @@ pub fn route(
         }
     }
 
-    let (chosen_index, selection, matched_hint, why) = match decided {
-        Some((i, hint)) => {
-            let why = match &hint.via {
-                HintMatch::Id => format!(
-                    "hint {:?} (#{}) is part of the model id",
-                    hint.name,
-                    hint.index + 1
-                ),
-                HintMatch::Alias(a) => format!(
-                    "hint {:?} (#{}) matches the configured alias {a:?}",
-                    hint.name,
-                    hint.index + 1
-                ),
-            };
-            let why = if hint.matched.len() > 1 {
-                format!(
-                    "{why}; it matched {} eligible models and this one scored highest on the priorities",
-                    hint.matched.len()
-                )
-            } else {
-                why
-            };
-            (Some(i), Selection::Hint, Some(hint), why)
-        }
+    let (chosen_index, selection, matched_hint, tie) = match decided {
+        Some((i, hint, tie)) => (Some(i), Selection::Hint, Some(hint), tie),
         None => {
             let eligible: Vec<usize> = (0..candidates.len())
                 .filter(|&i| candidates[i].eligible)
                 .collect();
             match best(&eligible) {
-                Some(i) => (
-                    Some(i),
-                    Selection::Priorities,
-                    None,
-                    format!(
-                        "no hint matched an eligible model; highest priorities score {:.4} of {} eligible models",
-                        candidates[i].score.unwrap_or(0.0),
-                        eligible.len()
-                    ),
-                ),
-                None => (
-                    None,
-                    Selection::NoPermittedRoute,
-                    None,
-                    if candidates.is_empty() {
-                        "no permitted route: no model is configured".to_owned()
-                    } else {
-                        format!(
-                            "no permitted route: all {} configured models were excluded",
-                            candidates.len()
-                        )
-                    },
-                ),
+                Some((i, tie)) => (Some(i), Selection::Priorities, None, tie),
+                None => (None, Selection::NoPermittedRoute, None, None),
             }
         }
     };
+    let why = why_sentence(
+        selection,
+        matched_hint.as_ref(),
+        tie.as_ref(),
+        chosen_index.map(|i| &candidates[i]),
+        &candidates,
+    );
 
     let chosen = chosen_index.map(|i| ChosenModel {
         id: candidates[i].id.clone(),
@@ -435,6 +436,7 @@ pub fn route(
         selection,
         why,
         matched_hint,
+        tie,
         skipped_hints,
         priorities,
         estimated_input_tokens: chosen_index.map(|i| candidates[i].estimated_input_tokens),
@@ -447,4 +449,75 @@ pub fn route(
         candidates,
     };
     RouteOutcome { chosen, receipt }
+}
+
+/// The receipt's English sentence saying why (the pages rebuild it in their language from the
+/// same fields, `route-why-*` in `i18n/`).
+fn why_sentence(
+    selection: Selection,
+    hint: Option<&MatchedHint>,
+    tie: Option<&Tie>,
+    chosen: Option<&Candidate>,
+    candidates: &[Candidate],
+) -> String {
+    let eligible = candidates.iter().filter(|c| c.eligible).count();
+    let score = format!("{:.2}", chosen.and_then(|c| c.score).unwrap_or(0.0));
+    let then = |tie: &Tie| match tie.by {
+        TieBreak::Cheaper => format!(
+            "the cheapest was chosen (estimated at most {})",
+            chosen.map_or_else(String::new, |c| Usd(c.estimated_cost_usd).to_string())
+        ),
+        TieBreak::Id => "they cost the same, so the first by id was chosen".to_owned(),
+    };
+    match (selection, hint) {
+        (Selection::Hint, Some(hint)) => {
+            let why = match &hint.via {
+                HintMatch::Id => format!(
+                    "hint {:?} (#{}) is part of the model id",
+                    hint.name,
+                    hint.index + 1
+                ),
+                HintMatch::Alias(a) => format!(
+                    "hint {:?} (#{}) matches the configured alias {a:?}",
+                    hint.name,
+                    hint.index + 1
+                ),
+            };
+            match tie {
+                Some(tie) => format!(
+                    "{why}; it matched {} eligible models and {} of them share the highest priorities score: {}",
+                    hint.matched.len(),
+                    tie.models.len(),
+                    then(tie)
+                ),
+                None if hint.matched.len() > 1 => format!(
+                    "{why}; it matched {} eligible models and this one scored highest on the priorities",
+                    hint.matched.len()
+                ),
+                None => why,
+            }
+        }
+        (Selection::Priorities, _) if eligible == 1 => {
+            "no hint matched an eligible model; it is the only eligible model".to_owned()
+        }
+        (Selection::Priorities, _) => match tie {
+            Some(tie) if tie.models.len() == eligible => format!(
+                "no hint matched an eligible model and the priorities do not tell the {eligible} eligible models apart: {}",
+                then(tie)
+            ),
+            Some(tie) => format!(
+                "no hint matched an eligible model; {} of the {eligible} eligible models share the highest priorities score ({score}): {}",
+                tie.models.len(),
+                then(tie)
+            ),
+            None => format!(
+                "no hint matched an eligible model; highest priorities score {score} of {eligible} eligible models"
+            ),
+        },
+        _ if candidates.is_empty() => "no permitted route: no model is configured".to_owned(),
+        _ => format!(
+            "no permitted route: all {} configured models were excluded",
+            candidates.len()
+        ),
+    }
 }

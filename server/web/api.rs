@@ -13,8 +13,9 @@ use super::auth::Caller;
 use super::error::ApiError;
 use super::{AppState, MAX_BODY_BYTES, read_body};
 use crate::broker::audience::Audience;
-use crate::broker::{Answerer, OpenOutcome, State, Waited, rfc3339};
-use crate::domain::{Actor, AuditAction};
+use crate::broker::person_only::PersonOnly;
+use crate::broker::{Answerer, BrokerError, OpenOutcome, Question, State, Waited, rfc3339};
+use crate::domain::{Actor, AuditAction, Kind};
 use crate::metrics::RejectReason;
 use crate::review::{self as approval};
 use crate::wire::{
@@ -219,9 +220,7 @@ async fn show_question(
 ) -> Result<HttpResponse, ApiError> {
     let q = state.broker.get(&id).await?;
     if q.audience == Audience::Human && answerer(&caller) == Answerer::Agent {
-        return Err(ApiError::Forbidden(
-            "this question is for a person in the browser".into(),
-        ));
+        return Err(person_only(&q));
     }
     let mut detail = q.detail();
     if let Ok(review) = state.review.review(&q).await {
@@ -240,8 +239,18 @@ async fn answer_question(
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let answer: Answer = json_body(payload, MAX_BODY_BYTES).await?;
-    let new_state = state.broker.answer(&id, &answer, answerer(&caller)).await?;
+    let new_state = match state.broker.answer(&id, &answer, answerer(&caller)).await {
+        Err(BrokerError::HumanOnly) => return Err(person_only(&state.broker.get(&id).await?)),
+        decided => decided?,
+    };
     Ok(HttpResponse::Ok().json(Answered { state: new_state }))
+}
+
+/// The 403 for a script reaching a person-only question, saying why it is person-only (for a
+/// form: which words made it so, and where).
+fn person_only(q: &Question) -> ApiError {
+    let why = PersonOnly::of(q).map_or_else(String::new, |why| format!(": {}", why.describe()));
+    ApiError::Forbidden(format!("this question is for a person in the browser{why}"))
 }
 
 /// `POST /api/v1/questions/{id}/preview`: the JSON-RPC response this answer would send, `200
@@ -253,10 +262,10 @@ async fn preview_answer(
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let answer: Answer = json_body(payload, MAX_BODY_BYTES).await?;
-    let response = state
-        .broker
-        .preview(&id, &answer, answerer(&caller))
-        .await?;
+    let response = match state.broker.preview(&id, &answer, answerer(&caller)).await {
+        Err(BrokerError::HumanOnly) => return Err(person_only(&state.broker.get(&id).await?)),
+        previewed => previewed?,
+    };
     Ok(HttpResponse::Ok().json(Preview { response }))
 }
 
@@ -267,8 +276,10 @@ async fn create_login_link(
 ) -> Result<HttpResponse, ApiError> {
     caller.require_token()?;
     let token = state.auth.create_login_link().await?;
+    let local = format!("http://{}/login?token={token}", state.listen_addr);
     Ok(HttpResponse::build(StatusCode::CREATED).json(LoginLink {
         url: format!("{}/login?token={token}", state.base_url),
+        local_url: state.public_url.is_some().then_some(local),
     }))
 }
 
@@ -356,9 +367,7 @@ async fn decide_approval(
     let decision: Decision = json_body(payload, MAX_BODY_BYTES).await?;
     let q = state.broker.get(&id).await?;
     if q.audience == Audience::Human && answerer(&caller) == Answerer::Agent {
-        return Err(ApiError::Forbidden(
-            "this question is for a person in the browser".into(),
-        ));
+        return Err(person_only(&q));
     }
     let applied = state.review.decide(&id, &decision, &actor(&caller)).await?;
     let q = state.broker.get(&id).await?;
@@ -426,7 +435,7 @@ async fn create_rule(
             &rule.scope,
             Actor::Human,
             &rule.reason,
-            rule.days,
+            rule.hours.or(rule.days.map(|d| d.saturating_mul(24))),
         )
         .await?;
     Ok(HttpResponse::Created().json(rule_json(&row)))
@@ -435,10 +444,14 @@ async fn create_rule(
 /// `POST /api/v1/rules/{rule}/revoke`: 200 always.
 async fn revoke_rule(
     state: web::Data<AppState>,
-    _caller: Caller,
+    caller: Caller,
     rule: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    state.review.revoke_rule(&rule).await?;
+    let by = match answerer(&caller) {
+        Answerer::Human => Actor::Human,
+        Answerer::Agent => Actor::Agent,
+    };
+    state.review.revoke_rule(&rule, by).await?;
     Ok(HttpResponse::Ok().json(Empty {}))
 }
 
@@ -446,38 +459,59 @@ async fn revoke_rule(
 struct AuditQuery {
     server: Option<String>,
     action: Option<String>,
+    kind: Option<String>,
 }
 
-/// `GET /api/v1/audit?server=&action=`: decisions, newest first (digests, never text).
+/// `GET /api/v1/audit?server=&action=&kind=`: decisions of every kind and the rules' creation
+/// and revocation, newest first (digests, never text).
 async fn audit_log(
     state: web::Data<AppState>,
     _caller: Caller,
     query: web::Query<AuditQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let q = query.into_inner();
-    // An action that is no word of the vocabulary matches no entry.
-    let action = match q.action.as_deref().map(str::parse::<AuditAction>) {
-        None => None,
-        Some(Ok(action)) => Some(action),
-        Some(Err(_)) => return Ok(HttpResponse::Ok().json(AuditList { entries: vec![] })),
+    // An action or kind that is no word of the vocabulary matches no entry.
+    let (Ok(action), Ok(kind)) = (
+        q.action
+            .as_deref()
+            .map(str::parse::<AuditAction>)
+            .transpose(),
+        q.kind.as_deref().map(str::parse::<Kind>).transpose(),
+    ) else {
+        return Ok(HttpResponse::Ok().json(AuditList { entries: vec![] }));
     };
-    let rows = state.review.audit_log(q.server, action, 1000).await?;
+    let filter = crate::review::AuditFilter {
+        server: q.server,
+        action,
+        kind,
+        rules_only: false,
+    };
+    let rows = state.review.audit_log(filter, 1000).await?;
     let entries = rows
         .into_iter()
         .map(|r| {
-            let question_id = r.question_id.parse().map_err(|_| {
-                crate::broker::BrokerError::Corrupt(
-                    r.question_id.clone(),
-                    "audit question id".into(),
-                )
-            })?;
+            let question_id = r
+                .question_id
+                .as_deref()
+                .map(|id| {
+                    id.parse().map_err(|_| {
+                        crate::broker::BrokerError::Corrupt(
+                            id.to_owned(),
+                            "audit question id".into(),
+                        )
+                    })
+                })
+                .transpose()?;
             Ok(AuditEntry {
                 seq: r.seq,
                 at: chrono::DateTime::from_timestamp_millis(r.at).map(rfc3339),
                 actor: r.actor,
                 action: r.action,
                 question_id,
+                kind: r.kind,
+                rule_id: r.rule_id,
                 server: r.server,
+                tool: r.tool,
                 model: r.model_id,
                 input_tokens: r.input_tokens,
                 output_tokens: r.output_tokens,
@@ -505,7 +539,10 @@ pub fn review_detail(q: &crate::broker::Question, review: &approval::Review) -> 
             model: r.model_id.clone(),
             state: r.state,
             result: r.result.as_deref().and_then(stored),
-            error: r.error.clone(),
+            error: r
+                .error
+                .as_deref()
+                .map(crate::sampling::ProviderError::stored_text),
             input_tokens: r.input_tokens,
             output_tokens: r.output_tokens,
             cost_usd: r.cost_usd,

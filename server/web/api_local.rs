@@ -6,7 +6,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 
 use super::AppState;
-use super::auth::via_socket;
+use super::auth::{AcceptedOn, via_socket};
 use super::error::ApiError;
 use crate::auth::proof::{self, ServiceProof};
 
@@ -22,8 +22,10 @@ struct NonceQuery {
 }
 
 /// `GET /api/v1/service-proof?nonce=HEX`: `{"addr","proofs"}`, one HMAC per valid token over
-/// the nonce and the bound address.
+/// the nonce and the exact local address of this connection (not the bound address, which may
+/// be a wildcard that would match any listener).
 async fn service_proof(
+    req: HttpRequest,
     state: web::Data<AppState>,
     query: web::Query<NonceQuery>,
 ) -> Result<HttpResponse, ApiError> {
@@ -32,7 +34,10 @@ async fn service_proof(
             "nonce must be 32 to 128 hex characters".into(),
         ));
     }
-    let addr = state.listen_addr.to_string();
+    let addr = req
+        .conn_data::<AcceptedOn>()
+        .map_or(state.listen_addr, |on| on.0)
+        .to_string();
     let proofs = state.tokens.proofs(&query.nonce, &addr);
     Ok(HttpResponse::Ok().json(ServiceProof { addr, proofs }))
 }

@@ -6,6 +6,7 @@ use super::AppState;
 
 const STYLE: &str = include_str!("../../static/style.css");
 const APP_JS: &str = include_str!("../../static/app.js");
+const QUESTION_JS: &str = include_str!("../../static/question.js");
 
 /// Registers `/static/*` and `/healthz`.
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -17,6 +18,7 @@ async fn static_file(name: web::Path<String>) -> HttpResponse {
     let (body, mime) = match name.as_str() {
         "style.css" => (STYLE, "text/css; charset=utf-8"),
         "app.js" => (APP_JS, "text/javascript; charset=utf-8"),
+        "question.js" => (QUESTION_JS, "text/javascript; charset=utf-8"),
         _ => return HttpResponse::NotFound().finish(),
     };
     HttpResponse::Ok()

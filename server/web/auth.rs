@@ -12,7 +12,7 @@ use crate::auth::{AuthError, Lifetime, Session};
 use actix_web::body::BoxBody;
 use actix_web::cookie::{Cookie, SameSite, time::Duration as CookieDuration};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::http::header::{AUTHORIZATION, HOST, ORIGIN};
+use actix_web::http::header::{AUTHORIZATION, ORIGIN};
 use actix_web::middleware::Next;
 use actix_web::{FromRequest, HttpRequest, HttpResponse, web};
 
@@ -160,10 +160,27 @@ impl Caller {
 #[derive(Debug, Clone, Copy)]
 pub struct LocalSocket;
 
-/// The server's `on_connect` hook: marks connections that came over the Unix socket.
+/// The local address a TCP connection was accepted on (set by the server's `on_connect`): the
+/// exact address the client connected to, which the service's proof names. On a wildcard
+/// listener (`0.0.0.0`, `[::]`) this is the concrete address of this connection, never the
+/// wildcard, so a listener on another address or family cannot relay the proof.
+#[derive(Debug, Clone, Copy)]
+pub struct AcceptedOn(pub std::net::SocketAddr);
+
+/// The server's `on_connect` hook: marks connections that came over the Unix socket, and
+/// records the local address of each TCP connection.
 pub fn mark_socket_connections(io: &dyn std::any::Any, ext: &mut actix_web::dev::Extensions) {
     if io.downcast_ref::<tokio::net::UnixStream>().is_some() {
         ext.insert(LocalSocket);
+    } else if let Some(tcp) = io.downcast_ref::<tokio::net::TcpStream>()
+        && let Ok(local) = tcp.local_addr()
+    {
+        // An IPv4 client of a dual-stack `[::]` listener is seen as `[::ffff:a.b.c.d]`; the
+        // client knows it as `a.b.c.d`.
+        ext.insert(AcceptedOn(std::net::SocketAddr::new(
+            local.ip().to_canonical(),
+            local.port(),
+        )));
     }
 }
 
@@ -215,8 +232,8 @@ pub async fn body_deadline(
     next.call(req).await
 }
 
-/// Rejects requests whose `Host` is not the service's own address, and cross-origin requests
-/// whose `Origin` is not (DNS rebinding and cross-site form posts).
+/// Rejects requests whose `Host` is not the service's own address (or `public_url`'s), and
+/// cross-origin requests whose `Origin` is not (DNS rebinding and cross-site form posts).
 pub async fn check_host_and_origin(
     req: ServiceRequest,
     next: Next<BoxBody>,
@@ -229,21 +246,29 @@ pub async fn check_host_and_origin(
         .app_data::<web::Data<AppState>>()
         .map(|s| s.allowed_hosts.clone())
         .unwrap_or_default();
-    let host = req
-        .headers()
-        .get(HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or_default();
-    let host_ok = allowed.iter().any(|a| a.eq_ignore_ascii_case(host));
+    let public = req
+        .app_data::<web::Data<AppState>>()
+        .and_then(|s| s.public_url.clone());
+    let host_ok = super::public::named_hosts(req.request())
+        .iter()
+        .all(|host| {
+            allowed.iter().any(|a| a.eq_ignore_ascii_case(host))
+                || public.as_ref().is_some_and(|p| p.is_host(host))
+        });
     let origin_ok = match req
         .headers()
         .get(ORIGIN)
         .map(|o| o.to_str().unwrap_or_default())
     {
         None => true,
-        Some(origin) => allowed
-            .iter()
-            .any(|a| origin.eq_ignore_ascii_case(&format!("http://{a}"))),
+        Some(origin) => {
+            allowed
+                .iter()
+                .any(|a| origin.eq_ignore_ascii_case(&format!("http://{a}")))
+                || public
+                    .as_ref()
+                    .is_some_and(|p| origin.eq_ignore_ascii_case(&p.origin()))
+        }
     };
     if !host_ok || !origin_ok {
         let what = if host_ok { "Origin" } else { "Host" };

@@ -1,4 +1,5 @@
-//! `GET /metrics`: the Prometheus text exposition. Allowed without login from loopback; when
+//! `GET /metrics`: the Prometheus text exposition. Allowed without login from loopback (not
+//! through the `public_url` reverse proxy); when
 //! `metrics_token_file` is configured, the bearer token in that file is required from anyone.
 
 use actix_web::http::header::AUTHORIZATION;
@@ -20,7 +21,7 @@ fn allowed(state: &AppState, req: &HttpRequest) -> bool {
             .and_then(|h| h.to_str().ok())
             .and_then(|h| h.strip_prefix("Bearer "))
             .is_some_and(|t| bool::from(t.trim().as_bytes().ct_eq(expected.as_bytes()))),
-        None => req.peer_addr().is_some_and(|a| a.ip().is_loopback()),
+        None => super::public::is_local(req),
     }
 }
 

@@ -3,12 +3,14 @@
 
 pub mod api;
 pub mod api_local;
+pub mod api_tools;
 pub mod assets;
 pub mod auth;
 pub mod error;
 pub mod lang;
 pub mod metrics;
 pub mod pages;
+pub mod public;
 pub mod views;
 
 use actix_web::web::{self, Bytes};
@@ -39,8 +41,10 @@ pub struct AppState {
     pub login_guard: crate::auth::throttle::LoginGuard,
     /// `Host` values this service answers to (`127.0.0.1:PORT`, `localhost:PORT`, …).
     pub allowed_hosts: Vec<String>,
-    /// The service's own base URL, `http://ADDR`.
+    /// The base of the links the service hands out: `public_url` when set, else `http://ADDR`.
     pub base_url: String,
+    /// `public_url`: where the pages are reached through a TLS reverse proxy, when set.
+    pub public_url: Option<public::PublicUrl>,
     /// Limit of a body opening a question, in bytes.
     pub max_request_bytes: usize,
     /// Bearer token `/metrics` requires, when configured.
@@ -52,6 +56,7 @@ pub struct AppState {
 /// Registers every route.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.configure(api_local::configure)
+        .configure(api_tools::configure)
         .configure(api::configure)
         .configure(lang::configure)
         .configure(pages::configure)

@@ -4,9 +4,21 @@
 The suite starts a scenario server and runs ``client.py URL`` (the scenario name is in
 ``MCP_CONFORMANCE_SCENARIO``). This script is the host: it starts
 ``mcp-consent proxy --name NAME --url URL`` and speaks newline-delimited JSON-RPC to it on stdio
-as a host would (initialize, initialized, tools/list, each tool called), declaring no sampling or
-elicitation capability of its own, so every such request from the scenario server has to become
-a question on the mcp-consent service. A test answerer, in a thread, answers those questions
+as a host would, in the revision the suite runs the scenario at (``MCP_CONFORMANCE_PROTOCOL_VERSION``):
+
+* 2025-11-25 and earlier: initialize, initialized, tools/list, each tool called;
+* 2026-07-28: no handshake; every request carries its ``_meta`` (protocol version, client info,
+  capabilities), ``server/discover`` first, a request refused with ``-32022`` is retried once
+  with a version the server supports, then tools/list and each tool called, and resources and
+  prompts listed and read when the server offers them; a result that asks the host for input
+  (``input_required`` with entries the proxy left to it, such as ``roots/list``) is answered and
+  retried as the spec's MRTR says.
+
+It declares no sampling or elicitation capability of its own, so every such request from the
+scenario server has to become a question on the mcp-consent service. Tool arguments come from
+the scenario's context (``toolCalls``) when it gives them; ``json_schema_echo`` gets the focal
+tool's ``inputSchema`` as the host received it (so the suite sees whether the proxy kept every
+keyword). A test answerer, in a thread, answers those questions
 the way the README describes:
 
 * questions for agents over the API (``POST /api/v1/questions/{id}/answer``, token from
@@ -46,7 +58,16 @@ from pathlib import Path
 from typing import Any
 
 RESPONSE_TIMEOUT = 60.0
-PROTOCOL_VERSION = "2025-11-25"
+PROTOCOL_VERSION = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or "2025-11-25"
+# The first revision without the initialize handshake (requests carry their own _meta).
+MODERN = "2026-07-28"
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+CLIENT_INFO = {"name": "mcp-consent-conformance-host", "version": "1.0.0"}
+# Bounded MRTR rounds the host itself answers (roots/list and the like).
+MAX_ROUNDS = 5
+# json-schema-2020-12-preservation: the focal tool's inputSchema is echoed back through this one.
+ECHO_TOOL = "json_schema_echo"
+FOCAL_TOOL = "json_schema_2020_12_tool"
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 
 
@@ -141,12 +162,32 @@ class Answerer(threading.Thread):
             print(f"answerer: opened URL question {q['id']}", file=sys.stderr)
 
 
+class RpcError(RuntimeError):
+    """A JSON-RPC error answer."""
+
+    def __init__(self, method: str, error: dict[str, Any]) -> None:
+        super().__init__(f"{method} failed: {error}")
+        self.error = error
+
+
+def answer(entry: dict[str, Any]) -> dict[str, Any]:
+    """The host's answer to an input request the proxy left to it (never sampling or
+    elicitation: those are the person's, and reaching the host is a leak)."""
+    method = entry.get("method")
+    if method in ("sampling/createMessage", "elicitation/create"):
+        raise RuntimeError(f"the host was asked {method} in an input round: the boundary leaked")
+    if method == "roots/list":
+        return {"roots": []}
+    raise RuntimeError(f"the host cannot answer the input request {method}")
+
+
 class Host:
     """The host side of `mcp-consent proxy` on stdio."""
 
     def __init__(self, argv: list[str], env: dict[str, str]) -> None:
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         self.next_id = 0
+        self.version = PROTOCOL_VERSION
         # Lines are read in a thread so a silent proxy is a timeout here, not a hang.
         self.lines: queue.Queue[bytes] = queue.Queue()
         threading.Thread(target=self.read, daemon=True).start()
@@ -161,6 +202,44 @@ class Host:
         assert self.proc.stdin is not None
         self.proc.stdin.write(json.dumps(message).encode() + b"\n")
         self.proc.stdin.flush()
+
+    def modern(self) -> bool:
+        return self.version >= MODERN
+
+    def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """One request as the revision asks: with its ``_meta`` from 2026-07-28 on (retried once
+        with a supported version when refused with -32022), MRTR rounds meant for the host
+        answered."""
+        if not self.modern():
+            return self.request(method, params)
+        retried = False
+        rounds = 0
+        while True:
+            meta = {
+                META_VERSION: self.version,
+                "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
+                "io.modelcontextprotocol/clientCapabilities": {"roots": {}},
+            }
+            try:
+                result = self.request(method, {**params, "_meta": meta})
+            except RpcError as e:
+                supported = (e.error.get("data") or {}).get("supported") or []
+                if e.error.get("code") == -32022 and supported and not retried:
+                    retried = True
+                    self.version = supported[0]
+                    continue
+                raise
+            if result.get("resultType") != "input_required":
+                return result
+            rounds += 1
+            if rounds > MAX_ROUNDS:
+                raise RuntimeError(f"{method}: more than {MAX_ROUNDS} input rounds")
+            params = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
+            params["inputResponses"] = {
+                key: answer(entry) for key, entry in (result.get("inputRequests") or {}).items()
+            }
+            if "requestState" in result:
+                params["requestState"] = result["requestState"]
 
     def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         self.next_id += 1
@@ -177,7 +256,7 @@ class Host:
             msg = json.loads(line)
             if msg.get("id") == rid and "method" not in msg:
                 if "error" in msg:
-                    raise RuntimeError(f"{method} failed: {msg['error']}")
+                    raise RpcError(method, msg["error"])
                 return msg["result"]
             if "method" in msg and "id" in msg:
                 # A request the proxy let through to the host (never sampling/elicitation).
@@ -210,6 +289,24 @@ def arguments(schema: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in args.items() if v is not None}
 
 
+def session(host: Host) -> dict[str, Any]:
+    """Starts the session the revision has (the handshake, or from 2026-07-28 server/discover)
+    and returns the server's capabilities."""
+    if host.modern():
+        try:
+            return host.call("server/discover", {}).get("capabilities") or {}
+        except RpcError as e:
+            # A server without server/discover still serves the rest.
+            print(f"client: {e}", file=sys.stderr)
+            return {}
+    result = host.request(
+        "initialize",
+        {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": CLIENT_INFO},
+    )
+    host.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return result.get("capabilities") or {}
+
+
 def main() -> int:
     url = sys.argv[-1]
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "scenario")
@@ -229,24 +326,26 @@ def main() -> int:
         if "client_secret" in context:
             env["CONFORMANCE_CLIENT_SECRET"] = context["client_secret"]
             argv += ["--client-secret-env", "CONFORMANCE_CLIENT_SECRET"]
+    given = {c["name"]: c.get("arguments") or {} for c in context.get("toolCalls") or []}
     host = Host(argv, env)
     failed = None
     try:
-        host.request(
-            "initialize",
-            {
-                "protocolVersion": PROTOCOL_VERSION,
-                "capabilities": {},
-                "clientInfo": {"name": "mcp-consent-conformance-host", "version": "1.0.0"},
-            },
-        )
-        host.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        tools = host.request("tools/list", {}).get("tools", [])
+        capabilities = session(host)
+        tools = host.call("tools/list", {}).get("tools", [])
+        schemas = {t["name"]: t.get("inputSchema") for t in tools}
         for tool in tools:
-            result = host.request(
-                "tools/call", {"name": tool["name"], "arguments": arguments(tool.get("inputSchema") or {})}
-            )
+            args = given.get(tool["name"]) or arguments(tool.get("inputSchema") or {})
+            if tool["name"] == ECHO_TOOL and FOCAL_TOOL in schemas:
+                # The schema as the host received it through the proxy, sent back verbatim.
+                args = {"schema": schemas[FOCAL_TOOL]}
+            result = host.call("tools/call", {"name": tool["name"], "arguments": args})
             print(f"client: {tool['name']} -> {json.dumps(result)[:300]}", file=sys.stderr)
+        if host.modern() and "resources" in capabilities:
+            for resource in host.call("resources/list", {}).get("resources", []):
+                host.call("resources/read", {"uri": resource["uri"]})
+        if host.modern() and "prompts" in capabilities:
+            for prompt in host.call("prompts/list", {}).get("prompts", []):
+                host.call("prompts/get", {"name": prompt["name"]})
     except Exception as e:  # noqa: BLE001 - reported to the suite through the exit code
         failed = e
         print(f"client: {e}", file=sys.stderr)

@@ -392,3 +392,25 @@ async def wait_for_live_queue(service: Service) -> None:
 
 def api_token(service: Service) -> str:
     return (service.state_dir / "api-token").read_text().strip()
+
+
+async def answer_pending(
+    service: Service, server: str, answer: dict[str, Any], call: asyncio.Task[Any], wait: float = 30.0
+) -> dict[str, Any]:
+    """Waits for the one pending question of ``server`` while ``call`` runs, answers it over the
+    API with ``answer`` and returns its summary."""
+    headers = {"Authorization": f"Bearer {api_token(service)}"}
+    async with httpx.AsyncClient(base_url=service.base_url + "/api/v1", headers=headers, timeout=10) as api:
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if call.done():
+                raise AssertionError(f"the call ended before a question appeared: {call.result()!r}")
+            listed = (await api.get("/questions", params={"state": "pending"})).json()["questions"]
+            mine = [q for q in listed if q["server"] == server]
+            if mine:
+                (q,) = mine
+                sent = await api.post(f"/questions/{q['id']}/answer", json=answer)
+                assert sent.status_code == 200, sent.text
+                return q
+            await asyncio.sleep(0.2)
+    raise AssertionError(f"no question from {server} appeared")

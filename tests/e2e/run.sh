@@ -9,7 +9,8 @@
 #   <repo>/.venv from tests/e2e/requirements.txt, tests/e2e/node_modules via `npm ci`,
 #   Debian's `chromium` via apt when no Chromium is found (CHROMIUM_BIN overrides; the tests
 #   drive it with Playwright, which never downloads a browser of its own), Debian's
-#   fonts-noto-cjk when missing (Chinese glyphs in the pages and screenshots),
+#   fonts-noto-cjk when missing (Chinese glyphs in the pages and screenshots), Debian's nginx
+#   and openssl when missing (the reverse proxy of test_reach.py),
 #   and `cargo build --bin mcp-consent` unless MCP_CONSENT_BIN is set or E2E_SKIP_BUILD=1.
 set -euo pipefail
 
@@ -59,6 +60,24 @@ if command -v apt-get >/dev/null && ! dpkg -s fonts-noto-cjk >/dev/null 2>&1; th
     "${as_root[@]}" apt-get update -qq
     DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends fonts-noto-cjk >/dev/null
   fi
+fi
+
+# A real reverse proxy with TLS (Debian's nginx) and openssl for the test certificates:
+# test_reach.py serves the pages through it at public_url.
+if command -v apt-get >/dev/null && { ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ] || ! command -v openssl >/dev/null; }; then
+  if [ "$(id -u)" -eq 0 ]; then
+    as_root=()
+  elif sudo -n true 2>/dev/null; then
+    as_root=(sudo)
+  else
+    echo "run.sh: nginx or openssl is missing; run 'apt-get install nginx openssl' as root" >&2
+    exit 1
+  fi
+  echo "run.sh: installing nginx and openssl (apt)" >&2
+  "${as_root[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends nginx openssl >/dev/null
+  # Only the binary is wanted: the packaged site must not hold port 80.
+  if command -v systemctl >/dev/null; then "${as_root[@]}" systemctl disable --now nginx >/dev/null 2>&1 || true; fi
 fi
 
 # The binary under test.

@@ -228,7 +228,8 @@ async def test_a_sampling_request_is_approved_and_sent_with_the_keyboard_only(
     # The page may have landed while the model ran, or after it: either way the live page shows
     # the response review without a reload (a change before its event stream opened included).
     await page.locator("button[value=send]").wait_for()
-    await expect(page.locator("main h1")).to_be_focused()
+    # The page comes back at the step, not the top: its status has the focus.
+    await expect(page.locator("#step-status")).to_be_focused()
     await tab_to(page, "button[value=send]")
     async with page.expect_response(lambda r: r.request.method == "POST" and r.url.endswith("/decide")):
         await page.keyboard.press("Space")
@@ -242,30 +243,38 @@ async def test_escape_asks_then_rejects_or_declines(real_browser: RealBrowser, s
     page = real_browser.page
     dialog = page.locator("dialog.escape-confirm")
 
-    # Sampling: Escape asks; Escape again keeps the question; Escape + Enter rejects it.
+    # Sampling: Escape asks, the safe button focused; Escape again, or Enter, keeps the question;
+    # only Tab to the reject button and Enter rejects it.
     sid = await open_sampling(service, 3)
     await page.goto(f"/questions/{sid}")
     await page.keyboard.press("Escape")
     await dialog.wait_for(state="visible")
     assert "Reject this request?" in await dialog.inner_text()
-    await expect(dialog.locator("[data-escape-confirm]")).to_be_focused()
+    await expect(dialog.locator("[data-escape-cancel]")).to_be_focused()
     await page.keyboard.press("Escape")
+    await dialog.wait_for(state="hidden")
+    await page.keyboard.press("Escape")
+    await dialog.wait_for(state="visible")
+    await page.keyboard.press("Enter")
     await dialog.wait_for(state="hidden")
     assert (await api(service, "GET", f"/api/v1/questions/{sid}"))["state"] == "pending"
     await page.keyboard.press("Escape")
     await dialog.wait_for(state="visible")
+    await page.keyboard.press("Tab")
+    await expect(dialog.locator("[data-escape-confirm]")).to_be_focused()
     async with page.expect_response(lambda r: r.request.method == "POST" and r.url.endswith("/decide")):
         await page.keyboard.press("Enter")
     await page.get_by_text("Outcome: declined").wait_for()
     q = await api(service, "GET", f"/api/v1/questions/{sid}")
     assert q["response"]["error"]["code"] == -1, q["response"]
 
-    # A form: Escape + Enter declines it.
+    # A form: Escape, Tab, Enter declines it.
     fid = await open_form(service, 4)
     await page.goto(f"/questions/{fid}")
     await page.keyboard.press("Escape")
     await dialog.wait_for(state="visible")
     assert "Decline this question?" in await dialog.inner_text()
+    await page.keyboard.press("Tab")
     async with page.expect_response(lambda r: r.request.method == "POST" and r.url.endswith("/answer")):
         await page.keyboard.press("Enter")
     await page.get_by_text("Outcome: declined").wait_for()

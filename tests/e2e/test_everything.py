@@ -224,7 +224,7 @@ async def test_sampling_decline(mcp_client: Client, real_browser: RealBrowser) -
             )
         assert forged.status_code == 403, (forged.status_code, forged.text[:500])
         await page.reload()
-        assert await page.locator(".state").inner_text() == "pending"
+        assert await page.locator(".state").text_content() == "pending"
 
         # Decline sends at once: no confirm step, no payload to review.
         await decline(page, qpath)

@@ -23,6 +23,7 @@ import pytest
 
 # wait_for_live_queue waits for any page's EventSource; here the question page's.
 from conftest import RealBrowser, Service, api_token, wait_for_live_queue
+from playwright.async_api import expect
 
 pytestmark = pytest.mark.anyio
 
@@ -139,10 +140,15 @@ async def test_typed_input_survives_a_withdrawal(real_browser: RealBrowser, serv
     await notice.wait_for(state="visible", timeout=10_000)
     assert "withdrawn" in await notice.inner_text()
     assert await page.locator("input[name='field.nick']").input_value() == "Grace typed this"
+    # Nothing can be sent any more: the buttons are dead (question.js).
+    await expect(page.get_by_role("button", name="Review and send…")).to_be_disabled()
 
-    # Posting anyway: 409, what happened, and the typed text shown back.
+    # Posting anyway (as a page without JavaScript can): 409, what happened, and the typed text
+    # shown back.
     async with page.expect_response(lambda r: r.request.method == "POST" and r.url.endswith("/answer")) as posted:
-        await page.get_by_role("button", name="Review and send…").click()
+        await page.evaluate("""() => { const f = document.querySelector("form.answer");
+            const a = document.createElement("input"); a.type = "hidden"; a.name = "action"; a.value = "accept";
+            f.appendChild(a); f.submit(); }""")
     assert (await posted.value).status == 409
     await page.wait_for_load_state()
     main = await page.locator("main").inner_text()

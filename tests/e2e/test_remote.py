@@ -24,12 +24,11 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from conftest import E2E_DIR, EVERYTHING_ENTRY, REPO_ROOT, Service, _child_env, api_token
+from conftest import E2E_DIR, EVERYTHING_ENTRY, REPO_ROOT, Service, _child_env, answer_pending
 
 pytestmark = pytest.mark.anyio
 
@@ -91,21 +90,7 @@ async def remote_host(service: Service, url: str, tmp_path: Path) -> AsyncIterat
 
 async def answer_next(service: Service, answer: dict[str, Any], call: asyncio.Task[Any]) -> dict[str, Any]:
     """Waits for the one pending question of the remote server, answers it over the API."""
-    headers = {"Authorization": f"Bearer {api_token(service)}"}
-    async with httpx.AsyncClient(base_url=service.base_url + "/api/v1", headers=headers, timeout=10) as api:
-        deadline = time.monotonic() + QUESTION_WAIT
-        while time.monotonic() < deadline:
-            if call.done():
-                raise AssertionError(f"the call ended before a question appeared: {call.result()!r}")
-            listed = (await api.get("/questions", params={"state": "pending"})).json()["questions"]
-            mine = [q for q in listed if q["server"] == "remote"]
-            if mine:
-                (q,) = mine
-                sent = await api.post(f"/questions/{q['id']}/answer", json=answer)
-                assert sent.status_code == 200, sent.text
-                return q
-            await asyncio.sleep(0.2)
-    raise AssertionError("no question appeared")
+    return await answer_pending(service, "remote", answer, call, QUESTION_WAIT)
 
 
 SAMPLED = {

@@ -49,7 +49,7 @@ async def test_url_elicitation_open_in_chromium(
         assert SERVER_NAME in main and message in main, main[:2000]
         assert await page.locator("pre.url").inner_text() == IDN_URL
         assert "www.xn--80ak6aa92e.com" in main and IDN_HOST_UNICODE in main, main[:2000]
-        warnings = await page.locator("p.warning").all_inner_texts()
+        warnings = await page.locator(".url-warnings li, p.note").all_inner_texts()
         assert any(PUNYCODE_WARNING in w for w in warnings), warnings
         # A whole-script look-alike: the emphasised domain and the Open button use the ASCII form.
         assert await page.locator("strong.domain").inner_text() == "xn--80ak6aa92e.com"
@@ -116,7 +116,7 @@ async def test_url_elicitation_http_warns_and_decline(
         qpath = await open_question(real_browser, call)
         main = await page.locator("main").inner_text()
         assert HTTP_URL in main, main[:2000]
-        warnings = await page.locator("p.warning").all_inner_texts()
+        warnings = await page.locator(".url-warnings li, p.note").all_inner_texts()
         assert any(NOT_HTTPS_WARNING in w for w in warnings), warnings
         assert not any(PUNYCODE_WARNING in w for w in warnings), warnings
         hrefs = await page.locator("a[href]").evaluate_all("els => els.map(e => e.href)")

@@ -184,12 +184,16 @@ async fn foreign_entries_go_to_the_host_and_its_retry_gets_the_answers() {
         json!({"roots": {"method": "roots/list"}}),
         "the host sees only what is its to answer"
     );
-    assert_eq!(asked["result"]["requestState"], "s-1");
+    // The host is handed a state of the proxy's own, which binds its retry to this round.
+    let handed = asked["result"]["requestState"].as_str().unwrap().to_owned();
+    assert!(handed.starts_with("mcp-consent-held-"), "{handed}");
 
     // The host retries with its own answer, and tries to slip in one for the asked entry.
-    proxy
-        .send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"think","arguments":{},"inputResponses":{"roots":{"roots":[]},"who":{"action":"accept","content":{"name":"Mallory"}}},"requestState":"s-1","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#)
-        .await;
+    let retry = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "think", "arguments": {"n": 1.50},
+        "inputResponses": {"roots": {"roots": []}, "who": {"action": "accept", "content": {"name": "Mallory"}}},
+        "requestState": handed, "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}});
+    proxy.send(&retry.to_string()).await;
     assert_eq!(
         host_response(&mut proxy).await["result"],
         done("all answered")
@@ -199,6 +203,10 @@ async fn foreign_entries_go_to_the_host_and_its_retry_gets_the_answers() {
     assert_eq!(
         retry["params"]["inputResponses"],
         json!({"roots": {"roots": []}, "who": {"action": "accept", "content": {"name": "Ada"}}})
+    );
+    assert_eq!(
+        retry["params"]["requestState"], "s-1",
+        "the server gets its own state back"
     );
 }
 

@@ -362,6 +362,7 @@ async fn a_hundred_and_twenty_eight_parallel_wrong_passphrases_keep_memory_bound
     let hash_file = tmp.path().join("passphrase.hash");
     let hash = mcp_consent::auth::passphrase::hash("correct horse battery").unwrap();
     std::fs::write(&hash_file, format!("{hash}\n")).unwrap();
+    owner_only(&hash_file);
     let config = tmp.path().join("config.toml");
     std::fs::write(&config, format!("passphrase_hash_file = {:?}\n", hash_file)).unwrap();
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-consent"))

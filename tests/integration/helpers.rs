@@ -40,7 +40,7 @@ pub struct TestApp {
     pub token: String,
     pub client: Client,
     pub state: PathBuf,
-    pub handle: actix_web::dev::ServerHandle,
+    pub handle: mcp_consent::app::ServiceHandle,
     /// Swaps a new config in, as SIGHUP does.
     pub reloader: Reloader,
     _tmp: Option<tempfile::TempDir>,
@@ -300,4 +300,10 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
         source = s.source();
     }
     text
+}
+
+/// Makes `path` owner-only (0600), as a secret file the config names must be.
+pub fn owner_only(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
 }

@@ -82,6 +82,7 @@ async fn pt_br_writes_a_sampling_cost_with_a_decimal_comma() {
         audio: false,
         aliases: vec![],
         servers: None,
+        timeout_secs: 300,
     };
     let app = spawn_with(Config {
         models: vec![model("cheap", 1.0)],

@@ -133,6 +133,7 @@ fn model(id: &str) -> ModelConfig {
         audio: false,
         aliases: vec![],
         servers: None,
+        timeout_secs: 300,
     }
 }
 

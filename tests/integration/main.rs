@@ -1,19 +1,24 @@
 //! Integration tests: one binary (see docs/design.md §Conventions), each module one area.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod answers_left;
 mod api;
 mod approvals;
 mod boundary;
+mod channels;
 mod cli;
 mod doors;
 mod edit_approve;
 mod events;
 mod hardening;
+mod held_answers;
 mod helpers;
 mod host;
+mod hosts;
 mod languages;
 mod languages_problems;
 mod lifecycle;
+mod listeners;
 mod metrics;
 mod model_review;
 mod nix_module;
@@ -26,9 +31,12 @@ mod pages_text;
 mod pg;
 mod providers;
 mod proxy;
+mod public_url;
+mod queue_work;
 mod reload;
 mod remote;
 mod remote_auth;
+mod remote_guard;
 mod retention;
 mod review_limits;
 mod routing;
@@ -37,5 +45,9 @@ mod sampling_review;
 mod sampling_vectors;
 mod service;
 mod sessions;
+mod spend;
+mod tasks;
+mod tool_calls;
+mod trusted_files;
 mod upgrade;
 mod url;

@@ -268,6 +268,7 @@ async fn a_configured_token_is_required_for_metrics() {
     let tmp = tempfile::tempdir().unwrap();
     let token_file = tmp.path().join("metrics-token");
     std::fs::write(&token_file, "scrape-secret\n").unwrap();
+    owner_only(&token_file);
     let app = spawn_with(Config {
         metrics_token_file: Some(token_file),
         ..Config::default()

@@ -84,6 +84,7 @@ pub(crate) fn model(id: &str, base: &str, tools: bool, input_price: f64) -> Mode
         audio: false,
         aliases: vec![],
         servers: None,
+        timeout_secs: 300,
     }
 }
 

@@ -74,6 +74,7 @@ async fn a_question_shows_one_notification_with_server_and_kind_only() {
         notifications: NotificationSettings {
             desktop: true,
             language: Some(Lang::En),
+            channels: Default::default(),
         },
         ..Config::default()
     };
@@ -93,6 +94,7 @@ async fn config_off_shows_none_and_a_reload_turns_them_on() {
         notifications: NotificationSettings {
             desktop: false,
             language: Some(Lang::En),
+            channels: Default::default(),
         },
         ..Config::default()
     };

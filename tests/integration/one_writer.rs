@@ -203,7 +203,7 @@ async fn a_review_rule_during_a_prune_is_written_after_one_batch_not_after_the_w
         || {
             let (reviewer, id) = (reviewer.clone(), rule.id.clone());
             revoke = Some(start_while_locked(&db, async move {
-                reviewer.revoke_rule(&id).await
+                reviewer.revoke_rule(&id, Actor::Human).await
             }));
         },
     )

@@ -99,7 +99,7 @@ async fn the_request_review_describes_the_cost_for_approve_and_shows_the_edit_as
     let page = app.html(&browser, &format!("/questions/{id}")).await;
     assert!(
         page.contains("aria-describedby=\"routed-cost\">Approve and run")
-            && page.contains("<p id=\"routed-cost\">Estimated input"),
+            && page.contains("<p id=\"routed-cost\" data-estimate-line>Estimated input"),
         "{page}"
     );
     assert!(
@@ -128,7 +128,7 @@ async fn the_request_review_describes_the_cost_for_approve_and_shows_the_edit_as
         ) && diff.contains("<span class=\"tag\">added:</span> <ins><bdi>EDITED-31cd</bdi></ins>"),
         "{diff}"
     );
-    assert!(page.contains("Message 0, block 0:"), "{page}");
+    assert!(page.contains("Message 1 (user), block 1:"), "{page}");
     // The edit is audited (digests only).
     let audit = app.html(&browser, "/audit?action=edited").await;
     assert!(

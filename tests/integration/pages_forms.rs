@@ -235,7 +235,7 @@ async fn a_prompt_edit_saved_after_a_withdrawal_is_shown_back() {
     assert_eq!(status, StatusCode::CONFLICT);
     assert!(html.contains("The server withdrew this question"), "{html}");
     assert!(
-        html.contains("My careful edit") && html.contains("Message 0, block 0"),
+        html.contains("My careful edit") && html.contains("Message 1, block 1"),
         "{html}"
     );
 }

@@ -101,6 +101,7 @@ fn model(id: &str, provider: ProviderKind, base: &str) -> ModelConfig {
         audio: false,
         aliases: vec![],
         servers: None,
+        timeout_secs: 300,
     }
 }
 
@@ -509,4 +510,75 @@ async fn a_key_file_others_can_read_stops_the_service_from_starting_and_names_th
     std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
     let app = crate::helpers::spawn_on(config, &tmp.path().join("state")).await;
     app.stop().await;
+}
+
+/// A raw TCP server answering every connection with `reply` (then closing it), or, when `reply`
+/// is `None`, reading the request and never answering (the connection stays open).
+async fn raw_server(reply: Option<&'static [u8]>) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let mut buf = vec![0u8; 65536];
+            let _ = socket.read(&mut buf).await;
+            match reply {
+                Some(bytes) => {
+                    let _ = socket.write_all(bytes).await;
+                    let _ = socket.shutdown().await;
+                }
+                None => open.push(socket),
+            }
+        }
+    });
+    format!("http://{addr}/v1/")
+}
+
+#[tokio::test]
+async fn a_silent_server_times_out_and_a_cut_answer_is_named_incomplete() {
+    let silent = raw_server(None).await;
+    let mut m = model("llama-local", ProviderKind::Openai, &silent);
+    m.api_key_env = None;
+    m.timeout_secs = 1;
+    let started = std::time::Instant::now();
+    let error = providers().complete(&m, &text_request()).await.unwrap_err();
+    assert_eq!(
+        error,
+        ProviderError::Timeout {
+            model: "llama-local".into(),
+            seconds: 1
+        }
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "bounded by timeout_secs"
+    );
+    assert!(
+        error
+            .to_string()
+            .contains("did not answer within 1 seconds"),
+        "{error}"
+    );
+
+    // Headers promise 400 bytes; 40 come, then the connection closes.
+    let cut = raw_server(Some(
+        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 400\r\n\r\n{\"id\":\"c\",\"object\":\"chat.completion\",\"ch",
+    ))
+    .await;
+    m.base_url = cut;
+    let error = providers().complete(&m, &text_request()).await.unwrap_err();
+    assert_eq!(
+        error,
+        ProviderError::Incomplete {
+            model: "llama-local".into()
+        }
+    );
+
+    // A failed run stores the error as JSON: the API reads it back as the same sentence.
+    let stored = error.stored();
+    assert!(stored.contains("\"code\":\"incomplete\""), "{stored}");
+    assert_eq!(ProviderError::from_stored(&stored), Some(error.clone()));
+    assert_eq!(ProviderError::stored_text(&stored), error.to_string());
+    assert_eq!(ProviderError::stored_text("plain words"), "plain words");
 }

@@ -38,6 +38,8 @@ impl Seen {
 pub(crate) enum Reply {
     Raw(String),
     EndlessEvent,
+    /// A JSON reply whose body never ends.
+    EndlessBody,
 }
 
 pub(crate) type Handler = dyn Fn(&Seen) -> Reply + Send + Sync;
@@ -99,6 +101,13 @@ async fn one(mut stream: TcpStream, handler: &Handler, log: &Mutex<Vec<Seen>>) {
             let chunk = vec![b'a'; 16 * 1024];
             while stream.write_all(&chunk).await.is_ok() {}
         }
+        Reply::EndlessBody => {
+            let _ = stream
+                .write_all(b"HTTP/1.1 201 Created\r\ncontent-type: application/json\r\n\r\n{\"client_id\": \"")
+                .await;
+            let chunk = vec![b'a'; 16 * 1024];
+            while stream.write_all(&chunk).await.is_ok() {}
+        }
     }
 }
 
@@ -135,11 +144,22 @@ pub(crate) struct Host {
 
 impl Host {
     pub fn start(state: &std::path::Path, url: &str, extra: &[&str]) -> Host {
+        Host::start_env(state, url, extra, &[])
+    }
+
+    /// [`Host::start`] with `envs` set in the proxy's environment.
+    pub fn start_env(
+        state: &std::path::Path,
+        url: &str,
+        extra: &[&str],
+        envs: &[(&str, &str)],
+    ) -> Host {
         let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-consent"))
             .env_remove("MCP_CONSENT_BROKER")
             .env("HTTP_PROXY", "http://127.0.0.1:9")
             .env("http_proxy", "http://127.0.0.1:9")
             .env("REMOTE_TEST_TOKEN", "t0ken")
+            .envs(envs.iter().copied())
             .arg("proxy")
             .arg("--state-dir")
             .arg(state)

@@ -31,6 +31,10 @@ enum Metadata {
     PlainHttpToken,
     /// No `code_challenge_methods_supported`: PKCE support unknown.
     NoPkce,
+    /// The protected resource metadata names `/mc`, a prefix of the server's `/mcp`.
+    PrefixResource,
+    /// The registration endpoint answers with a body that never ends.
+    EndlessRegistration,
 }
 
 fn base(seen: &Seen) -> String {
@@ -76,10 +80,16 @@ fn handler(metadata: Metadata) -> Arc<crate::remote::Handler> {
                     _ => status("202 Accepted"),
                 }
             }
-            ("GET", "/.well-known/oauth-protected-resource/mcp") => json_reply(
-                &json!({"resource": format!("{base}/mcp"), "authorization_servers": [base]}),
-                "",
-            ),
+            ("GET", "/.well-known/oauth-protected-resource/mcp") => {
+                let resource = match metadata {
+                    Metadata::PrefixResource => format!("{base}/mc"),
+                    _ => format!("{base}/mcp"),
+                };
+                json_reply(
+                    &json!({"resource": resource, "authorization_servers": [base]}),
+                    "",
+                )
+            }
             ("GET", "/.well-known/oauth-authorization-server") => {
                 let issuer = match metadata {
                     Metadata::OtherIssuer => "http://127.0.0.1:9".to_owned(),
@@ -102,6 +112,9 @@ fn handler(metadata: Metadata) -> Arc<crate::remote::Handler> {
                         .remove("code_challenge_methods_supported");
                 }
                 json_reply(&meta, "")
+            }
+            ("POST", "/register") if matches!(metadata, Metadata::EndlessRegistration) => {
+                Reply::EndlessBody
             }
             ("POST", "/register") => json_reply(&json!({"client_id": "client-1"}), ""),
             ("GET", "/authorize") => {
@@ -248,6 +261,10 @@ async fn signing_in_is_the_persons_url_question_and_the_token_stays_owner_only()
     assert_eq!(param(&pairs, "code_challenge_method"), Some("S256"));
     assert_eq!(param(&pairs, "resource"), Some(url.as_str()));
     assert_eq!(param(&pairs, "client_id"), Some("client-1"));
+    // Registered as what it is: a local program with a loopback redirect (SEP-837).
+    let registration = wait_for(&seen, |s| s.target == "/register").await;
+    let registered: Value = serde_json::from_str(&registration.body).unwrap();
+    assert_eq!(registered["application_type"], "native", "{registered}");
     let plain = reqwest::Client::builder()
         .no_proxy()
         .redirect(reqwest::redirect::Policy::limited(3))
@@ -327,6 +344,7 @@ async fn metadata_for_another_origin_a_plain_http_token_endpoint_or_no_pkce_is_r
         (Metadata::OtherIssuer, "names another issuer"),
         (Metadata::PlainHttpToken, "the token endpoint is not https"),
         (Metadata::NoPkce, "does not support PKCE S256"),
+        (Metadata::PrefixResource, "names another resource"),
     ] {
         let (url, seen) = serve(handler(metadata)).await;
         let mut host = Host::start(&app.state, &url, &[]);
@@ -401,4 +419,69 @@ async fn a_host_leaving_during_the_sign_in_withdraws_the_question() {
     assert!(status.is_ok(), "the proxy exits when the host leaves");
     let state = app.question_as(&browser, id).await["state"].clone();
     assert_eq!(state, "withdrawn", "withdrawn before the proxy exited");
+}
+
+#[tokio::test]
+async fn a_registration_reply_that_never_ends_is_a_clear_error_for_the_host() {
+    let app = spawn_app().await;
+    let (url, _seen) = serve(handler(Metadata::EndlessRegistration)).await;
+    let mut host = Host::start(&app.state, &url, &[]);
+    host.send(INIT).await;
+    let reply = host.recv().await;
+    assert_eq!(reply["error"]["code"], -32603, "{reply}");
+    let message = reply["error"]["message"].as_str().unwrap();
+    assert!(message.contains("cannot register"), "{message}");
+    assert!(message.contains("over 262144 bytes"), "{message}");
+    let rss = std::fs::read_to_string(format!("/proc/{}/status", host.child.id().unwrap()))
+        .unwrap_or_default();
+    let kib: u64 = rss
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0);
+    assert!(kib < 200 * 1024, "the proxy grew to {kib} KiB");
+}
+
+#[tokio::test]
+async fn an_idle_connection_to_the_callback_does_not_hold_up_the_sign_in() {
+    let SigningIn {
+        app,
+        mut host,
+        browser,
+        question,
+        ..
+    } = signing_in().await;
+    let id = question["id"].as_str().unwrap();
+    let detail = app.question_as(&browser, id).await;
+    let authorize = detail["request"]["url"].as_str().unwrap();
+    let pairs = query(&authorize[authorize.find("/authorize").unwrap()..]);
+    let redirect = url::Url::parse(param(&pairs, "redirect_uri").unwrap()).unwrap();
+    // Another user connects to the callback first and sends nothing.
+    let _idle =
+        tokio::net::TcpStream::connect((redirect.host_str().unwrap(), redirect.port().unwrap()))
+            .await
+            .unwrap();
+
+    let confirm = browser
+        .get(format!("{}/questions/{id}/open", app.base))
+        .send()
+        .await
+        .unwrap();
+    let csrf = csrf_of(&confirm.text().await.unwrap());
+    let open = crate::url::post_open(&app, &browser, id, &csrf, Some("local-network")).await;
+    let location = open.headers()["location"].to_str().unwrap().to_owned();
+    let plain = reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::limited(3))
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let done = plain
+        .get(&location)
+        .send()
+        .await
+        .expect("the callback answered");
+    assert_eq!(done.status(), StatusCode::OK);
+    let reply = host.recv().await;
+    assert_eq!(reply["result"]["protocolVersion"], "2025-11-25", "{reply}");
 }

@@ -28,6 +28,8 @@ async fn an_auto_approve_rule_runs_the_request_step_until_it_expires() {
             ("scope", "request"),
             ("reason", "trusted test server"),
             ("days", "7"),
+            // The rule is made before the server first asks.
+            ("confirm_unknown", "1"),
         ])
         .send()
         .await
@@ -187,6 +189,8 @@ async fn a_rule_refuses_a_request_without_a_permitted_route_with_its_own_code() 
             ("server", "test-server"),
             ("scope", "both"),
             ("reason", "unattended"),
+            ("confirm_both", "1"),
+            ("confirm_unknown", "1"),
         ])
         .send()
         .await

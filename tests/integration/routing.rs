@@ -2,7 +2,7 @@
 //! providers, the four gates, "no permitted route", receipt contents and determinism over
 //! 10,000 seeded random routes with shuffled catalogs.
 
-use mcp_consent::sampling::receipt::{HintMatch, Modality, Selection};
+use mcp_consent::sampling::receipt::{HintMatch, Modality, Selection, TieBreak};
 use mcp_consent::sampling::{
     Catalog, ExclusionReason, ModelConfig, POLICY_VERSION, ProviderKind, RoutingConfig, route,
 };
@@ -30,6 +30,7 @@ fn model(
         audio: true,
         aliases: vec![],
         servers: None,
+        timeout_secs: 300,
     }
 }
 
@@ -111,16 +112,30 @@ fn a_hint_matching_nothing_is_skipped_not_a_failure() {
 }
 
 #[test]
-fn several_models_matching_the_hint_are_ranked_by_priorities_then_id() {
+fn several_models_matching_the_hint_are_ranked_by_priorities_then_cost() {
     let c = catalog(models());
     // "gpt" matches gpt-4o and gpt-4o-mini.
     let smart = params(json!({"hints": [{"name": "gpt"}], "intelligencePriority": 1.0}));
     assert_eq!(chosen(&smart, &c).unwrap(), "gpt-4o");
     let cheap = params(json!({"hints": [{"name": "gpt"}], "costPriority": 1.0}));
     assert_eq!(chosen(&cheap, &c).unwrap(), "gpt-4o-mini");
-    // No priorities: every score is 0, the smaller id wins.
+    // No priorities: every score is 0, the cheaper of the two wins (not the smaller id).
     let none = params(json!({"hints": [{"name": "GPT"}]}));
-    assert_eq!(chosen(&none, &c).unwrap(), "gpt-4o");
+    let outcome = route(&none, "everything", &c, &RoutingConfig::default());
+    assert_eq!(outcome.chosen.unwrap().id, "gpt-4o-mini");
+    let tie = outcome.receipt.tie.expect("a tie is recorded");
+    assert_eq!(
+        (tie.models, tie.by),
+        (
+            vec!["gpt-4o".to_owned(), "gpt-4o-mini".to_owned()],
+            TieBreak::Cheaper
+        )
+    );
+    assert!(
+        outcome.receipt.why.contains("it matched 2 eligible models and 2 of them share the highest priorities score: the cheapest was chosen (estimated at most $"),
+        "{}",
+        outcome.receipt.why
+    );
 }
 
 #[test]
@@ -139,8 +154,8 @@ fn without_a_matching_hint_the_priorities_decide() {
             json!({"speedPriority": 0.5, "intelligencePriority": 0.5}),
             "gpt-4o",
         ),
-        // No preferences at all: all scores 0, ties by id.
-        (json!({}), "claude-3-5-sonnet-20241022"),
+        // No preferences at all: all scores 0, the tie goes to the cheapest.
+        (json!({}), "llama3.2"),
     ];
     for (prefs, want) in cases {
         let outcome = route(
@@ -152,6 +167,113 @@ fn without_a_matching_hint_the_priorities_decide() {
         assert_eq!(outcome.chosen.unwrap().id, want, "{prefs}");
         assert_eq!(outcome.receipt.selection, Selection::Priorities);
     }
+}
+
+#[test]
+fn with_no_hints_a_tie_goes_to_the_cheaper_model_and_the_receipt_says_so() {
+    // The dearer model comes first by id: v1 would have picked it.
+    let pricey = model("a-hosted-big", ProviderKind::Openai, (10.0, 30.0), 0.5, 0.5);
+    let cheap = model("z-local-small", ProviderKind::Openai, (1.0, 2.0), 0.5, 0.5);
+    let c = catalog(vec![pricey.clone(), cheap.clone()]);
+    let outcome = route(
+        &params(json!({})),
+        "everything",
+        &c,
+        &RoutingConfig::default(),
+    );
+    assert_eq!(outcome.chosen.unwrap().id, "z-local-small");
+    let r = outcome.receipt;
+    assert_eq!(r.selection, Selection::Priorities);
+    let tie = r.tie.clone().expect("the tie is in the receipt");
+    assert_eq!(tie.models, vec!["a-hosted-big", "z-local-small"]);
+    assert_eq!(tie.by, TieBreak::Cheaper);
+    let estimate = r.estimated_cost_usd.unwrap();
+    assert!(estimate < r.candidates[0].estimated_cost_usd);
+    assert!(
+        r.why.starts_with(
+            "no hint matched an eligible model and the priorities do not tell the 2 eligible models apart: the cheapest was chosen (estimated at most $0.000"
+        ),
+        "{}",
+        r.why
+    );
+    assert!(
+        !r.why.contains("score 0.0000") && !r.why.contains("0.000000"),
+        "{}",
+        r.why
+    );
+    let wire = serde_json::to_value(&r).unwrap();
+    assert_eq!(
+        wire["tie"],
+        json!({"models": ["a-hosted-big", "z-local-small"], "by": "cheaper"})
+    );
+
+    // Equally cheap: the first by id, and the receipt says that instead.
+    let twin = model("b-twin", ProviderKind::Openai, (1.0, 2.0), 0.5, 0.5);
+    let c = catalog(vec![cheap.clone(), twin]);
+    let r = route(
+        &params(json!({})),
+        "everything",
+        &c,
+        &RoutingConfig::default(),
+    )
+    .receipt;
+    assert_eq!(r.chosen.unwrap().id, "b-twin");
+    assert_eq!(r.tie.unwrap().by, TieBreak::Id);
+    assert!(
+        r.why
+            .ends_with("they cost the same, so the first by id was chosen"),
+        "{}",
+        r.why
+    );
+
+    // Priorities that separate the models leave no tie; only the tied best go to the price.
+    let fast = model(
+        "m-fast-pricey",
+        ProviderKind::Openai,
+        (10.0, 30.0),
+        0.9,
+        0.5,
+    );
+    let fast_cheap = model("n-fast-cheap", ProviderKind::Openai, (2.0, 4.0), 0.9, 0.5);
+    let c = catalog(vec![fast.clone(), fast_cheap, cheap.clone()]);
+    let r = route(
+        &params(json!({"speedPriority": 1.0})),
+        "everything",
+        &c,
+        &RoutingConfig::default(),
+    )
+    .receipt;
+    assert_eq!(r.chosen.clone().unwrap().id, "n-fast-cheap");
+    assert_eq!(
+        r.tie.clone().unwrap().models,
+        vec!["m-fast-pricey", "n-fast-cheap"]
+    );
+    assert!(
+        r.why
+            .contains("2 of the 3 eligible models share the highest priorities score (0.90)"),
+        "{}",
+        r.why
+    );
+    let c = catalog(vec![fast, cheap]);
+    let r = route(
+        &params(json!({"speedPriority": 1.0})),
+        "everything",
+        &c,
+        &RoutingConfig::default(),
+    )
+    .receipt;
+    assert_eq!(
+        r.chosen.unwrap().id,
+        "m-fast-pricey",
+        "a better score beats a lower price"
+    );
+    assert!(r.tie.is_none());
+    assert!(
+        r.why
+            .ends_with("highest priorities score 0.90 of 2 eligible models"),
+        "{}",
+        r.why
+    );
 }
 
 #[test]
@@ -358,7 +480,7 @@ fn the_receipt_names_request_catalog_candidates_and_estimates() {
     );
     let r = outcome.receipt;
     assert_eq!(r.policy_version, POLICY_VERSION);
-    assert_eq!(r.policy_version, "route-policy/v1");
+    assert_eq!(r.policy_version, "route-policy/v2");
     assert_eq!(r.server, "everything");
     assert_eq!(r.catalog_version, c.version());
     assert_eq!(r.request_digest.len(), 64);

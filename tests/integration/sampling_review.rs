@@ -160,7 +160,15 @@ async fn hand_written_answers_and_declines_of_sampling_are_audited() {
         ],
         "{audit}"
     );
-    assert_eq!(audit["entries"][2]["model"], "written-by-hand");
+    // The model a hand-written answer names is the answerer's text: not kept (the response
+    // digest covers it).
+    assert!(
+        audit["entries"][2]["model"]
+            .as_str()
+            .is_none_or(str::is_empty),
+        "{audit}"
+    );
+    assert!(!audit.to_string().contains("written-by-hand"), "{audit}");
     let text = audit.to_string();
     assert!(!text.contains("PROMPT-77aa") && !text.contains("REPLY-77bb"));
     let page = app.html(&browser, "/audit").await;
@@ -176,7 +184,7 @@ fn priced_model(id: &str, usd_per_mtok: f64) -> ModelConfig {
 }
 
 #[tokio::test]
-async fn a_model_over_the_cost_cap_is_disabled_in_the_picker_and_refused_if_posted() {
+async fn a_model_over_the_cost_cap_runs_only_after_a_confirmation_naming_the_cost_and_the_cap() {
     // maxTokens 100: "cheap" costs at most ~$0.0004, "pricey" at most ~$40.
     let app = spawn_with(Config {
         models: vec![
@@ -203,13 +211,17 @@ async fn a_model_over_the_cost_cap_is_disabled_in_the_picker_and_refused_if_post
         cheap.contains("$0.000") && !cheap.contains("disabled"),
         "{cheap}"
     );
+    // Over the cap only: it may be picked, marked so, and asks to confirm.
     assert!(
-        pricey.contains("disabled") && pricey.contains("over the per-request cap"),
+        !pricey.contains("disabled")
+            && pricey.contains("data-over-cap=")
+            && pricey.contains("over the cost cap (asks to confirm)"),
         "{pricey}"
     );
     assert!(page.contains("aria-describedby=\"routed-cost\""), "{page}");
 
-    // Posted anyway: refused with the reason, nothing runs, the question stays open.
+    // Posted without the confirmation: the confirmation page naming the cost and the cap,
+    // nothing runs, the question stays open.
     let approval = approval_of(&page);
     let res = post_review(
         &app,
@@ -220,8 +232,13 @@ async fn a_model_over_the_cost_cap_is_disabled_in_the_picker_and_refused_if_post
     .await;
     let status = res.status();
     let body = res.text().await.unwrap();
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
-    assert!(body.contains("pricey may not run this request"), "{body}");
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(
+        body.contains("Run pricey over the cost cap?")
+            && body.contains("more than the cap of $0.01")
+            && body.contains("name=\"overCap\" value=\"confirmed\""),
+        "{body}"
+    );
     let q = app.question(&id).await;
     assert_eq!(
         (&q["state"], &q["phase"]),
@@ -235,6 +252,23 @@ async fn a_model_over_the_cost_cap_is_disabled_in_the_picker_and_refused_if_post
         )
         .await;
     assert_eq!(res.status(), StatusCode::UNPROCESSABLE_ENTITY);
+
+    // Confirmed: it runs, and the receipt says the reviewer chose it over the cap.
+    let res = post_review(
+        &app,
+        &browser,
+        &id,
+        &[
+            ("model", "pricey"),
+            ("decision", "approve"),
+            ("overCap", "confirmed"),
+        ],
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    let q = app.question(&id).await;
+    let run = &q["review"]["runs"][0];
+    assert_eq!(run["model"], json!("pricey"), "{q}");
 }
 
 #[tokio::test]

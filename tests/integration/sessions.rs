@@ -51,6 +51,7 @@ async fn a_session_lasts_12_hours_and_a_remembered_browser_30_days() {
         mcp_consent::auth::passphrase::hash("correct horse battery").unwrap(),
     )
     .unwrap();
+    owner_only(&hash_file);
     let config = Config {
         passphrase_hash_file: Some(hash_file),
         ..Config::default()

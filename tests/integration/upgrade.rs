@@ -58,6 +58,7 @@ fn config(model_base: &str) -> Config {
             audio: false,
             aliases: vec![],
             servers: None,
+            timeout_secs: 300,
         }],
         ..Config::default()
     }
@@ -206,6 +207,8 @@ async fn write_upgrade_fixture() {
                 ("scope", scope),
                 ("reason", "fixture rule"),
                 ("days", "365"),
+                ("confirm_both", "1"),
+                ("confirm_unknown", "1"),
             ])
             .send()
             .await

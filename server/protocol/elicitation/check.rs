@@ -124,7 +124,7 @@ fn check_format(format: TextFormat, s: &str) -> Result<(), Problem> {
 /// the instance path (a missing one: the property it names). A finding of a kind our own
 /// checks know becomes that [`Problem`] (the API keeps the validator's sentence); any other
 /// is a [`Problem::Schema`] with it.
-pub(super) fn json_schema_errors(schema: &Value, content: &Value) -> Vec<FieldError> {
+pub(crate) fn json_schema_errors(schema: &Value, content: &Value) -> Vec<FieldError> {
     let validator = match jsonschema::options()
         .should_validate_formats(true)
         .build(schema)

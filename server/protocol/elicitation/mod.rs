@@ -15,6 +15,7 @@ mod schema;
 
 use serde_json::{Value, json};
 
+pub(crate) use check::json_schema_errors;
 pub use schema::{Choice, Field, FieldKind, FormSchema, TextFormat};
 
 use super::era::Era;

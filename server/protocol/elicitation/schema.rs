@@ -300,12 +300,15 @@ impl FormSchema {
                     Some(_) => errors.push(FieldError::new(field.name.clone(), Problem::NotYesNo)),
                 },
                 FieldKind::MultiSelect { .. } => {
-                    if !values.is_empty() {
-                        let chosen = values
-                            .iter()
-                            .filter(|v| !v.is_empty())
-                            .map(|v| Value::String((*v).to_owned()))
-                            .collect();
+                    let chosen: Vec<Value> = values
+                        .iter()
+                        .filter(|v| !v.is_empty())
+                        .map(|v| Value::String((*v).to_owned()))
+                        .collect();
+                    // Nothing chosen in an optional multi-select is no answer ("none chosen"
+                    // on the summary), not an empty list; a required one sends `[]` so its
+                    // minimum is checked and reported.
+                    if !values.is_empty() && (field.required || !chosen.is_empty()) {
                         content.insert(field.name.clone(), Value::Array(chosen));
                     }
                 }

@@ -15,6 +15,8 @@ const RESERVED: &[&str] = &[
     "host",
     "mcp-session-id",
     "mcp-protocol-version",
+    "mcp-method",
+    "mcp-name",
     "last-event-id",
 ];
 
@@ -72,7 +74,8 @@ fn bad(name: &str, why: &str) -> HttpError {
 fn insert(map: &mut HeaderMap, name: &str, value: &str) -> Result<(), HttpError> {
     let header = HeaderName::from_bytes(name.as_bytes())
         .map_err(|_| bad(name, "not a valid header name"))?;
-    if RESERVED.contains(&header.as_str()) {
+    // `Mcp-Param-*` mirror a tool's arguments; a fixed value would contradict the body.
+    if RESERVED.contains(&header.as_str()) || header.as_str().starts_with("mcp-param-") {
         return Err(bad(name, "set by mcp-consent itself"));
     }
     let mut value = HeaderValue::from_str(value)
@@ -145,7 +148,9 @@ mod tests {
         assert!(!text.contains("Bearer"), "{text}");
         assert!(build(&["no colon".into()], &[], &env).is_err());
         assert!(build(&[], &["X-Key=UNSET".into()], &env).is_err());
-        let e = build(&["Mcp-Session-Id: x".into()], &[], &env).unwrap_err();
-        assert!(e.to_string().contains("mcp-consent itself"));
+        for reserved in ["Mcp-Session-Id: x", "Mcp-Method: x", "Mcp-Param-Region: x"] {
+            let e = build(&[reserved.into()], &[], &env).unwrap_err();
+            assert!(e.to_string().contains("mcp-consent itself"), "{reserved}");
+        }
     }
 }

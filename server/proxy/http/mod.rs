@@ -8,6 +8,7 @@
 //! - `remote`: the server's URL, clients (no environment proxy for loopback, no redirect to
 //!   another origin), session id, protocol version, access token.
 //! - `post`: one message POSTed, its reply (JSON body or event stream) routed, resumed.
+//! - `mirror`: the request metadata headers (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`).
 //! - `listen`: the GET stream for server-initiated messages.
 //! - `legacy`: the old HTTP+SSE transport.
 //! - [`auth`]: MCP authorization (discovery, registration, sign-in through the queue, tokens).
@@ -18,6 +19,7 @@ mod events;
 pub mod headers;
 mod legacy;
 mod listen;
+mod mirror;
 mod post;
 pub mod remote;
 mod sink;

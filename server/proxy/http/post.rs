@@ -6,11 +6,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use reqwest::header::HeaderMap;
 use reqwest::{Method, Response, StatusCode};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::events::{Cursor, Events};
+use super::mirror;
 use super::remote::{ACCEPT_SSE, LAST_EVENT_ID, Remote, describe, media_type, read_body};
 use super::sink::Sink;
 
@@ -33,6 +35,8 @@ pub(super) struct Outgoing {
     pub method: Option<String>,
     /// `params._meta["io.modelcontextprotocol/protocolVersion"]`, when present.
     pub meta_version: Option<String>,
+    /// `params`, for the headers mirrored from it.
+    pub params: Option<Value>,
 }
 
 impl Outgoing {
@@ -48,7 +52,8 @@ impl Outgoing {
             method: Option<String>,
             params: Option<Value>,
         }
-        let (id, method, meta_version) = match serde_json::from_slice::<Envelope<'_>>(&line) {
+        let (id, method, meta_version, params) = match serde_json::from_slice::<Envelope<'_>>(&line)
+        {
             Ok(e) => {
                 let meta_version = e
                     .params
@@ -61,21 +66,43 @@ impl Outgoing {
                     e.id.filter(|_| e.method.is_some())
                         .filter(|id| id.get() != "null")
                         .map(ToOwned::to_owned);
-                (id, e.method, meta_version)
+                (id, e.method, meta_version, e.params)
             }
-            Err(_) => (None, None, None),
+            Err(_) => (None, None, None, None),
         };
         Outgoing {
             body: line,
             id,
             method,
             meta_version,
+            params,
         }
     }
 
     /// Whether this is the host's `initialize`.
     pub(super) fn is_initialize(&self) -> bool {
         self.id.is_some() && self.method.as_deref() == Some("initialize")
+    }
+
+    /// Whether the message names 2026-07-28 or later in its `_meta`.
+    fn is_modern(&self) -> bool {
+        mirror::is_modern(self.meta_version.as_deref())
+    }
+
+    /// The request metadata headers of this message (SEP-2243): the standard ones for every
+    /// request and notification, `Mcp-Param-*` on a 2026-07-28 `tools/call`.
+    ///
+    /// # Errors
+    /// A call to a tool excluded for an invalid `x-mcp-header`: it is not sent.
+    fn metadata(&self, remote: &Remote) -> Result<HeaderMap, mirror::RejectedTool> {
+        let Some(method) = self.method.as_deref() else {
+            return Ok(HeaderMap::new());
+        };
+        let mut headers = mirror::standard(method, self.params.as_ref());
+        if method == "tools/call" && self.is_modern() {
+            headers.extend(remote.tools.params(self.params.as_ref())?);
+        }
+        Ok(headers)
     }
 }
 
@@ -89,10 +116,19 @@ pub(super) enum Posted {
 
 /// POSTs `msg` and routes the reply into `sink`.
 pub(super) async fn send(remote: &Arc<Remote>, sink: &Sink, msg: &Outgoing) -> Posted {
+    let metadata = match msg.metadata(remote) {
+        Ok(headers) => headers,
+        Err(refused) => {
+            fail(sink, msg, &refused.to_string()).await;
+            return Posted::Done;
+        }
+    };
     let mut authorizations = 0;
     let response = loop {
         let sent = remote.auth.as_ref().and_then(|a| a.bearer());
-        let rb = remote.post(&remote.url, msg.body.clone(), msg.meta_version.as_deref());
+        let rb = remote
+            .post(&remote.url, msg.body.clone(), msg.meta_version.as_deref())
+            .headers(metadata.clone());
         let response = match Remote::send(rb).await {
             Ok(r) => r,
             Err(why) => {
@@ -126,7 +162,9 @@ pub(super) async fn send(remote: &Arc<Remote>, sink: &Sink, msg: &Outgoing) -> P
             return Posted::Done;
         }
     };
-    remote.note_session(&response);
+    if msg.is_initialize() {
+        remote.note_session(&response);
+    }
     let status = response.status();
     if msg.is_initialize()
         && status.is_client_error()
@@ -199,8 +237,7 @@ async fn reply(remote: &Arc<Remote>, sink: &Sink, msg: &Outgoing, response: Resp
     };
     // A JSON-RPC error for this request, whatever the HTTP status, is the answer.
     if is_answer(&body, id) {
-        note_version(remote, msg, &body);
-        sink.message(&body).await;
+        deliver(remote, sink, msg, &body).await;
     } else if !status.is_success() {
         fail(sink, msg, &format!("answered HTTP {status}")).await;
     } else if kind != "application/json" {
@@ -230,12 +267,10 @@ async fn read_stream(remote: &Arc<Remote>, sink: &Sink, msg: &Outgoing, mut even
                         .as_deref()
                         .is_some_and(|id| is_answer(event.data.as_bytes(), id));
                     if answered {
-                        note_version(remote, msg, event.data.as_bytes());
-                    }
-                    sink.message(event.data.as_bytes()).await;
-                    if answered {
+                        deliver(remote, sink, msg, event.data.as_bytes()).await;
                         return;
                     }
+                    sink.message(event.data.as_bytes()).await;
                 }
                 Err(why) => {
                     broke = Some(why);
@@ -246,7 +281,9 @@ async fn read_stream(remote: &Arc<Remote>, sink: &Sink, msg: &Outgoing, mut even
         if msg.id.is_none() {
             return;
         }
-        let resumable = cursor.last_id.is_some()
+        // 2026-07-28 streams are not resumable (§Receiving Messages): no GET for them.
+        let resumable = !msg.is_modern()
+            && cursor.last_id.is_some()
             && attempts < RESUME_ATTEMPTS
             && broke.as_deref().is_none_or(|w| !w.contains("line limit"));
         if !resumable {
@@ -327,6 +364,21 @@ fn is_answer(data: &[u8], id: &RawValue) -> bool {
                 .and_then(|i| serde_json::from_str::<Value>(i.get()).ok())
                 == Some(id_value)
     })
+}
+
+/// Hands the answer to `msg` to the proxy: the negotiated version is taken from an initialize
+/// result, and the `x-mcp-header` designations from a 2026-07-28 `tools/list` result (without
+/// the tools they make invalid).
+async fn deliver(remote: &Remote, sink: &Sink, msg: &Outgoing, data: &[u8]) {
+    note_version(remote, msg, data);
+    if msg.method.as_deref() == Some("tools/list")
+        && msg.is_modern()
+        && let Some(listed) = remote.tools.learn(data)
+    {
+        sink.message(&listed).await;
+        return;
+    }
+    sink.message(data).await;
 }
 
 /// Takes the negotiated version from an initialize result.

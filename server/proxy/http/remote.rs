@@ -50,6 +50,8 @@ pub(super) struct Remote {
     pub gone: tokio::sync::Notify,
     /// MCP authorization, when the proxy can ask the person to sign in.
     pub auth: Option<std::sync::Arc<super::auth::Auth>>,
+    /// The tools' `x-mcp-header` designations, learnt from `tools/list`.
+    pub tools: super::mirror::Tools,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -116,6 +118,7 @@ impl Remote {
             mode: Mutex::new(Mode::Streamable),
             gone: tokio::sync::Notify::new(),
             auth,
+            tools: super::mirror::Tools::default(),
         })
     }
 
@@ -166,7 +169,8 @@ impl Remote {
         rb.send().await.map_err(|e| describe(&e))
     }
 
-    /// Remembers the session id the server assigned (the first one it sends).
+    /// Remembers the session id the server assigned on the response to `initialize` (the
+    /// first one it sends; 2025-11-25 transports §Session Management).
     pub fn note_session(&self, response: &Response) {
         if let Some(id) = response.headers().get(SESSION_ID) {
             let mut session = lock(&self.session);

@@ -28,6 +28,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::time::Duration;
 
 use genai::adapter::AdapterKind;
 use genai::chat::{
@@ -36,6 +37,7 @@ use genai::chat::{
 };
 use genai::resolver::{AuthData, Endpoint};
 use genai::{ModelIden, ServiceTarget};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::catalog::{ModelConfig, ProviderKind};
@@ -46,6 +48,8 @@ use convert::{from_chat_response, to_chat_request};
 
 /// Key sent to models without `api_key_env` (local servers ignore it).
 pub const NO_KEY: &str = "no-key";
+/// Longest time to open a connection to a provider.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Longest provider error message kept in a [`ProviderError::Status`], in characters.
 const MAX_ERROR_MESSAGE: usize = 300;
 
@@ -69,7 +73,16 @@ pub struct Completion {
 }
 
 /// Why a completion failed. Messages name the model and never carry prompt or response text.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+///
+/// A failed run stores it as JSON (`{"code": "timeout", "model": …, "seconds": …}`,
+/// [`ProviderError::stored`]), so the pages can say it in each language and the API in English
+/// ([`ProviderError::stored_text`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize, Deserialize)]
+#[serde(
+    tag = "code",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum ProviderError {
     /// The environment variable named by `api_key_env` is unset or empty.
     #[error("model {model:?}: environment variable {env} holding its API key is not set")]
@@ -88,13 +101,33 @@ pub enum ProviderError {
         /// What is wrong, naming the path.
         message: String,
     },
-    /// The request could not be sent or the connection failed (DNS, refused, TLS, timeout).
+    /// The request could not be sent or the connection failed (DNS, refused, TLS).
     #[error("model {model:?}: cannot reach the provider: {message}")]
     Transport {
         /// Model id.
         model: String,
         /// The transport error.
         message: String,
+    },
+    /// No complete answer within the model's `timeout_secs` (connecting, waiting and reading
+    /// together); the request was abandoned.
+    #[error(
+        "model {model:?}: the provider did not answer within {seconds} seconds (the model's timeout_secs); the request was abandoned"
+    )]
+    Timeout {
+        /// Model id.
+        model: String,
+        /// The limit that passed.
+        seconds: u64,
+    },
+    /// The provider started answering and the connection ended before the answer was complete
+    /// (the server stopped or crashed mid-answer).
+    #[error(
+        "model {model:?}: the provider stopped mid-answer (the connection closed before the answer was complete)"
+    )]
+    Incomplete {
+        /// Model id.
+        model: String,
     },
     /// The provider answered with a non-success HTTP status.
     #[error("model {model:?}: the provider answered HTTP {status}: {message}")]
@@ -123,6 +156,24 @@ pub enum ProviderError {
         /// What cannot be sent.
         message: String,
     },
+}
+
+impl ProviderError {
+    /// The text a failed run stores: this error as JSON.
+    pub fn stored(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| self.to_string())
+    }
+
+    /// A failed run's stored error read back: the [`ProviderError`] it holds, if it holds one
+    /// (other failures, e.g. an answer that is not a valid result, are stored as plain text).
+    pub fn from_stored(text: &str) -> Option<ProviderError> {
+        serde_json::from_str(text).ok()
+    }
+
+    /// A failed run's stored error as an English sentence (the API's `error`).
+    pub fn stored_text(text: &str) -> String {
+        Self::from_stored(text).map_or_else(|| text.to_owned(), |e| e.to_string())
+    }
 }
 
 type KeyLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
@@ -159,7 +210,11 @@ impl Providers {
     pub fn with_key_lookup(
         lookup: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
     ) -> Result<Providers, ProviderError> {
+        // A connection that cannot be made in this time fails at once rather than spending the
+        // model's whole `timeout_secs`.
+        let web = genai::WebConfig::default().with_connect_timeout(CONNECT_TIMEOUT);
         let client = genai::Client::builder()
+            .with_web_config(web)
             .build()
             .map_err(|e| ProviderError::Transport {
                 model: String::new(),
@@ -173,12 +228,13 @@ impl Providers {
     }
 
     /// Reads the `api_key_file` of every model that has one (through
-    /// [`crate::paths::read_owner_only`]: owner-only, the user's own, not a symlink), trimming
-    /// surrounding whitespace such as the trailing newline.
+    /// [`crate::access_files::read`] as a secret: owner-only, the user's own, not reached through
+    /// a link to another user's file), trimming surrounding whitespace such as the trailing
+    /// newline.
     ///
     /// # Errors
     /// [`ProviderError::KeyFile`] naming the model and the path, for the first file that is
-    /// not owner-only, not the user's, a symlink, unreadable or empty.
+    /// not owner-only, not the user's, reached through another user's link, unreadable or empty.
     pub fn with_key_files(mut self, models: &[ModelConfig]) -> Result<Providers, ProviderError> {
         let mut keys = HashMap::new();
         for model in models {
@@ -189,8 +245,8 @@ impl Providers {
                 model: model.id.clone(),
                 message,
             };
-            let text =
-                crate::paths::read_owner_only(path).map_err(|e| key_file_error(e.to_string()))?;
+            let text = crate::access_files::read(path, crate::access_files::Holds::Secret)
+                .map_err(|e| key_file_error(e.to_string()))?;
             let key = text.trim();
             if key.is_empty() {
                 return Err(key_file_error(format!("{} is empty", path.display())));
@@ -240,13 +296,42 @@ impl Providers {
             auth: AuthData::from_single(key),
             model: ModelIden::new(adapter, model.id.as_str()),
         };
-        let response = self
-            .client
-            .exec_chat(target, request, Some(&options))
-            .await
-            .map_err(|e| map_error(&model.id, e))?;
+        let limit = Duration::from_secs(model.timeout_secs);
+        let response = match tokio::time::timeout(
+            limit,
+            self.client.exec_chat(target, request, Some(&options)),
+        )
+        .await
+        {
+            Ok(answer) => answer.map_err(|e| map_error(model, e))?,
+            Err(_) => {
+                return Err(ProviderError::Timeout {
+                    model: model.id.clone(),
+                    seconds: model.timeout_secs,
+                });
+            }
+        };
         from_chat_response(model, response)
     }
+}
+
+/// A transport error in words, with its causes (reqwest's own text is "error sending request"
+/// alone), never the URL's query.
+fn transport_message(e: &reqwest::Error) -> String {
+    let mut text = if e.is_connect() {
+        "connection failed".to_owned()
+    } else {
+        "the request could not be sent".to_owned()
+    };
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.ends_with(&cause_text) {
+            text = format!("{text}: {cause_text}");
+        }
+        source = cause.source();
+    }
+    text.chars().take(MAX_ERROR_MESSAGE).collect()
 }
 
 /// The provider's `error.message` (OpenAI and Anthropic both use it), cut short.
@@ -263,9 +348,9 @@ fn provider_message(body: &str, fallback: &str) -> String {
     message.chars().take(MAX_ERROR_MESSAGE).collect()
 }
 
-fn map_error(model: &str, error: genai::Error) -> ProviderError {
+fn map_error(config: &ModelConfig, error: genai::Error) -> ProviderError {
     use genai::webc::Error as WebError;
-    let model = model.to_owned();
+    let model = config.id.clone();
     let web = |model: String, e: WebError| match e {
         WebError::ResponseFailedStatus { status, body, .. } => ProviderError::Status {
             model,
@@ -278,7 +363,7 @@ fn map_error(model: &str, error: genai::Error) -> ProviderError {
         },
         WebError::ResponseFailedInvalidJson { .. } => ProviderError::Unparseable {
             model,
-            message: "response body is not valid JSON".to_owned(),
+            message: "response body is not valid JSON (cut short, or not an answer)".to_owned(),
         },
         WebError::Reqwest(e) => match e.status() {
             Some(status) => ProviderError::Status {
@@ -286,9 +371,15 @@ fn map_error(model: &str, error: genai::Error) -> ProviderError {
                 status: status.as_u16(),
                 message: status.canonical_reason().unwrap_or("error").to_owned(),
             },
+            None if e.is_timeout() => ProviderError::Timeout {
+                model,
+                seconds: config.timeout_secs,
+            },
+            // Headers came, the body did not (all of it): the server stopped mid-answer.
+            None if e.is_body() || e.is_decode() => ProviderError::Incomplete { model },
             None => ProviderError::Transport {
                 model,
-                message: e.without_url().to_string(),
+                message: transport_message(&e),
             },
         },
         other => ProviderError::Unparseable {

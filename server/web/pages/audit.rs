@@ -1,4 +1,4 @@
-//! The audit log page.
+//! The audit log page: one audit over forms, URLs, sampling and the rules.
 
 use super::*;
 
@@ -7,7 +7,12 @@ pub struct AuditView {
     pub at: Moment,
     pub actor: Actor,
     pub action: AuditAction,
+    /// The question decided (empty for an entry about a rule).
     pub question: String,
+    /// Its kind, when the entry is about a question.
+    pub kind: Option<Kind>,
+    /// The rule created or revoked (empty otherwise).
+    pub rule: String,
     pub server: String,
     pub model: String,
     pub tokens: String,
@@ -26,51 +31,75 @@ pub struct AuditPage {
     pub action: Option<AuditAction>,
     /// The actions the filter offers.
     pub actions: &'static [AuditAction],
+    /// The kind filtered by, if any.
+    pub kind: Option<Kind>,
+    /// The kinds the filter offers.
+    pub kinds: &'static [Kind],
     pub entries: Vec<AuditView>,
+    /// Model spend per server and day against the daily budgets, with totals.
+    pub spend: SpendView,
 }
 
 #[derive(Deserialize)]
-pub struct AuditFilter {
+pub struct AuditQuery {
     pub server: Option<String>,
     pub action: Option<String>,
+    pub kind: Option<String>,
 }
 
-/// `GET /audit?server=&action=`: every decision, newest first (digests, never text).
+/// `GET /audit?server=&action=&kind=`: every decision and rule change, newest first (digests,
+/// never text).
 pub async fn audit(
     state: web::Data<AppState>,
     session: WebSession,
     i18n: I18n,
-    query: web::Query<AuditFilter>,
+    query: web::Query<AuditQuery>,
 ) -> Result<HttpResponse, PageError> {
     let f = query.into_inner();
     let now = state.broker.now();
     let server = f.server.filter(|s| !s.is_empty());
-    let filter = f.action.filter(|s| !s.is_empty());
-    let action = filter.as_deref().map(str::parse::<AuditAction>);
-    // An action that is no word of the vocabulary matches no entry.
-    let rows = match action {
-        Some(Err(_)) => Vec::new(),
-        Some(Ok(a)) => state.review.audit_log(server.clone(), Some(a), 500).await?,
-        None => state.review.audit_log(server.clone(), None, 500).await?,
+    let action = f
+        .action
+        .filter(|s| !s.is_empty())
+        .map(|a| a.parse::<AuditAction>());
+    let kind = f.kind.filter(|s| !s.is_empty()).map(|k| k.parse::<Kind>());
+    // An action or kind that is no word of the vocabulary matches no entry.
+    let rows = match (&action, &kind) {
+        (Some(Err(_)), _) | (_, Some(Err(_))) => Vec::new(),
+        _ => {
+            let filter = crate::review::AuditFilter {
+                server: server.clone(),
+                action: action.clone().and_then(Result::ok),
+                kind: kind.clone().and_then(Result::ok),
+                rules_only: false,
+            };
+            state.review.audit_log(filter, 500).await?
+        }
     };
     let short = |d: &Option<String>| {
         d.as_deref()
             .map(|d| d.chars().take(12).collect())
             .unwrap_or_default()
     };
+    let spend = spend_view(&i18n, &state.review.spend(SPEND_DAYS).await?, SPEND_DAYS);
     ok(&AuditPage {
+        spend,
         i18n: i18n.clone(),
         csrf: session.csrf.clone(),
         server: server.unwrap_or_default(),
         action: action.and_then(Result::ok),
         actions: AuditAction::ALL,
+        kind: kind.and_then(Result::ok),
+        kinds: Kind::ALL,
         entries: rows
             .iter()
             .map(|r| AuditView {
                 at: moment_ms(r.at, now),
                 actor: r.actor.clone(),
                 action: r.action,
-                question: r.question_id.clone(),
+                question: r.question_id.clone().unwrap_or_default(),
+                kind: r.kind,
+                rule: r.rule_id.clone().unwrap_or_default(),
                 server: r.server.clone(),
                 model: r.model_id.clone().unwrap_or_default(),
                 tokens: match (r.input_tokens, r.output_tokens) {

@@ -11,6 +11,8 @@ pub struct LoginPage {
     pub message: Option<&'static str>,
     /// A passphrase is configured: show its form.
     pub passphrase: bool,
+    /// The question page to return to after the passphrase login ([`safe_next`]).
+    pub next: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -18,6 +20,48 @@ pub struct LoginQuery {
     pub token: Option<String>,
     /// Set when a page sent the browser here because its session ended.
     pub ended: Option<String>,
+    /// The question page that sent the browser here (kept only when [`safe_next`]).
+    pub next: Option<String>,
+}
+
+/// Where a login may send the browser afterwards: a question's page (`/questions/<id>`, the
+/// link of a notice) and nothing else, so `next` can never lead to another site.
+pub fn safe_next(next: Option<&str>) -> Option<&str> {
+    next.filter(|n| {
+        n.strip_prefix("/questions/").is_some_and(|id| {
+            !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        })
+    })
+}
+
+/// A browser sent to log in from a question's page (a notice's link opened on a phone) comes
+/// back to it after the passphrase: the login redirect of `GET /questions/<id>` gets
+/// `next=/questions/<id>`.
+pub async fn return_to_question(
+    req: actix_web::dev::ServiceRequest,
+    next: actix_web::middleware::Next<actix_web::body::BoxBody>,
+) -> Result<actix_web::dev::ServiceResponse<actix_web::body::BoxBody>, actix_web::Error> {
+    let path = req.path().to_owned();
+    let get = req.method() == actix_web::http::Method::GET;
+    let mut res = next.call(req).await?;
+    if get && safe_next(Some(&path)).is_some() && res.status() == StatusCode::SEE_OTHER {
+        let location = res
+            .headers()
+            .get(LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        let to = match location {
+            "/login" => Some(format!("/login?next={path}")),
+            "/login?ended=1" => Some(format!("/login?ended=1&next={path}")),
+            _ => None,
+        };
+        if let Some(value) =
+            to.and_then(|t| actix_web::http::header::HeaderValue::from_str(&t).ok())
+        {
+            res.headers_mut().insert(LOCATION, value);
+        }
+    }
+    Ok(res)
 }
 
 /// `GET /login[?token=…]`: with a valid one-time token, starts a session and redirects to the
@@ -33,6 +77,7 @@ pub async fn login(
             i18n,
             message: query.ended.is_some().then_some("login-session-ended"),
             passphrase: state.passphrase_hash.is_some(),
+            next: safe_next(query.next.as_deref()).map(str::to_owned),
         });
     };
     if !state.auth.take_login_link(token).await? {
@@ -41,20 +86,23 @@ pub async fn login(
             i18n: i18n.at("/login"),
             message: Some("login-link-invalid"),
             passphrase: state.passphrase_hash.is_some(),
+            next: None,
         };
         return Ok(html(
             actix_web::http::StatusCode::UNAUTHORIZED,
             page.render()?,
         ));
     }
-    logged_in(&state, &req, Lifetime::Day).await
+    logged_in(&state, &req, Lifetime::Day, None).await
 }
 
-/// Starts a session lasting `lifetime` and sends the browser to the queue with its cookie.
+/// Starts a session lasting `lifetime` and sends the browser with its cookie to `next` (a
+/// [`safe_next`] page), else to the queue.
 pub async fn logged_in(
     state: &AppState,
     req: &actix_web::HttpRequest,
     lifetime: Lifetime,
+    next: Option<&str>,
 ) -> Result<HttpResponse, PageError> {
     let user_agent = req
         .headers()
@@ -65,7 +113,7 @@ pub async fn logged_in(
         .create_session(lifetime, label::of_user_agent(user_agent))
         .await?;
     Ok(HttpResponse::SeeOther()
-        .insert_header((LOCATION, "/"))
+        .insert_header((LOCATION, safe_next(next).unwrap_or("/")))
         .cookie(auth::session_cookie(&secret, lifetime))
         .finish())
 }
@@ -83,7 +131,7 @@ pub async fn login_with_passphrase(
         return Err(PageError::NotFound);
     };
     let given = last(&pairs, "passphrase").unwrap_or_default().to_owned();
-    let client = req.peer_addr().map(|a| a.ip());
+    let client = crate::web::public::client_ip(&req);
     let ok = match state.login_guard.attempt(client, hash, given).await {
         Attempt::Accepted => true,
         Attempt::Wrong => false,
@@ -95,6 +143,7 @@ pub async fn login_with_passphrase(
             i18n: i18n.at("/login"),
             message: Some("login-wrong-passphrase"),
             passphrase: true,
+            next: safe_next(last(&pairs, "next")).map(str::to_owned),
         };
         return Ok(html(
             actix_web::http::StatusCode::UNAUTHORIZED,
@@ -106,7 +155,7 @@ pub async fn login_with_passphrase(
     } else {
         Lifetime::Day
     };
-    logged_in(&state, &req, lifetime).await
+    logged_in(&state, &req, lifetime, last(&pairs, "next")).await
 }
 
 /// `POST /logout`.

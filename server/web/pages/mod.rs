@@ -1,4 +1,5 @@
-//! The HTML pages: login, the queue, a question's review page, the confirm step and history.
+//! The HTML pages: login, the queue, a question's review page, the confirm step, history,
+//! rules, audit and sessions.
 //! Server-rendered with askama (everything escaped), working with JavaScript off. Nothing
 //! reaches a server from these pages except through the confirm page's "Send" (accept) or the
 //! Decline/Cancel buttons.
@@ -22,29 +23,42 @@ use crate::protocol::{FieldError, Problem};
 use crate::review::{Decision, DecisionKind, Edit, TextEdit};
 use crate::wire::Answer;
 
+mod answer;
 mod audit;
+mod history;
 mod login;
+mod open;
 mod question;
 mod queue;
 mod review;
 mod rules;
 mod sessions;
+mod tool_call;
+mod why;
 
 use super::views::diff::LineChange;
 use super::views::form::*;
 use super::views::last;
 use super::views::review::*;
 use super::views::sampling::*;
+use super::views::spend::{SPEND_DAYS, SpendView, spend_view};
 use super::views::summary::*;
 use super::views::text::*;
+use super::views::tool_call::*;
 use super::views::url::*;
+use answer::*;
 use audit::*;
+use history::*;
 use login::*;
+pub use login::{return_to_question, safe_next};
+use open::*;
 use question::*;
 use queue::*;
 use review::*;
 use rules::*;
 use sessions::*;
+use tool_call::*;
+use why::*;
 
 /// Registers the page routes.
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -53,6 +67,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/logout", web::post().to(logout))
         .route("/", web::get().to(queue))
         .route("/history", web::get().to(history))
+        .route("/questions/decline", web::post().to(decline_many))
+        .route("/servers/control", web::post().to(control_server))
         .route("/questions/{id}", web::get().to(question))
         .route("/questions/{id}/answer", web::post().to(answer))
         .route("/questions/{id}/send", web::post().to(send))
@@ -64,6 +80,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/rules", web::get().to(rules))
         .route("/rules", web::post().to(create_rule))
         .route("/rules/{rule}/revoke", web::post().to(revoke_rule))
+        .route("/rules/grants/{grant}/revoke", web::post().to(revoke_grant))
         .route("/rules/{rule}/apply", web::post().to(apply_rule))
         .route("/sessions", web::get().to(sessions))
         .route("/sessions/remember", web::post().to(remember_session))

@@ -1,7 +1,6 @@
-//! The review page of one question, answering it (with the confirm step) and opening a URL question's link.
+//! The review page of one question: what it shows, and the page again after a refused or lost answer.
 
 use super::*;
-use crate::domain::QuestionId;
 
 #[derive(Template)]
 #[template(path = "question.html")]
@@ -20,6 +19,8 @@ pub struct QuestionPage {
     /// A URL question's link may be opened now (the broker's rule, [`State::url_may_open`]).
     pub url_may_open: bool,
     pub audience: Audience,
+    /// Why a person-only form is so, one line per matched word (empty otherwise).
+    pub person_only_because: Vec<String>,
     pub era: &'static str,
     pub protocol_version: String,
     pub created_at: Moment,
@@ -33,6 +34,8 @@ pub struct QuestionPage {
     pub url: Option<UrlView>,
     pub fields: Vec<FieldView>,
     pub sampling: Option<SamplingView>,
+    /// A tool call: the tool, its claims, the arguments and the edit box.
+    pub tool_call: Option<ToolCallView>,
     pub answer_text: String,
     pub answer_model: String,
     /// The stop reason the form shows selected (none for a value the form does not offer).
@@ -43,13 +46,112 @@ pub struct QuestionPage {
     pub answer_json: String,
     /// Two-step model review, when models are configured.
     pub model: Option<ModelReview>,
+    /// Why the person is asked: host session, tool call, the server's earlier questions.
+    pub why: Option<WhyView>,
     /// The error summary at the top of the page (every error, form fields' ones linked).
     pub errors: Vec<ErrorItem>,
     pub raw_request: String,
     pub response: String,
+    /// Once decided: what happened and when, in one sentence ("Sent to X at 10:42.").
+    pub what_happened: String,
+    /// Once decided: the oldest other waiting question (as the queue lists them), to go on with.
+    pub next: Option<NextQuestion>,
+}
+
+/// The next question waiting for a person, linked from a decided question's outcome.
+pub struct NextQuestion {
+    pub id: String,
+    pub server: String,
+    /// The wire name of its kind (the link's words select on it).
+    pub kind: String,
+    /// How many more wait after it.
+    pub more: usize,
+}
+
+/// The most waiting questions looked at for the next one.
+const NEXT_LOOKAHEAD: i64 = 200;
+
+/// Fills in what the page needs from the service beyond the question itself: the model review
+/// of a sampling question and, once decided, the next waiting question.
+pub async fn complete_page(
+    state: &AppState,
+    q: &Question,
+    i18n: &I18n,
+    page: &mut QuestionPage,
+) -> Result<(), PageError> {
+    page.model = model_review(state, q, i18n).await?;
+    page.why = Some(why(state, q).await?);
+    if q.state != State::Pending {
+        let waiting: Vec<Question> = state
+            .broker
+            .pending(NEXT_LOOKAHEAD)
+            .await?
+            .into_iter()
+            .filter(|w| w.id != q.id)
+            .collect();
+        page.next = waiting.first().map(|w| NextQuestion {
+            id: w.id.to_string(),
+            server: w.server.clone(),
+            kind: w.kind.as_str().to_owned(),
+            more: waiting.len() - 1,
+        });
+    }
+    Ok(())
+}
+
+/// What happened to a decided question and when, in `i18n`'s language (empty while pending).
+fn what_happened(i18n: &I18n, q: &Question) -> String {
+    let Some(at) = q.decided_at.filter(|_| q.state != State::Pending) else {
+        return String::new();
+    };
+    let clock = at.with_timezone(&chrono::Local).format("%H:%M").to_string();
+    i18n.message(
+        "outcome-when",
+        &[
+            ("state", Arg::from(q.state.as_str())),
+            ("kind", Arg::from(q.kind.as_str())),
+            ("server", Arg::server(&q.server)),
+            ("time", Arg::from(clock)),
+        ],
+    )
 }
 
 impl QuestionPage {
+    /// Whether the request opens unfolded: while nothing has run (no model review, or its
+    /// request review); during and after a run it folds away below the current step.
+    pub fn request_open(&self) -> bool {
+        self.pending
+            && self
+                .model
+                .as_ref()
+                .is_none_or(|m| m.phase == Some(Phase::RequestReview))
+    }
+
+    /// Whether the hand-written answer is offered: without a model review, or in one of its
+    /// review steps, never while the model runs.
+    pub fn manual_offered(&self) -> bool {
+        self.model
+            .as_ref()
+            .is_none_or(|m| m.phase != Some(Phase::Running))
+    }
+
+    /// The running step's status, naming the model when known.
+    pub fn running_text(&self) -> String {
+        match self.model.as_ref().and_then(|m| m.run.as_ref()) {
+            Some(r) => self.i18n.t1("review-running", "model", r.model.as_str()),
+            None => self.i18n.t("review-running-unnamed"),
+        }
+    }
+
+    /// The model Regenerate starts from: the one that just ran, else the routed one.
+    pub fn last_model(&self) -> String {
+        self.model.as_ref().map_or_else(String::new, |m| {
+            m.run
+                .as_ref()
+                .map_or_else(|| m.routed.clone(), |r| r.model.clone())
+        })
+    }
+
     /// What the live page compares to notice a change it may have missed between being rendered
     /// and subscribing to events: the state, and for a model review its phase and the approval
     /// ids (which name the revision and the run). Equal versions show the same decision.
@@ -81,81 +183,17 @@ pub struct ErrorItem {
     pub message: String,
 }
 
-/// The second confirmation before a URL to this computer, a private network or a bare IP opens.
-#[derive(Template)]
-#[template(path = "open_confirm.html")]
-pub struct OpenConfirmPage {
-    pub i18n: I18n,
-    pub csrf: String,
-    pub id: QuestionId,
-    pub server: String,
-    pub u: UrlView,
-}
-
-/// The value of `confirm` that the second confirmation's button posts.
-const CONFIRM_LOCAL: &str = "local-network";
-
-/// `GET /questions/{id}/open`: the person's explicit click on a URL question's link. Records
-/// consent, accepts the question, and redirects to the URL with `Referrer-Policy: no-referrer`.
-/// The service itself never fetches the URL. A URL that needs a second confirmation (host on
-/// this computer, a private network or a bare IP) is not opened: the confirmation page is shown.
-pub async fn open_url(
-    state: web::Data<AppState>,
-    session: WebSession,
-    i18n: I18n,
-    id: web::Path<String>,
-) -> Result<HttpResponse, PageError> {
-    open_or_confirm(&state, &session, &i18n, &id, false).await
-}
-
-/// `POST /questions/{id}/open`: the confirmation page's button (CSRF-checked). Opens the URL
-/// only when the form carries `confirm=local-network`; otherwise shows the confirmation again.
-pub async fn open_url_confirmed(
-    state: web::Data<AppState>,
-    session: WebSession,
-    i18n: I18n,
-    id: web::Path<String>,
-    payload: web::Payload,
-) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
-    let confirmed = last(&pairs, "confirm") == Some(CONFIRM_LOCAL);
-    let i18n = i18n.at(&format!("/questions/{id}"));
-    open_or_confirm(&state, &session, &i18n, &id, confirmed).await
-}
-
-async fn open_or_confirm(
-    state: &AppState,
-    session: &WebSession,
-    i18n: &I18n,
-    id: &str,
-    confirmed: bool,
-) -> Result<HttpResponse, PageError> {
-    let q = state.broker.get(id).await?;
-    if q.kind == Kind::Url && !confirmed {
-        let u = url_view(
-            i18n,
-            q.request
-                .get("url")
-                .and_then(Value::as_str)
-                .unwrap_or_default(),
-        );
-        if u.confirm_first {
-            return ok(&OpenConfirmPage {
-                i18n: i18n.clone(),
-                csrf: session.csrf.clone(),
-                id: q.id.clone(),
-                server: q.server.clone(),
-                u,
-            });
-        }
-    }
-    let url = state.broker.open_url(id).await?;
-    Ok(HttpResponse::SeeOther()
-        .insert_header((LOCATION, url))
-        .insert_header(("Referrer-Policy", "no-referrer"))
-        .insert_header(("Cache-Control", "no-store"))
-        .finish())
+/// A `tool_use` id the conversation has not used yet (`call_1`, `call_2`, …): a result reusing
+/// one would answer a call that was already made.
+fn fresh_tool_use_id(request: &Value) -> String {
+    let text = request
+        .get("messages")
+        .map(Value::to_string)
+        .unwrap_or_default();
+    (1..)
+        .map(|n| format!("call_{n}"))
+        .find(|id| !text.contains(&format!("\"{id}\"")))
+        .unwrap_or_default()
 }
 
 /// A well-formed `CreateMessageResult` to start the JSON answer from: a `tool_use` of the first
@@ -175,7 +213,7 @@ pub fn result_skeleton(request: &Value) -> String {
     let skeleton = match first_tool {
         Some(name) if tools_allowed => json!({
             "role": "assistant",
-            "content": [{"type": "tool_use", "id": "call_1", "name": name, "input": {}}],
+            "content": [{"type": "tool_use", "id": fresh_tool_use_id(request), "name": name, "input": {}}],
             "model": PERSON_MODEL,
             "stopReason": "toolUse",
         }),
@@ -187,6 +225,22 @@ pub fn result_skeleton(request: &Value) -> String {
         }),
     };
     pretty(&skeleton)
+}
+
+/// A server's name for a `<title>`, which cannot hold `<bdi>`: as it is, unless it holds
+/// right-to-left letters or direction controls that could reorder the title's own words; then
+/// isolated ([`Arg::server`]). Invisible isolates in every title would only get in the way
+/// (tab names, bookmarks, screen readers).
+fn title_server(name: &str) -> Arg<'static> {
+    let rtl = |c: char| {
+        is_bidi_control(c)
+            || matches!(c, '\u{0590}'..='\u{08FF}' | '\u{FB1D}'..='\u{FDFF}' | '\u{FE70}'..='\u{FEFF}')
+    };
+    if name.chars().any(rtl) {
+        Arg::server(name)
+    } else {
+        Arg::from(name.to_owned())
+    }
 }
 
 /// The page of `q` in `i18n`'s language; `now` (the broker's clock) dates its times.
@@ -219,7 +273,7 @@ pub fn question_page(
             "kind",
             i18n.word("kind", &q.kind),
             "server",
-            Arg::server(&q.server),
+            title_server(&q.server),
         ),
         bidi: bidi_places(i18n, &q.server, q.tool.as_deref(), &q.request),
         lost: Vec::new(),
@@ -231,13 +285,15 @@ pub fn question_page(
         pending: q.state == State::Pending,
         url_may_open: q.state.url_may_open(),
         audience: q.audience,
+        person_only_because: person_only_because(i18n, q),
         era: q.era.as_str(),
         protocol_version: q.protocol_version.clone(),
         created_at: moment(q.created_at, now),
         expires_at: moment(q.expires_at, now),
         message: s("message"),
-        url: (q.kind == Kind::Url).then(|| url_view(i18n, &s("url"))),
+        url: (q.kind == Kind::Url).then(|| url_view(i18n, &s("url"), &s("message"))),
         sampling: (q.kind == Kind::Sampling).then(|| sampling_view(q)),
+        tool_call: (q.kind == Kind::ToolCall).then(|| tool_call_view(i18n, q, input)),
         answer_text: sampling_input
             .as_ref()
             .map(|i| i.text.clone())
@@ -250,6 +306,7 @@ pub fn question_page(
             .and_then(|i| i.json.clone())
             .unwrap_or_else(|| result_skeleton(&q.request)),
         model: None,
+        why: None,
         answer_stop: sampling_input
             .map_or(Some(StopReason::EndTurn), |i| i.stop_reason.parse().ok()),
         stop_reasons: StopReason::FORM,
@@ -270,6 +327,8 @@ pub fn question_page(
             .collect(),
         raw_request: pretty(&q.request),
         response: q.response.as_ref().map(pretty).unwrap_or_default(),
+        what_happened: what_happened(i18n, q),
+        next: None,
         fields,
     })
 }
@@ -283,61 +342,8 @@ pub async fn question(
 ) -> Result<HttpResponse, PageError> {
     let q = state.broker.get(&id).await?;
     let mut page = question_page(state.broker.now(), &i18n, &session, &q, None, &[])?;
-    page.model = model_review(&state, &q, &i18n).await?;
+    complete_page(&state, &q, &i18n, &mut page).await?;
     ok(&page)
-}
-
-#[derive(Template)]
-#[template(path = "confirm.html")]
-pub struct ConfirmPage {
-    pub i18n: I18n,
-    pub csrf: String,
-    pub id: String,
-    pub kind: &'static str,
-    pub server: String,
-    /// The JSON-RPC id the result answers.
-    pub rpc_id: String,
-    /// The `result` that "Send" delivers, pretty-printed (shown as is).
-    pub result: String,
-    /// The same `result`, compact, carried to `/send` (validated again there).
-    pub payload: String,
-    /// A form answer field by field, in the form's words (empty for sampling).
-    pub summary: Vec<SummaryRow>,
-    /// What the person submitted (all but `csrf` and `action`), posted back by "Back" so the
-    /// form comes back exactly as they left it.
-    pub kept: Vec<(String, String)>,
-}
-
-/// The answer a submitted review form stands for.
-pub fn answer_from_form(
-    q: &Question,
-    pairs: &[(String, String)],
-) -> Result<Answer, Vec<FieldError>> {
-    match q.kind {
-        Kind::Form => {
-            let schema = q.form_schema().map_err(|e| {
-                vec![FieldError::whole(Problem::Schema {
-                    detail: e.to_string(),
-                })]
-            })?;
-            let content = schema.content_from_form(pairs)?;
-            Ok(Answer {
-                action: Action::Accept,
-                content: Some(Value::Object(content)),
-                result: None,
-            })
-        }
-        Kind::Sampling => Ok(Answer {
-            action: Action::Accept,
-            content: None,
-            result: Some(SamplingInput::from_pairs(pairs).answer()?),
-        }),
-        Kind::Url => Ok(Answer {
-            action: Action::Accept,
-            content: None,
-            result: None,
-        }),
-    }
 }
 
 /// The question page again with the person's input: 422 with `errors`, or 200 for "Back".
@@ -350,7 +356,7 @@ pub async fn rerender(
     errors: &[Shown],
 ) -> Result<HttpResponse, PageError> {
     let mut page = question_page(state.broker.now(), i18n, session, q, pairs, errors)?;
-    page.model = model_review(state, q, i18n).await?;
+    complete_page(state, q, i18n, &mut page).await?;
     let status = if errors.is_empty() {
         StatusCode::OK
     } else {
@@ -371,152 +377,43 @@ pub async fn gone(
     let q = state.broker.get(id).await?;
     let mut page = question_page(state.broker.now(), i18n, session, &q, None, &[])?;
     page.lost = lost(&q);
-    page.model = model_review(state, &q, i18n).await?;
+    complete_page(state, &q, i18n, &mut page).await?;
     Ok(html(StatusCode::CONFLICT, page.render()?))
 }
 
-/// `POST /questions/{id}/answer`: Decline and Cancel are sent at once; Accept validates the
-/// input and shows the confirm page with exactly the JSON that "Send" will deliver. Invalid
-/// input re-renders the form with the input kept and the fields marked (422).
-pub async fn answer(
-    state: web::Data<AppState>,
-    session: WebSession,
-    i18n: I18n,
-    id: web::Path<String>,
-    payload: web::Payload,
-) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
-    let q = state.broker.get(&id).await?;
-    if q.state != State::Pending {
-        return gone(&state, &i18n, &session, &q.id, |q| {
-            typed_summary(&i18n, q, &pairs)
-        })
-        .await;
-    }
-    let action = match last(&pairs, "action") {
-        Some("accept") => Action::Accept,
-        Some("decline") => Action::Decline,
-        Some("cancel") => Action::Cancel,
-        // "Back" from the confirm page: the form again, exactly as submitted.
-        Some("edit") => return rerender(&state, &i18n, &session, &q, Some(&pairs), &[]).await,
-        _ => {
-            return Err(PageError::Refused(Refusal::ChooseAction));
-        }
-    };
-    if action != Action::Accept {
-        let refusal = Answer {
-            action,
-            content: None,
-            result: None,
-        };
-        return match state.broker.answer(&q.id, &refusal, Answerer::Human).await {
-            Ok(_) => Ok(see_other(&format!("/questions/{}", q.id))),
-            Err(BrokerError::AlreadyDecided(_)) => {
-                gone(&state, &i18n, &session, &q.id, |_| Vec::new()).await
-            }
-            Err(e) => Err(e.into()),
-        };
-    }
-    let answer = match answer_from_form(&q, &pairs) {
-        Ok(a) => a,
-        Err(errors) => {
-            let errors = shown_fields(&i18n, &errors);
-            return rerender(&state, &i18n, &session, &q, Some(&pairs), &errors).await;
-        }
-    };
-    match state.broker.preview(&q.id, &answer, Answerer::Human).await {
-        Ok(response) => {
-            let result = response.get("result").cloned().unwrap_or(Value::Null);
-            let summary = match (q.kind, &answer.content) {
-                (Kind::Form, Some(Value::Object(content))) => {
-                    content_summary(&i18n, &q.form_schema()?, content)
-                }
-                _ => Vec::new(),
-            };
-            ok(&ConfirmPage {
-                i18n: i18n.clone().at(&format!("/questions/{}", q.id)),
-                summary,
-                kept: pairs
-                    .iter()
-                    .filter(|(k, _)| k != "csrf" && k != "action")
-                    .cloned()
-                    .collect(),
-                csrf: session.csrf.clone(),
-                id: q.id.to_string(),
-                kind: q.kind.as_str(),
-                server: q.server.clone(),
-                rpc_id: q.rpc_id.to_string(),
-                result: pretty(&result),
-                payload: result.to_string(),
+/// The lines saying why a person-only form is so: each listed word that matched and where, or
+/// that every form is person-only by the setting.
+fn person_only_because(i18n: &I18n, q: &Question) -> Vec<String> {
+    use crate::broker::audience::HintPlace;
+    use crate::broker::person_only::PersonOnly;
+    use crate::i18n::Arg;
+    match PersonOnly::of(q) {
+        Some(PersonOnly::Secret(hints)) => hints
+            .iter()
+            .map(|h| {
+                let place = match &h.place {
+                    HintPlace::Message => i18n.t("form-place-message"),
+                    HintPlace::FieldName(f) => {
+                        i18n.t1("form-place-field-name", "field", Arg::server(f))
+                    }
+                    HintPlace::FieldTitle(f) => {
+                        i18n.t1("form-place-field-title", "field", Arg::server(f))
+                    }
+                    HintPlace::FieldDescription(f) => {
+                        i18n.t1("form-place-field-description", "field", Arg::server(f))
+                    }
+                    HintPlace::Choice(f) => i18n.t1("form-place-choice", "field", Arg::server(f)),
+                };
+                i18n.t2(
+                    "form-person-only-because",
+                    "word",
+                    h.word,
+                    "place",
+                    Arg::Text(place.into()),
+                )
             })
-        }
-        Err(BrokerError::InvalidAnswer(errors)) => {
-            let errors = shown_fields(&i18n, &errors);
-            rerender(&state, &i18n, &session, &q, Some(&pairs), &errors).await
-        }
-        Err(BrokerError::AlreadyDecided(_)) => {
-            gone(&state, &i18n, &session, &q.id, |q| {
-                typed_summary(&i18n, q, &pairs)
-            })
-            .await
-        }
-        Err(e) => Err(e.into()),
-    }
-}
-
-/// `POST /questions/{id}/send`: delivers the confirmed answer (validated again), then shows
-/// the question's outcome.
-pub async fn send(
-    state: web::Data<AppState>,
-    session: WebSession,
-    i18n: I18n,
-    id: web::Path<String>,
-    payload: web::Payload,
-) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
-    if last(&pairs, "action") != Some("send") {
-        return Ok(see_other(&format!("/questions/{id}")));
-    }
-    let result: Value = serde_json::from_str(last(&pairs, "payload").unwrap_or_default())
-        .map_err(|_| PageError::Refused(Refusal::UnreadableConfirmation))?;
-    let q = state.broker.get(&id).await?;
-    if q.state != State::Pending {
-        return gone(&state, &i18n, &session, &q.id, |q| {
-            result_summary(&i18n, q, &result)
-        })
-        .await;
-    }
-    let answer = match q.kind {
-        Kind::Sampling => Answer {
-            action: Action::Accept,
-            content: None,
-            result: Some(result.clone()),
-        },
-        Kind::Form | Kind::Url => {
-            if result.get("action").and_then(Value::as_str) != Some("accept") {
-                return Err(PageError::Refused(Refusal::AcceptOnly));
-            }
-            Answer {
-                action: Action::Accept,
-                content: result.get("content").cloned(),
-                result: None,
-            }
-        }
-    };
-    match state.broker.answer(&id, &answer, Answerer::Human).await {
-        Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
-        Err(BrokerError::AlreadyDecided(_)) => {
-            gone(&state, &i18n, &session, &id, |q| {
-                result_summary(&i18n, q, &result)
-            })
-            .await
-        }
-        Err(BrokerError::InvalidAnswer(errors)) => {
-            let errors = shown_fields(&i18n, &errors);
-            rerender(&state, &i18n, &session, &q, None, &errors).await
-        }
-        Err(e) => Err(e.into()),
+            .collect(),
+        Some(PersonOnly::EveryForm) => vec![i18n.t("form-person-only-every-form")],
+        _ => Vec::new(),
     }
 }

@@ -1,16 +1,18 @@
-//! The queue of pending questions and the history of decided ones.
+//! The queue of pending questions: searched and filtered (server, kind, text), grouped by
+//! server, several declined at once after a confirmation, and each server's pause, block and
+//! muted notices.
 
 use super::*;
+use crate::broker::{ControlChange, ServerControl};
 use crate::web::api::MAX_LISTED;
 
-/// A question as a row of the queue or history.
+/// A question as a row of the queue.
 pub struct Row {
     pub id: String,
     pub kind: Kind,
     pub server: String,
     pub tool: String,
     pub audience: Audience,
-    pub state: State,
     pub created_at: Moment,
     pub expires_at: Moment,
     /// One line of what it asks ([`preview`]).
@@ -18,14 +20,13 @@ pub struct Row {
 }
 
 impl Row {
-    fn of(q: &Question, now: chrono::DateTime<chrono::Utc>) -> Row {
+    pub fn of(q: &Question, now: chrono::DateTime<chrono::Utc>) -> Row {
         Row {
             id: q.id.to_string(),
             kind: q.kind,
             server: q.server.clone(),
             tool: q.tool.clone().unwrap_or_default(),
             audience: q.audience,
-            state: q.state,
             created_at: moment(q.created_at, now),
             expires_at: moment(q.expires_at, now),
             preview: preview(q),
@@ -33,60 +34,263 @@ impl Row {
     }
 }
 
+/// The rows of one server, in the queue's order.
+pub struct Group {
+    pub server: String,
+    pub rows: Vec<Row>,
+}
+
+/// A server the queue offers controls for: one with waiting questions or a control in force.
+pub struct ServerView {
+    pub server: String,
+    /// Its questions waiting (all of them, not only those the filter shows).
+    pub waiting: usize,
+    pub control: ServerControl,
+    /// Local time the pause ends, when paused.
+    pub paused_until: String,
+}
+
+/// `GET /` query: every part optional; empty means "any".
+#[derive(Deserialize, Default)]
+pub struct QueueQuery {
+    pub server: Option<String>,
+    pub kind: Option<String>,
+    pub q: Option<String>,
+    /// `server`: one table per server.
+    pub group: Option<String>,
+    /// How many questions the last bulk decline declined (the notice after it).
+    pub declined: Option<usize>,
+    /// How many of them were decided already.
+    pub skipped: Option<usize>,
+}
+
 #[derive(Template)]
 #[template(path = "queue.html")]
 pub struct QueuePage {
     pub i18n: I18n,
     pub csrf: String,
-    pub pending: Vec<Row>,
-    /// Pending questions in all (more than `pending.len()` when the list is cut).
+    /// The rows the filter shows, grouped by server (one group when not grouped).
+    pub groups: Vec<Group>,
+    pub grouped: bool,
+    /// Rows the filter shows.
+    pub shown: usize,
+    /// Pending questions in all (more than those listed when the list is cut).
     pub total: i64,
+    /// Pending questions read (at most `MAX_LISTED`).
+    pub listed: usize,
+    /// The filter as entered.
+    pub server: String,
+    pub kind: Option<Kind>,
+    pub text: String,
+    /// Some filter is set.
+    pub filtered: bool,
+    pub kinds: &'static [Kind],
+    /// Servers with questions waiting, for the server filter.
+    pub servers: Vec<String>,
+    pub controls: Vec<ServerView>,
+    /// Servers whose notices are muted (the browser notifications skip them too).
+    pub muted: String,
+    pub declined: Option<usize>,
+    pub skipped: usize,
     /// This browser's session is a 12-hour one (e.g. from a login link): offer to remember
     /// the browser for 30 days.
     pub day_session: bool,
 }
 
-/// `GET /`: every pending question, oldest first. Updates live through `/api/v1/events` when
-/// JavaScript is on; reload otherwise.
+/// The text the queue's search looks in: the server, the tool, and what the question asks.
+fn searchable(q: &Question) -> String {
+    let mut text = format!(
+        "{} {} {}",
+        q.server,
+        q.tool.as_deref().unwrap_or(""),
+        preview(q)
+    );
+    for key in ["message", "url", "systemPrompt"] {
+        if let Some(s) = q.request.get(key).and_then(Value::as_str) {
+            text.push(' ');
+            text.push_str(s);
+        }
+    }
+    text.to_lowercase()
+}
+
+/// `GET /?server=&kind=&q=&group=server`: the pending questions, oldest first, filtered.
+/// Updates in place through `/api/v1/events` when JavaScript is on; reload otherwise.
 pub async fn queue(
     state: web::Data<AppState>,
     session: WebSession,
     i18n: I18n,
+    query: web::Query<QueueQuery>,
 ) -> Result<HttpResponse, PageError> {
-    // Whole questions (for the preview), in the order of the pending index, at most
-    // `MAX_LISTED` of them.
+    let f = query.into_inner();
     let pending = state.broker.pending(MAX_LISTED).await?;
     let total = state.broker.count_pending().await?;
     let now = state.broker.now();
+    let text = f.q.unwrap_or_default().trim().to_owned();
+    let server = f.server.unwrap_or_default().trim().to_owned();
+    let kind_text = f.kind.unwrap_or_default();
+    let kind = kind_text.parse::<Kind>().ok();
+    let grouped = f.group.as_deref() == Some("server");
+    let needle = text.to_lowercase();
+    let wanted = |q: &&Question| {
+        (server.is_empty() || q.server == server)
+            && (kind_text.is_empty() || Some(q.kind) == kind)
+            && (needle.is_empty() || searchable(q).contains(&needle))
+    };
+    let mut groups: Vec<Group> = Vec::new();
+    let mut shown = 0;
+    for q in pending.iter().filter(wanted) {
+        shown += 1;
+        let key = if grouped { q.server.as_str() } else { "" };
+        let row = Row::of(q, now);
+        match groups.iter_mut().find(|g| g.server == key) {
+            Some(g) => g.rows.push(row),
+            None => groups.push(Group {
+                server: key.to_owned(),
+                rows: vec![row],
+            }),
+        }
+    }
+    let mut servers: Vec<String> = pending.iter().map(|q| q.server.clone()).collect();
+    servers.sort();
+    servers.dedup();
+    let in_force = state.broker.controls().await?;
+    let mut controls: Vec<ServerView> = Vec::new();
+    let mut names = servers.clone();
+    names.extend(in_force.iter().map(|c| c.server.clone()));
+    names.sort();
+    names.dedup();
+    for name in names {
+        let control = in_force
+            .iter()
+            .find(|c| c.server == name)
+            .cloned()
+            .unwrap_or_else(|| ServerControl::none(&name));
+        controls.push(ServerView {
+            waiting: pending.iter().filter(|q| q.server == name).count(),
+            paused_until: control
+                .paused_until
+                .map(|t| moment(t, now).local)
+                .unwrap_or_default(),
+            control,
+            server: name,
+        });
+    }
+    let muted: Vec<&str> = in_force
+        .iter()
+        .filter(|c| c.muted)
+        .map(|c| c.server.as_str())
+        .collect();
     ok(&QueuePage {
         i18n,
         csrf: session.csrf.clone(),
-        pending: pending.iter().map(|q| Row::of(q, now)).collect(),
+        groups,
+        grouped,
+        shown,
         total,
+        listed: pending.len(),
+        filtered: !server.is_empty() || !kind_text.is_empty() || !text.is_empty(),
+        server,
+        kind,
+        text,
+        kinds: Kind::ALL,
+        servers,
+        controls,
+        muted: serde_json::to_string(&muted).unwrap_or_default(),
+        declined: f.declined,
+        skipped: f.skipped.unwrap_or(0),
         day_session: session.expires_at - now.timestamp_millis()
             <= crate::auth::Lifetime::Day.millis(),
     })
 }
 
 #[derive(Template)]
-#[template(path = "history.html")]
-pub struct HistoryPage {
+#[template(path = "decline_many.html")]
+pub struct DeclineManyPage {
     pub i18n: I18n,
     pub csrf: String,
-    pub decided: Vec<Row>,
+    /// The selected questions still pending.
+    pub rows: Vec<Row>,
+    /// Selected questions already decided (nothing to decline).
+    pub gone: usize,
 }
 
-/// `GET /history`: the most recently decided questions.
-pub async fn history(
+/// `POST /questions/decline` (`id` repeated; `confirmed=1` on the confirm page's button): first
+/// a page listing what will be declined, then each is declined as the person would one by one
+/// (the server of each gets a decline; the audit records each). Back to the queue with how many.
+pub async fn decline_many(
     state: web::Data<AppState>,
     session: WebSession,
     i18n: I18n,
+    payload: web::Payload,
 ) -> Result<HttpResponse, PageError> {
-    let decided = state.broker.history(200).await?;
-    let now = state.broker.now();
-    ok(&HistoryPage {
-        i18n,
-        csrf: session.csrf.clone(),
-        decided: decided.iter().map(|q| Row::of(q, now)).collect(),
-    })
+    let pairs = form_pairs(payload).await?;
+    session.check_csrf(last(&pairs, "csrf"))?;
+    let mut ids: Vec<&str> = pairs
+        .iter()
+        .filter(|(k, _)| k == "id")
+        .map(|(_, v)| v.as_str())
+        .collect();
+    ids.dedup();
+    if ids.is_empty() {
+        return Ok(see_other("/"));
+    }
+    if last(&pairs, "confirmed") != Some("1") {
+        let now = state.broker.now();
+        let mut rows = Vec::new();
+        let mut gone = 0;
+        for id in ids {
+            match state.broker.get(id).await {
+                Ok(q) if q.state == State::Pending => rows.push(Row::of(&q, now)),
+                Ok(_) | Err(BrokerError::NotFound) => gone += 1,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        return ok(&DeclineManyPage {
+            i18n,
+            csrf: session.csrf.clone(),
+            rows,
+            gone,
+        });
+    }
+    let refusal = Answer {
+        action: Action::Decline,
+        content: None,
+        result: None,
+        arguments: None,
+        grant: None,
+    };
+    let (mut declined, mut skipped) = (0, 0);
+    for id in ids {
+        match state.broker.answer(id, &refusal, Answerer::Human).await {
+            Ok(_) => declined += 1,
+            Err(BrokerError::AlreadyDecided(_) | BrokerError::NotFound) => skipped += 1,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(see_other(&format!(
+        "/?declined={declined}&skipped={skipped}"
+    )))
+}
+
+/// `POST /servers/control` (`server`, `change` = pause, resume, block, unblock, mute, unmute).
+pub async fn control_server(
+    state: web::Data<AppState>,
+    session: WebSession,
+    payload: web::Payload,
+) -> Result<HttpResponse, PageError> {
+    let pairs = form_pairs(payload).await?;
+    session.check_csrf(last(&pairs, "csrf"))?;
+    let server = last(&pairs, "server").unwrap_or_default();
+    let Ok(change) = last(&pairs, "change")
+        .unwrap_or_default()
+        .parse::<ControlChange>()
+    else {
+        return Err(PageError::Refused(Refusal::UnreadableForm));
+    };
+    if server.is_empty() {
+        return Err(PageError::Refused(Refusal::UnreadableForm));
+    }
+    state.broker.set_control(server, change).await?;
+    Ok(see_other("/#servers"))
 }

@@ -1,6 +1,7 @@
 //! The model review's decisions and edits posted from the question page.
 
 use super::*;
+use crate::sampling::receipt::ExclusionReason;
 
 /// `POST /questions/{id}/decide`: a review decision (`approvalId`, `decision`, `model`).
 pub async fn decide(
@@ -21,16 +22,26 @@ pub async fn decide(
     // so what runs is what the person saw.
     let edit = (decision == DecisionKind::Approve && last(&pairs, "baseRevision").is_some())
         .then(|| edit_of(&pairs));
+    let model = last(&pairs, "model")
+        .filter(|m| !m.is_empty())
+        .map(str::to_owned);
+    let over_cap_confirmed = last(&pairs, "overCap") == Some(OVER_CAP_CONFIRMED);
+    if let (Some(model), false, DecisionKind::Approve | DecisionKind::Regenerate) =
+        (&model, over_cap_confirmed, decision)
+        && let Some(page) = over_cap_page(&state, &session, &i18n, &id, model, &pairs).await?
+    {
+        return ok(&page);
+    }
     let decision = Decision {
         approval_id: last(&pairs, "approvalId").unwrap_or_default().to_owned(),
         decision,
-        model: last(&pairs, "model")
-            .filter(|m| !m.is_empty())
-            .map(str::to_owned),
+        model,
         edit,
+        over_cap_confirmed,
     };
     match state.review.decide(&id, &decision, &Actor::Human).await {
-        Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
+        // Back at the decision: the run's status and then its answer come where the eye is.
+        Ok(_) => Ok(see_other(&format!("/questions/{id}#decision"))),
         Err(e) => {
             refused(&state, &i18n, &session, &id, e, |_| {
                 typed_revision(&i18n, &pairs)
@@ -106,4 +117,66 @@ async fn refused(
         }
     }
     Err(e.into())
+}
+
+/// The value of `overCap` that the over-cap confirmation's button posts.
+const OVER_CAP_CONFIRMED: &str = "confirmed";
+
+/// The confirmation before a model over the cost cap runs: its estimate and the cap, what was
+/// posted kept so "Run anyway" posts the same decision again with `overCap=confirmed`.
+#[derive(Template)]
+#[template(path = "over_cap.html")]
+pub struct OverCapPage {
+    pub i18n: I18n,
+    pub csrf: String,
+    pub id: String,
+    pub server: String,
+    pub model: String,
+    /// The model's estimate for this request, e.g. `$0.0032`.
+    pub cost: String,
+    /// The per-request cap, e.g. `$0.0010`.
+    pub cap: String,
+    /// What the person posted (all but `csrf`), posted again by "Run anyway".
+    pub kept: Vec<(String, String)>,
+}
+
+/// The over-cap confirmation when `model` is excluded only for its estimate over the cap, else
+/// `None` (the review decides, and refuses any other exclusion).
+async fn over_cap_page(
+    state: &AppState,
+    session: &WebSession,
+    i18n: &I18n,
+    id: &str,
+    model: &str,
+    pairs: &[(String, String)],
+) -> Result<Option<OverCapPage>, PageError> {
+    let q = state.broker.get(id).await?;
+    if q.kind != Kind::Sampling || q.state != State::Pending || state.review.engine().is_none() {
+        return Ok(None);
+    }
+    let review = state.review.review(&q).await?;
+    let over = review
+        .route
+        .receipt
+        .exclusions
+        .iter()
+        .filter(|e| e.model == model && e.only_over_budget())
+        .flat_map(|e| &e.reasons)
+        .find_map(|r| match r {
+            ExclusionReason::OverBudget {
+                estimated_cost_usd,
+                cap_usd,
+            } => Some((*estimated_cost_usd, *cap_usd)),
+            _ => None,
+        });
+    Ok(over.map(|(cost, cap)| OverCapPage {
+        i18n: i18n.clone().at(&format!("/questions/{id}")),
+        csrf: session.csrf.clone(),
+        id: id.to_owned(),
+        server: q.server.clone(),
+        model: model.to_owned(),
+        cost: i18n.usd(Some(cost)),
+        cap: i18n.usd(Some(cap)),
+        kept: pairs.iter().filter(|(k, _)| k != "csrf").cloned().collect(),
+    }))
 }

@@ -4,10 +4,13 @@
 pub mod diff;
 pub mod form;
 pub mod problem;
+pub mod prompt;
 pub mod review;
 pub mod sampling;
+pub mod spend;
 pub mod summary;
 pub mod text;
+pub mod tool_call;
 pub mod url;
 
 use super::AppState;

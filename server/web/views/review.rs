@@ -1,9 +1,10 @@
 //! The model review (route, runs, approval ids) as the page shows it.
 
-use super::diff::{BlockDiff, editable_texts, prompt_diffs};
+use super::diff::{BlockDiff, prompt_diffs};
+use super::prompt::{PromptBox, block_label, prompt_boxes, rows_for};
 use super::*;
-use crate::sampling::receipt::{ExclusionReason, HintMatch, Modality, Selection};
-use crate::sampling::{Receipt, TokenMethod};
+use crate::sampling::receipt::{ExclusionReason, HintMatch, Modality, Selection, Tie, TieBreak};
+use crate::sampling::{ProviderError, Receipt, TokenMethod};
 
 /// The model review as the page shows it.
 pub struct ModelReview {
@@ -19,9 +20,13 @@ pub struct ModelReview {
     pub estimated_cost: String,
     pub models: Vec<ModelOption>,
     pub system_prompt: String,
-    pub texts: Vec<(usize, usize, String)>,
-    /// What the person changed against the server's original request (empty when nothing).
-    pub diffs: Vec<BlockDiff>,
+    /// Rows of the system prompt's box, from its length.
+    pub system_rows: usize,
+    /// Every block of the prompt: text blocks as edit boxes, the others named read-only.
+    pub boxes: Vec<PromptBox>,
+    /// What the person changed against the server's original request (empty when nothing),
+    /// each with its label (the system prompt, or "Message 2 (user), block 1").
+    pub diffs: Vec<(String, BlockDiff)>,
     pub run: Option<RunView>,
     pub waiting: String,
 }
@@ -31,10 +36,13 @@ pub struct ModelReview {
 pub struct ModelOption {
     pub id: String,
     pub selected: bool,
-    /// Estimated cost of this request on this model, e.g. `$0.000700`.
+    /// Estimated cost of this request on this model, e.g. `$0.0007`.
     pub estimate: String,
     /// Why the route excluded it (e.g. over the per-request cost cap); empty when it may run.
     pub excluded: String,
+    /// Excluded only for its estimate over the cost cap: the person may still run it after a
+    /// confirmation naming the cost and the cap.
+    pub over_cap: bool,
 }
 
 /// The latest model run as the page shows it.
@@ -57,6 +65,22 @@ pub struct RunView {
 /// rebuilt from its structured fields (the receipt itself keeps its English sentence).
 fn why_text(i18n: &I18n, receipt: &Receipt) -> String {
     let eligible = receipt.candidates.iter().filter(|c| c.eligible).count();
+    let chosen = receipt
+        .chosen
+        .as_ref()
+        .and_then(|c| receipt.candidates.iter().find(|x| x.id == c.id));
+    let score = Arg::Number {
+        value: chosen.and_then(|c| c.score).unwrap_or(0.0),
+        fraction: Some((0, 2)),
+    };
+    let then = |tie: &Tie| match tie.by {
+        TieBreak::Cheaper => i18n.t1(
+            "route-tie-cheaper",
+            "cost",
+            i18n.usd(chosen.map(|c| c.estimated_cost_usd)),
+        ),
+        TieBreak::Id => i18n.t("route-tie-id"),
+    };
     match receipt.selection {
         Selection::Hint => match &receipt.matched_hint {
             Some(h) => {
@@ -75,29 +99,40 @@ fn why_text(i18n: &I18n, receipt: &Receipt) -> String {
                         format!("{alias:?}"),
                     ),
                 };
-                if h.matched.len() > 1 {
-                    i18n.t2("route-why-hint-tie", "why", why, "count", h.matched.len())
-                } else {
-                    why
+                match &receipt.tie {
+                    Some(tie) => i18n.message(
+                        "route-why-hint-shared",
+                        &[
+                            ("why", Arg::from(why)),
+                            ("count", Arg::from(h.matched.len())),
+                            ("tied", Arg::from(tie.models.len())),
+                            ("then", Arg::from(then(tie))),
+                        ],
+                    ),
+                    None if h.matched.len() > 1 => {
+                        i18n.t2("route-why-hint-tie", "why", why, "count", h.matched.len())
+                    }
+                    None => why,
                 }
             }
             None => receipt.why.clone(),
         },
-        Selection::Priorities => {
-            let score = receipt
-                .chosen
-                .as_ref()
-                .and_then(|c| receipt.candidates.iter().find(|x| x.id == c.id))
-                .and_then(|c| c.score)
-                .unwrap_or(0.0);
-            i18n.t2(
-                "route-why-priorities",
-                "score",
-                Arg::fixed(score, 4),
-                "count",
-                eligible,
-            )
-        }
+        Selection::Priorities if eligible == 1 => i18n.t("route-why-only-one"),
+        Selection::Priorities => match &receipt.tie {
+            Some(tie) if tie.models.len() == eligible => {
+                i18n.t2("route-why-all-tied", "count", eligible, "then", then(tie))
+            }
+            Some(tie) => i18n.message(
+                "route-why-some-tied",
+                &[
+                    ("tied", Arg::from(tie.models.len())),
+                    ("count", Arg::from(eligible)),
+                    ("score", score),
+                    ("then", Arg::from(then(tie))),
+                ],
+            ),
+            None => i18n.t2("route-why-priorities", "score", score, "count", eligible),
+        },
         Selection::NoPermittedRoute if receipt.candidates.is_empty() => {
             i18n.t("route-why-no-models")
         }
@@ -140,6 +175,39 @@ fn reasons_text(i18n: &I18n, reasons: &[ExclusionReason]) -> String {
         })
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// A failed run's stored error in the page's language (a provider's failure; any other is
+/// stored as a sentence and shown as it is). The provider's own words (its error message, the
+/// transport's cause) stay as the provider wrote them.
+fn run_error_text(i18n: &I18n, stored: &str) -> String {
+    let Some(error) = ProviderError::from_stored(stored) else {
+        return stored.to_owned();
+    };
+    match error {
+        ProviderError::MissingKey { env, .. } => i18n.t1("run-error-missing-key", "env", env),
+        ProviderError::KeyFile { message, .. } => i18n.t1("run-error-key-file", "message", message),
+        ProviderError::Transport { message, .. } => {
+            i18n.t1("run-error-transport", "message", message)
+        }
+        ProviderError::Timeout { seconds, .. } => i18n.t1("run-error-timeout", "seconds", seconds),
+        ProviderError::Incomplete { .. } => i18n.t("run-error-incomplete"),
+        ProviderError::Status {
+            status, message, ..
+        } => i18n.t2(
+            "run-error-status",
+            "status",
+            status.to_string(),
+            "message",
+            message,
+        ),
+        ProviderError::Unparseable { message, .. } => {
+            i18n.t1("run-error-unparseable", "message", message)
+        }
+        ProviderError::Unsupported { message, .. } => {
+            i18n.t1("run-error-unsupported", "message", message)
+        }
+    }
 }
 
 /// How the route counted the input tokens, in the page's language.
@@ -188,12 +256,37 @@ pub async fn model_review(
                 .find(|e| e.model == c.id)
                 .map(|e| reasons_text(i18n, &e.reasons))
                 .unwrap_or_default(),
+            over_cap: receipt
+                .exclusions
+                .iter()
+                .find(|e| e.model == c.id)
+                .is_some_and(|e| e.only_over_budget()),
         })
         .collect();
-    let texts = editable_texts(&review.params)
+    let role_of = |m: usize| {
+        review
+            .params
+            .pointer(&format!("/messages/{m}/role"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let diffs = prompt_diffs(&q.request, &review.params)
         .into_iter()
-        .filter_map(|(key, text)| key.map(|(m, b)| (m, b, text)))
+        .map(|d| {
+            let label = match d.message {
+                None => i18n.t("sampling-system-prompt"),
+                Some((m, b)) => block_label(i18n, m, &role_of(m), b),
+            };
+            (label, d)
+        })
         .collect();
+    let system_prompt = review
+        .params
+        .get("systemPrompt")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
     let run = review.runs.first().map(|r| {
         let result: Value = r
             .result
@@ -225,7 +318,11 @@ pub async fn model_review(
             ),
             model: r.model_id.clone(),
             state: r.state,
-            error: r.error.clone().unwrap_or_default(),
+            error: r
+                .error
+                .as_deref()
+                .map(|e| run_error_text(i18n, e))
+                .unwrap_or_default(),
             text: blocks
                 .iter()
                 .filter_map(|b| b.get("text").and_then(Value::as_str))
@@ -282,14 +379,10 @@ pub async fn model_review(
         estimated_cost: i18n.usd(receipt.estimated_cost_usd),
         routed,
         models,
-        system_prompt: review
-            .params
-            .get("systemPrompt")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned(),
-        texts,
-        diffs: prompt_diffs(&q.request, &review.params),
+        system_rows: rows_for(&system_prompt),
+        system_prompt,
+        boxes: prompt_boxes(i18n, &review.params),
+        diffs,
         run,
         waiting: i18n.duration(waiting),
     }))

@@ -96,7 +96,7 @@ pub fn typed_summary(i18n: &I18n, q: &Question, pairs: &[(String, String)]) -> V
         .map(|(label, key)| row(label, typed(key)))
         .filter(|r| r.sent)
         .collect(),
-        Kind::Url => Vec::new(),
+        Kind::Url | Kind::ToolCall => Vec::new(),
     }
 }
 
@@ -110,8 +110,10 @@ pub fn typed_revision(i18n: &I18n, pairs: &[(String, String)]) -> Vec<SummaryRow
             let label = if k == "systemPrompt" {
                 i18n.t("sampling-system-prompt")
             } else {
+                // Counted from 1, as the page's message list and edit boxes count.
                 let (m, b) = k.strip_prefix("text.")?.split_once('.')?;
-                i18n.t2("summary-block", "message", m, "block", b)
+                let (m, b): (usize, usize) = (m.parse().ok()?, b.parse().ok()?);
+                i18n.t2("summary-block", "message", m + 1, "block", b + 1)
             };
             Some(SummaryRow {
                 label,

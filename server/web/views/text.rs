@@ -90,6 +90,7 @@ pub const PREVIEW_CHARS: usize = 90;
 pub fn preview(q: &Question) -> String {
     let text = match q.kind {
         Kind::Form | Kind::Url => q.request.get("message").and_then(Value::as_str),
+        Kind::ToolCall => q.request.get("name").and_then(Value::as_str),
         Kind::Sampling => {
             first_text(&q.request).or_else(|| q.request.get("systemPrompt").and_then(Value::as_str))
         }

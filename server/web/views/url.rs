@@ -2,26 +2,46 @@
 
 use super::*;
 
+/// One piece of the URL as the page shows it: text as written, or an invisible character shown
+/// as its code point (`U+202E`), so the address reads in its real order.
+pub enum UrlPiece {
+    /// Visible text, shown as it is (inside an LTR isolate).
+    Text(String),
+    /// An invisible character ([`url_safety::is_hidden_char`]), e.g. `U+202E`.
+    Hidden(String),
+}
+
 /// What the page shows about a URL question's link.
 pub struct UrlView {
     pub verbatim: String,
+    /// The URL in pieces, its invisible characters made visible.
+    pub pieces: Vec<UrlPiece>,
     pub subdomain: String,
     pub registrable: String,
     pub host_ascii: String,
     pub host_unicode: String,
     pub idn: bool,
-    /// The findings' warnings, in the page's language.
+    /// Warnings of deception, in the page's language: shown as warnings, first.
     pub warnings: Vec<String>,
+    /// Notes about the address (international characters, not a public name, a bare IP).
+    pub notes: Vec<String>,
     /// The link may be opened (its scheme is https/http).
     pub openable: bool,
     /// Opening takes a second confirmation: the host is this computer, a private network or a
     /// bare IP ([`url_safety::UrlReview::needs_second_confirmation`]).
     pub confirm_first: bool,
+    /// Going back (Decline) is the main button and opening the secondary one
+    /// ([`url_safety::UrlReview::back_is_primary`]).
+    pub back_primary: bool,
 }
 
 /// The catalogue's name of a finding (`url-finding` selects its warning on it).
 fn finding_word(f: Finding) -> &'static str {
     match f {
+        Finding::HiddenCharacters => "hidden-characters",
+        Finding::Imitates => "imitates",
+        Finding::PosingInSubdomain => "posing-in-subdomain",
+        Finding::BrandMismatch => "brand-mismatch",
         Finding::NotHttps => "not-https",
         Finding::InternationalizedHost => "internationalized-host",
         Finding::Lookalike => "lookalike",
@@ -32,26 +52,89 @@ fn finding_word(f: Finding) -> &'static str {
     }
 }
 
-/// What the page shows about the URL `raw`, its warnings in `i18n`'s language.
-pub fn url_view(i18n: &I18n, raw: &str) -> UrlView {
+/// `raw` in pieces, each invisible character its own piece named by its code point.
+fn pieces(raw: &str) -> Vec<UrlPiece> {
+    let mut out = Vec::new();
+    let mut text = String::new();
+    for c in raw.chars() {
+        if url_safety::is_hidden_char(c) {
+            if !text.is_empty() {
+                out.push(UrlPiece::Text(std::mem::take(&mut text)));
+            }
+            out.push(UrlPiece::Hidden(format!("U+{:04X}", u32::from(c))));
+        } else {
+            text.push(c);
+        }
+    }
+    if !text.is_empty() {
+        out.push(UrlPiece::Text(text));
+    }
+    out
+}
+
+/// What the page shows about the URL `raw` that the server's `message` asks to open, its
+/// warnings in `i18n`'s language.
+pub fn url_view(i18n: &I18n, raw: &str, message: &str) -> UrlView {
     match url_safety::review(raw) {
-        Ok(r) => UrlView {
-            confirm_first: r.needs_second_confirmation(),
-            idn: r.findings.contains(&Finding::InternationalizedHost),
-            warnings: r
-                .findings
-                .iter()
-                .map(|f| i18n.t1("url-finding", "finding", finding_word(*f)))
-                .collect(),
-            verbatim: r.verbatim,
-            subdomain: r.subdomain,
-            registrable: r.registrable,
-            host_ascii: r.host_ascii,
-            host_unicode: r.host_unicode,
-            openable: true,
-        },
+        Ok(r) => {
+            let r = r.with_message(message);
+            let said = |f: Finding| {
+                let domain = Arg::server(&r.registrable);
+                match f {
+                    Finding::Imitates => i18n.t2(
+                        "url-warning-imitates",
+                        "known",
+                        r.imitates.unwrap_or_default(),
+                        "domain",
+                        domain,
+                    ),
+                    Finding::PosingInSubdomain => i18n.t2(
+                        "url-warning-posing",
+                        "known",
+                        Arg::server(r.posing_as.as_deref().unwrap_or_default()),
+                        "domain",
+                        domain,
+                    ),
+                    Finding::BrandMismatch => {
+                        let known = r.brand.unwrap_or_default();
+                        let label = known.split('.').next().unwrap_or(known);
+                        let mut brand = label.chars();
+                        let brand: String = brand
+                            .next()
+                            .map(|c| c.to_uppercase().chain(brand).collect())
+                            .unwrap_or_default();
+                        i18n.message(
+                            "url-warning-brand",
+                            &[
+                                ("brand", Arg::from(brand)),
+                                ("known", Arg::from(known)),
+                                ("domain", domain),
+                            ],
+                        )
+                    }
+                    other => i18n.t1("url-finding", "finding", finding_word(other)),
+                }
+            };
+            let (danger, notes): (Vec<Finding>, Vec<Finding>) =
+                r.findings.iter().partition(|f| f.is_danger());
+            UrlView {
+                confirm_first: r.needs_second_confirmation(),
+                back_primary: r.back_is_primary(),
+                idn: r.findings.contains(&Finding::InternationalizedHost),
+                warnings: danger.into_iter().map(said).collect(),
+                notes: notes.into_iter().map(said).collect(),
+                pieces: pieces(&r.verbatim),
+                verbatim: r.verbatim,
+                subdomain: r.subdomain,
+                registrable: r.registrable,
+                host_ascii: r.host_ascii,
+                host_unicode: r.host_unicode,
+                openable: true,
+            }
+        }
         // Refused at open time; a stored one can only come from an older version.
         Err(e) => UrlView {
+            pieces: pieces(raw),
             verbatim: raw.to_owned(),
             subdomain: String::new(),
             registrable: String::new(),
@@ -65,8 +148,28 @@ pub fn url_view(i18n: &I18n, raw: &str) -> UrlView {
                     "url-invalid"
                 }),
             ],
+            notes: Vec::new(),
             openable: false,
             confirm_first: false,
+            back_primary: true,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invisible_characters_become_code_points() {
+        let p = pieces("https://a.example/x_\u{202E}fdp.exe");
+        let shown: Vec<String> = p
+            .iter()
+            .map(|p| match p {
+                UrlPiece::Text(t) => t.clone(),
+                UrlPiece::Hidden(c) => format!("[{c}]"),
+            })
+            .collect();
+        assert_eq!(shown, vec!["https://a.example/x_", "[U+202E]", "fdp.exe"]);
     }
 }

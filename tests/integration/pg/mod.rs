@@ -287,7 +287,9 @@ async fn schema_rs_is_what_the_postgres_migrations_make() {
             "auto_approve_rules",
             "questions",
             "sampling_revisions",
-            "sampling_runs"
+            "sampling_runs",
+            "server_controls",
+            "tool_grants"
         ]
     );
 }

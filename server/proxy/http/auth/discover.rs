@@ -13,9 +13,6 @@ use url::Url;
 use super::AuthError;
 use crate::proxy::http::remote::is_loopback;
 
-/// The largest metadata document read, in bytes.
-const METADATA_LIMIT: usize = 256 * 1024;
-
 /// The parameters of a `Bearer` challenge (RFC 6750 §3, RFC 9728 §5.1).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Challenge {
@@ -95,6 +92,9 @@ pub struct ServerMetadata {
     /// Whether the server accepts a client ID metadata document as `client_id`.
     #[serde(default)]
     pub client_id_metadata_document_supported: Option<bool>,
+    /// Whether authorization responses carry `iss` (RFC 9207 §3).
+    #[serde(default)]
+    pub authorization_response_iss_parameter_supported: Option<bool>,
 }
 
 /// Finds the protected resource metadata of the MCP server at `server`.
@@ -106,19 +106,34 @@ pub async fn resource_metadata(
     server: &Url,
     challenge: &Challenge,
 ) -> Result<ResourceMetadata, AuthError> {
+    // Each candidate with the resource identifier its metadata must name (RFC 9728 §3.3): the
+    // URL the request went to when the challenge named the metadata, else the identifier the
+    // well-known string was inserted into.
     let mut candidates = Vec::new();
     if let Some(given) = &challenge.resource_metadata {
         let url = Url::parse(given)
             .map_err(|_| AuthError::Discovery("resource_metadata is not a URL".into()))?;
-        candidates.push(url);
+        candidates.push((url, vec![server.clone()]));
     } else {
         let path = server.path().trim_end_matches('/');
         if !path.is_empty() {
-            candidates.push(well_known(server, "oauth-protected-resource", path));
+            candidates.push((
+                well_known(server, "oauth-protected-resource", path),
+                vec![server.clone()],
+            ));
         }
-        candidates.push(well_known(server, "oauth-protected-resource", ""));
+        // The origin's own metadata: about the origin, or (as MCP servers publish it) about
+        // this very server URL.
+        let mut origin = server.clone();
+        origin.set_path("/");
+        origin.set_query(None);
+        origin.set_fragment(None);
+        candidates.push((
+            well_known(server, "oauth-protected-resource", ""),
+            vec![origin, server.clone()],
+        ));
     }
-    for url in candidates {
+    for (url, expected) in candidates {
         secure(&url, "the protected resource metadata")?;
         let Some(meta) = fetch::<ResourceMetadata>(http, &url).await? else {
             continue;
@@ -126,12 +141,8 @@ pub async fn resource_metadata(
         let resource = Url::parse(&meta.resource).map_err(|_| {
             AuthError::Discovery("the resource metadata's resource is not a URL".into())
         })?;
-        // RFC 9728 §3.3 / §7.3: the metadata must be about this server, not another origin.
-        if resource.origin() != server.origin()
-            || !server
-                .path()
-                .starts_with(resource.path().trim_end_matches('/'))
-        {
+        // RFC 9728 §3.3 / §7.3: the metadata must be about this server, the whole URL.
+        if !expected.iter().any(|e| same_resource(e, &resource)) {
             return Err(AuthError::Mismatch(
                 "the protected resource metadata names another resource".into(),
             ));
@@ -210,6 +221,16 @@ pub async fn server_metadata(http: &AuthHttp, issuer: &str) -> Result<ServerMeta
     ))
 }
 
+/// Whether two resource identifiers are the same URL (RFC 9728 §3.3 "identical"): scheme, host,
+/// port, path and query all equal, a trailing `/` aside; never a prefix.
+fn same_resource(a: &Url, b: &Url) -> bool {
+    a.scheme() == b.scheme()
+        && a.host() == b.host()
+        && a.port_or_known_default() == b.port_or_known_default()
+        && a.path().trim_end_matches('/') == b.path().trim_end_matches('/')
+        && a.query() == b.query()
+}
+
 /// `origin/.well-known/NAME` + `path` (RFC 8414 §3.1 / RFC 9728 §3.1 path insertion).
 fn well_known(base: &Url, name: &str, path: &str) -> Url {
     let mut url = base.clone();
@@ -238,6 +259,8 @@ async fn fetch<T: serde::de::DeserializeOwned>(
 ) -> Result<Option<T>, AuthError> {
     let response = http
         .to(url)
+        .await
+        .map_err(|e| AuthError::Discovery(e.to_string()))?
         .get(url.clone())
         .header(reqwest::header::ACCEPT, "application/json")
         .send()
@@ -252,7 +275,7 @@ async fn fetch<T: serde::de::DeserializeOwned>(
             "metadata request answered HTTP {status}"
         )));
     }
-    let body = crate::proxy::http::remote::read_body(response, METADATA_LIMIT)
+    let body = super::transport::read_reply(response)
         .await
         .map_err(AuthError::Discovery)?;
     serde_json::from_slice(&body)
@@ -283,5 +306,20 @@ mod tests {
         assert!(secure(&Url::parse("http://127.0.0.1:9/token").unwrap(), "t").is_ok());
         assert!(secure(&Url::parse("https://as.example/token").unwrap(), "t").is_ok());
         assert!(secure(&Url::parse("http://as.example/token").unwrap(), "t").is_err());
+    }
+
+    #[test]
+    fn a_resource_is_the_whole_url_never_a_prefix() {
+        let u = |s: &str| Url::parse(s).unwrap();
+        assert!(same_resource(&u("https://h/mcp"), &u("https://h/mcp")));
+        assert!(same_resource(&u("https://h/mcp"), &u("https://H:443/mcp/")));
+        assert!(!same_resource(&u("https://h/mcp"), &u("https://h/mc")));
+        assert!(!same_resource(&u("https://h/mcp"), &u("https://h/")));
+        assert!(!same_resource(
+            &u("https://h/mcp"),
+            &u("https://h/mcp/other")
+        ));
+        assert!(!same_resource(&u("https://h/mcp"), &u("https://h/mcp?x=1")));
+        assert!(!same_resource(&u("https://h/mcp"), &u("http://h/mcp")));
     }
 }

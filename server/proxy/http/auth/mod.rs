@@ -1,13 +1,17 @@
-//! MCP authorization for a remote server (2025-06-18 / 2025-11-25 `basic/authorization`): on a
-//! 401 (or a 403 `insufficient_scope`), discover the authorization server ([`discover`]),
+//! MCP authorization for a remote server (2025-06-18 through 2026-07-28 `basic/authorization`):
+//! on a 401 (or a 403 `insufficient_scope`), discover the authorization server ([`discover`]),
 //! identify the client ([`register`]: pre-registered, client ID metadata document or RFC 7591
-//! registration), have the person sign in through the service's queue
-//! ([`signin`]) with the authorization code flow, PKCE S256 and the `resource` indicator
-//! (RFC 8707), and keep the tokens, refreshed when they expire, owner-only at
-//! `<state>/oauth/<name>.json`. Tokens never reach logs, events or metrics: nothing here
-//! derives `Debug` over them and errors never carry them.
+//! registration as a `native` application), have the person sign in through the service's
+//! queue ([`signin`]) with the authorization code flow, PKCE S256 and the `resource` indicator
+//! (RFC 8707) exactly as the protected resource metadata publishes it, check the response's
+//! `iss` against the issuer (RFC 9207), and keep the tokens, refreshed when they expire,
+//! owner-only at `<state>/oauth/<name>.json`, bound to the authorization server that issued
+//! them. A step-up asks for the scopes asked before together with the challenged ones.
+//! Tokens never reach logs, events or metrics: nothing here derives `Debug` over them and
+//! errors never carry them.
 
 pub mod discover;
+pub mod guard;
 pub mod register;
 mod signin;
 mod transport;
@@ -66,7 +70,19 @@ pub enum AuthError {
 /// What is stored at `<state>/oauth/<name>.json` (0600).
 #[derive(Clone, Serialize, Deserialize)]
 struct Stored {
+    /// The MCP server's URL (`--url`): which server these tokens are for.
     resource: String,
+    /// The `resource` parameter sent (RFC 8707): the protected resource metadata's `resource`
+    /// as published; absent in files written before it was kept (the server URL then).
+    #[serde(default)]
+    indicator: Option<String>,
+    /// The authorization server (as the protected resource metadata names it) that registered
+    /// the client and issued the tokens; a refresh goes only to the same one.
+    #[serde(default)]
+    authorization_server: Option<String>,
+    /// The scopes last asked for, kept in a step-up.
+    #[serde(default)]
+    scope: Option<String>,
     client_id: String,
     client_secret: Option<String>,
     /// How the token endpoint is authenticated.
@@ -159,18 +175,29 @@ impl Auth {
         if self.bearer().as_deref() != sent {
             return Ok(()); // another request already got a new token
         }
+        self.http.guard.settle(resource).await;
         let challenge = Challenge::parse(www_authenticate.unwrap_or(""));
+        let prm = discover::resource_metadata(&self.http, resource, &challenge).await;
         let stored = lock(&self.current).clone();
+        // Tokens are bound to the authorization server that issued them (2026-07-28
+        // client-registration §Authorization Server Binding): once the resource names another
+        // one, the refresh token and the client are not offered to it; the person signs in
+        // there anew.
+        let same_server = |s: &Stored| match (&s.authorization_server, &prm) {
+            (Some(ours), Ok(prm)) => prm.authorization_servers.first() == Some(ours),
+            _ => true,
+        };
         if let Some(stored) =
             stored.filter(|_| challenge.error.as_deref() != Some("insufficient_scope"))
             && stored.refresh_token.is_some()
+            && same_server(&stored)
         {
             match self.refresh(stored).await {
                 Ok(()) => return Ok(()),
                 Err(e) => tracing::info!(server = %self.name, "refresh failed, signing in: {e}"),
             }
         }
-        self.sign_in(resource, &challenge).await
+        self.sign_in(resource, &challenge, prm?).await
     }
 
     async fn refresh(&self, mut stored: Stored) -> Result<(), AuthError> {
@@ -181,7 +208,7 @@ impl Auth {
         let http = self.http.exchanger();
         let token = client
             .exchange_refresh_token(&RefreshToken::new(refresh))
-            .add_extra_param("resource", stored.resource.clone())
+            .add_extra_param("resource", stored.indicator().to_owned())
             .request_async(&http)
             .await
             .map_err(token_error)?;
@@ -193,8 +220,12 @@ impl Auth {
         Ok(())
     }
 
-    async fn sign_in(&self, resource: &Url, challenge: &Challenge) -> Result<(), AuthError> {
-        let prm = discover::resource_metadata(&self.http, resource, challenge).await?;
+    async fn sign_in(
+        &self,
+        resource: &Url,
+        challenge: &Challenge,
+        prm: discover::ResourceMetadata,
+    ) -> Result<(), AuthError> {
         let issuer = prm.authorization_servers.first().ok_or_else(|| {
             AuthError::Discovery("the resource names no authorization server".into())
         })?;
@@ -208,8 +239,19 @@ impl Auth {
             &callback.redirect_uri,
         )
         .await?;
+        // A step-up keeps what was asked before (2026-07-28 §Step-Up Authorization Flow).
+        let asked_before = lock(&self.current).as_ref().and_then(|s| s.scope.clone());
+        let scope = challenge
+            .scope
+            .clone()
+            .or_else(|| prm.scopes_supported.as_ref().map(|s| s.join(" ")));
+        let scope = union(asked_before.as_deref(), scope.as_deref());
         let mut stored = Stored {
             resource: resource.to_string(),
+            // Exactly as published: a parsed URL would gain a "/" on a pathless identifier.
+            indicator: Some(prm.resource.clone()),
+            authorization_server: Some(issuer.clone()),
+            scope: scope.clone(),
             client_id: registered.client_id,
             client_secret: registered.client_secret,
             auth_method: registered.auth,
@@ -224,20 +266,15 @@ impl Auth {
             )
             .set_redirect_uri(RedirectUrl::from_url(callback.redirect_uri.clone()));
         let (challenge_pkce, verifier) = PkceCodeChallenge::new_random_sha256();
-        let scope = challenge
-            .scope
-            .clone()
-            .or_else(|| prm.scopes_supported.as_ref().map(|s| s.join(" ")))
-            .filter(|s| !s.is_empty());
         let mut request = client
             .authorize_url(CsrfToken::new_random)
             .set_pkce_challenge(challenge_pkce)
-            .add_extra_param("resource", stored.resource.clone());
+            .add_extra_param("resource", stored.indicator().to_owned());
         if let Some(scope) = &scope {
             request = request.add_scopes(scope.split(' ').map(|s| Scope::new(s.to_owned())));
         }
         let (authorize, state) = request.url();
-        let code = signin::ask(
+        let redirect = signin::ask(
             &self.service,
             &self.name,
             &authorize,
@@ -247,12 +284,15 @@ impl Auth {
         )
         .await;
         *lock(&self.asking) = None;
-        let code = code?;
+        let redirect = redirect?;
+        // RFC 9207 §2.4, before the code goes anywhere and before an error is believed.
+        check_issuer(&meta, redirect.iss.as_deref())?;
+        let code = redirect.outcome.map_err(AuthError::Denied)?;
         let http = self.http.exchanger();
         let token = client
             .exchange_code(AuthorizationCode::new(code))
             .set_pkce_verifier(verifier)
-            .add_extra_param("resource", stored.resource.clone())
+            .add_extra_param("resource", stored.indicator().to_owned())
             .request_async(&http)
             .await
             .map_err(token_error)?;
@@ -281,6 +321,47 @@ impl Auth {
             Err(e) => tracing::warn!(server = %self.name, "cannot store the tokens: {e}"),
         }
         *lock(&self.current) = Some(stored);
+    }
+}
+
+impl Stored {
+    /// The `resource` parameter to send.
+    fn indicator(&self) -> &str {
+        self.indicator.as_deref().unwrap_or(&self.resource)
+    }
+}
+
+/// The scopes of `before` followed by those of `challenged` not among them; `None` when both
+/// are empty (the `scope` parameter is then left out).
+fn union(before: Option<&str>, challenged: Option<&str>) -> Option<String> {
+    let mut scopes: Vec<&str> = Vec::new();
+    for s in before
+        .into_iter()
+        .chain(challenged)
+        .flat_map(str::split_ascii_whitespace)
+    {
+        if !scopes.contains(&s) {
+            scopes.push(s);
+        }
+    }
+    (!scopes.is_empty()).then(|| scopes.join(" "))
+}
+
+/// The authorization response's `iss` against the issuer of the metadata the request was built
+/// from (2026-07-28 §Authorization Response Validation): compared as plain strings when present,
+/// required when the metadata says the server sends it.
+fn check_issuer(meta: &discover::ServerMetadata, iss: Option<&str>) -> Result<(), AuthError> {
+    match iss {
+        Some(iss) if iss == meta.issuer => Ok(()),
+        Some(_) => Err(AuthError::Mismatch(
+            "the authorization response names another issuer".into(),
+        )),
+        None if meta.authorization_response_iss_parameter_supported == Some(true) => {
+            Err(AuthError::Mismatch(
+                "the authorization response lacks the issuer its server promised".into(),
+            ))
+        }
+        None => Ok(()),
     }
 }
 
@@ -335,6 +416,39 @@ fn token_error<E: std::error::Error>(e: E) -> AuthError {
 mod tests {
     use super::*;
     use crate::paths::StateDir;
+
+    #[test]
+    fn a_step_up_asks_for_the_earlier_scopes_and_the_challenged_ones() {
+        assert_eq!(
+            union(Some("mcp:basic"), Some("mcp:write mcp:basic")).as_deref(),
+            Some("mcp:basic mcp:write")
+        );
+        assert_eq!(union(None, Some("a b")).as_deref(), Some("a b"));
+        assert_eq!(union(Some(""), None), None);
+    }
+
+    fn metadata(iss_supported: Option<bool>) -> discover::ServerMetadata {
+        serde_json::from_value(serde_json::json!({
+            "issuer": "http://localhost:9",
+            "authorization_endpoint": "http://localhost:9/authorize",
+            "token_endpoint": "http://localhost:9/token",
+            "authorization_response_iss_parameter_supported": iss_supported,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_response_issuer_is_compared_as_a_plain_string_and_required_when_promised() {
+        let promised = metadata(Some(true));
+        let silent = metadata(None);
+        assert!(check_issuer(&promised, Some("http://localhost:9")).is_ok());
+        assert!(check_issuer(&promised, Some("http://localhost:9/")).is_err());
+        assert!(check_issuer(&promised, Some("https://evil.example.com")).is_err());
+        assert!(check_issuer(&promised, None).is_err());
+        assert!(check_issuer(&silent, None).is_ok());
+        assert!(check_issuer(&silent, Some("https://evil.example.com")).is_err());
+        assert!(check_issuer(&silent, Some("http://localhost:9")).is_ok());
+    }
 
     #[test]
     fn the_server_name_is_one_file_name_under_oauth() {

@@ -179,12 +179,17 @@ async fn dynamic(
         .map_err(|_| AuthError::Registration("the registration endpoint is not a URL".into()))?;
     let response = http
         .to(&endpoint)
+        .await
+        .map_err(|e| AuthError::Registration(e.to_string()))?
         .post(endpoint.clone())
         .json(&serde_json::json!({
             "client_name": format!("mcp-consent ({name})"),
             "redirect_uris": [redirect.as_str()],
             "grant_types": ["authorization_code", "refresh_token"],
             "response_types": ["code"],
+            // A local program with a loopback redirect (2026-07-28 client-registration
+            // §Application Type: MUST be given; OIDC would default to "web").
+            "application_type": "native",
         }))
         .send()
         .await
@@ -195,9 +200,12 @@ async fn dynamic(
             response.status()
         )));
     }
-    let reply: Reply = response
-        .json()
+    // Bounded in size (and, by the client, in time): a reply that never ends is an error, not
+    // a growing buffer.
+    let body = super::transport::read_reply(response)
         .await
+        .map_err(AuthError::Registration)?;
+    let reply: Reply = serde_json::from_slice(&body)
         .map_err(|_| AuthError::Registration("the reply is not a registration".into()))?;
     // A method this proxy does not speak (e.g. `private_key_jwt`) falls back on what the reply
     // holds: a secret means Basic (RFC 7591 §2's default), none means a public client.

@@ -16,6 +16,10 @@ use crate::client::{Opened, ServiceClient, Waited};
 const SIGN_IN_TIME: Duration = Duration::from_secs(600);
 /// The largest callback request read, in bytes.
 const CALLBACK_LIMIT: usize = 16 * 1024;
+/// How long one connection to the callback may take to send its request.
+const CONNECTION_TIME: Duration = Duration::from_secs(10);
+/// Connections to the callback read at once.
+const MAX_CONNECTIONS: usize = 64;
 /// The page the browser shows after the redirect.
 const DONE_PAGE: &str =
     "<!doctype html><title>Signed in</title><p>Signed in. You may close this page.</p>";
@@ -48,61 +52,108 @@ impl Callback {
         })
     }
 
-    /// Waits for the redirect carrying `state`, and returns its `code`. Requests without the
-    /// right `state` get a 400 and are ignored (a page elsewhere cannot inject a code).
-    ///
-    /// # Errors
-    /// [`AuthError::Denied`] when the server redirects with an `error`.
-    pub async fn code(&self, state: &str) -> Result<String, AuthError> {
+    /// Waits for the redirect carrying `state`, and returns the authorization response it
+    /// holds. Requests without the right `state` get a 400 and are ignored (a page elsewhere
+    /// cannot inject a code). Each connection is read on its own task within
+    /// [`CONNECTION_TIME`], so an idle or slow connection (another user's, say) never holds up
+    /// the browser's redirect.
+    pub async fn code(&self, state: &str) -> Redirect {
+        let (found, mut arrived) = tokio::sync::mpsc::channel::<Redirect>(1);
+        // Dropped (with every reader still running) when the code arrives.
+        let mut readers = tokio::task::JoinSet::new();
+        let mut order = std::collections::VecDeque::new();
         loop {
-            let Ok((mut stream, _)) = self.listener.accept().await else {
-                continue;
-            };
-            let mut buf = vec![0u8; CALLBACK_LIMIT];
-            let mut len = 0;
-            while len < buf.len() {
-                match stream.read(&mut buf[len..]).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => len += n,
+            tokio::select! {
+                accepted = self.listener.accept() => {
+                    let Ok((stream, _)) = accepted else { continue };
+                    while readers.try_join_next().is_some() {}
+                    order.retain(|h: &tokio::task::AbortHandle| !h.is_finished());
+                    // Bounded: beyond this many at once, the oldest reader is ended.
+                    if order.len() >= MAX_CONNECTIONS
+                        && let Some(oldest) = order.pop_front()
+                    {
+                        oldest.abort();
+                    }
+                    let (found, state, base) =
+                        (found.clone(), state.to_owned(), self.redirect_uri.clone());
+                    let handle = readers.spawn(async move {
+                        let read = tokio::time::timeout(
+                            CONNECTION_TIME,
+                            one_request(stream, &base, &state),
+                        );
+                        if let Ok(Some(outcome)) = read.await {
+                            let _ = found.send(outcome).await;
+                        }
+                    });
+                    order.push_back(handle);
                 }
-                if buf[..len].windows(4).any(|w| w == b"\r\n\r\n") {
-                    break;
-                }
-            }
-            let head = String::from_utf8_lossy(&buf[..len]);
-            let target = head
-                .lines()
-                .next()
-                .and_then(|l| l.split(' ').nth(1))
-                .unwrap_or("");
-            let Ok(url) = self.redirect_uri.join(target) else {
-                continue;
-            };
-            let query: std::collections::HashMap<_, _> = url.query_pairs().into_owned().collect();
-            let matches =
-                url.path() == "/callback" && query.get("state").map(String::as_str) == Some(state);
-            let (status, body) = if matches {
-                ("200 OK", DONE_PAGE)
-            } else {
-                ("400 Bad Request", "not expected")
-            };
-            let reply = format!(
-                "HTTP/1.1 {status}\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\ncache-control: no-store\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = stream.write_all(reply.as_bytes()).await;
-            let _ = stream.shutdown().await;
-            if !matches {
-                continue;
-            }
-            if let Some(error) = query.get("error") {
-                return Err(AuthError::Denied(error.clone()));
-            }
-            if let Some(code) = query.get("code") {
-                return Ok(code.clone());
+                Some(outcome) = arrived.recv() => return outcome,
             }
         }
     }
+}
+
+/// The authorization response of one redirect (RFC 6749 §4.1.2, RFC 9207 §2).
+pub struct Redirect {
+    /// The `code`, or the `error` the server redirected with.
+    pub outcome: Result<String, String>,
+    /// `iss`: the issuer that says it sent the response.
+    pub iss: Option<String>,
+}
+
+/// Reads one request on `stream` and answers it: `Some` with the authorization response when
+/// it is the redirect carrying `state`, `None` for anything else.
+async fn one_request(
+    mut stream: tokio::net::TcpStream,
+    base: &Url,
+    state: &str,
+) -> Option<Redirect> {
+    let mut buf = vec![0u8; CALLBACK_LIMIT];
+    let mut len = 0;
+    while len < buf.len() {
+        match stream.read(&mut buf[len..]).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => len += n,
+        }
+        if buf[..len].windows(4).any(|w| w == b"\r\n\r\n") {
+            break;
+        }
+    }
+    let head = String::from_utf8_lossy(&buf[..len]);
+    let target = head
+        .lines()
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .unwrap_or("");
+    let url = base.join(target).ok()?;
+    let query: std::collections::HashMap<_, _> = url.query_pairs().into_owned().collect();
+    let matches =
+        url.path() == "/callback" && query.get("state").map(String::as_str) == Some(state);
+    let (status, body) = if matches {
+        ("200 OK", DONE_PAGE)
+    } else {
+        ("400 Bad Request", "not expected")
+    };
+    let reply = format!(
+        "HTTP/1.1 {status}\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\ncache-control: no-store\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = stream.write_all(reply.as_bytes()).await;
+    let _ = stream.shutdown().await;
+    if !matches {
+        return None;
+    }
+    let iss = query.get("iss").cloned();
+    if let Some(error) = query.get("error") {
+        return Some(Redirect {
+            outcome: Err(error.clone()),
+            iss,
+        });
+    }
+    query.get("code").map(|code| Redirect {
+        outcome: Ok(code.clone()),
+        iss,
+    })
 }
 
 /// Asks the person to sign in at `authorize` through the service's queue and waits for the
@@ -119,7 +170,7 @@ pub async fn ask(
     callback: &Callback,
     state: &str,
     opened: impl FnOnce(&str),
-) -> Result<String, AuthError> {
+) -> Result<Redirect, AuthError> {
     let host = authorize.host_str().unwrap_or("the authorization server");
     let elicitation_id = uuid::Uuid::now_v7().to_string();
     let body = json!({
@@ -152,7 +203,7 @@ pub async fn ask(
     };
     let code = tokio::time::timeout(SIGN_IN_TIME, async {
         tokio::select! {
-            code = callback.code(state) => code,
+            redirect = callback.code(state) => Ok(redirect),
             refused = refused(service, &question) => Err(refused),
         }
     })

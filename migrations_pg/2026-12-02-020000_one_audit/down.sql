@@ -1,0 +1,11 @@
+DROP INDEX audit_log_question;
+DELETE FROM audit_log WHERE question_id IS NULL AND tool IS NULL;
+DELETE FROM audit_log WHERE action IN ('opened', 'rule_created', 'rule_revoked');
+ALTER TABLE audit_log DROP CONSTRAINT audit_log_subject_check;
+ALTER TABLE audit_log DROP CONSTRAINT audit_log_one_subject_check;
+ALTER TABLE audit_log DROP CONSTRAINT audit_log_action_check;
+ALTER TABLE audit_log ADD CONSTRAINT audit_log_action_check CHECK (action IN ('approved', 'edited', 'regenerated', 'rejected', 'auto_approved', 'delivered', 'answered', 'declined', 'cancelled', 'tool_allowed', 'tool_denied', 'tool_accepted', 'tool_edited', 'tool_declined', 'tool_expired', 'grant_made', 'grant_revoked'));
+UPDATE audit_log SET question_id = '' WHERE question_id IS NULL;
+ALTER TABLE audit_log ALTER COLUMN question_id SET NOT NULL;
+ALTER TABLE audit_log DROP COLUMN kind;
+ALTER TABLE audit_log DROP COLUMN rule_id;

@@ -1,0 +1,164 @@
+//! The person's per-server controls: a pause (new requests from the server are refused for an
+//! hour), a block (refused until lifted) and muted notices (its questions open as usual, but no
+//! channel or browser notice is sent). Questions already waiting are not touched: the queue
+//! offers to decline them.
+
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
+
+use super::{Broker, BrokerError};
+use crate::db::controls::{self, ControlRow};
+use crate::domain::UnknownName;
+
+/// How long a pause lasts.
+pub const PAUSE: chrono::Duration = chrono::Duration::hours(1);
+
+/// One server's controls as they stand now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerControl {
+    /// The server's name.
+    pub server: String,
+    /// New requests are refused until then (only while it lies ahead).
+    pub paused_until: Option<DateTime<Utc>>,
+    /// New requests are refused until the person lifts the block.
+    pub blocked: bool,
+    /// No notice is sent for its questions.
+    pub muted: bool,
+}
+
+impl ServerControl {
+    /// No control set.
+    pub fn none(server: &str) -> ServerControl {
+        ServerControl {
+            server: server.to_owned(),
+            paused_until: None,
+            blocked: false,
+            muted: false,
+        }
+    }
+
+    fn from_row(row: ControlRow, now: DateTime<Utc>) -> ServerControl {
+        ServerControl {
+            paused_until: row
+                .paused_until
+                .and_then(DateTime::from_timestamp_millis)
+                .filter(|t| *t > now),
+            blocked: row.blocked != 0,
+            muted: row.muted != 0,
+            server: row.server,
+        }
+    }
+
+    /// Whether new requests from the server are refused.
+    pub fn refuses(&self) -> bool {
+        self.blocked || self.paused_until.is_some()
+    }
+
+    /// Whether any control is set.
+    pub fn any(&self) -> bool {
+        self.refuses() || self.muted
+    }
+}
+
+/// A change the person makes to a server's controls (the queue's buttons, by these names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ControlChange {
+    /// Refuse new requests for [`PAUSE`].
+    Pause,
+    /// End a pause now.
+    Resume,
+    /// Refuse new requests until unblocked.
+    Block,
+    /// Lift a block.
+    Unblock,
+    /// Send no notice for its questions.
+    Mute,
+    /// Send notices again.
+    Unmute,
+}
+
+impl FromStr for ControlChange {
+    type Err = UnknownName;
+
+    fn from_str(s: &str) -> Result<ControlChange, UnknownName> {
+        Ok(match s {
+            "pause" => ControlChange::Pause,
+            "resume" => ControlChange::Resume,
+            "block" => ControlChange::Block,
+            "unblock" => ControlChange::Unblock,
+            "mute" => ControlChange::Mute,
+            "unmute" => ControlChange::Unmute,
+            _ => {
+                return Err(UnknownName {
+                    what: "server control",
+                    value: s.to_owned(),
+                });
+            }
+        })
+    }
+}
+
+impl Broker {
+    /// The controls of `server` now.
+    ///
+    /// # Errors
+    /// [`BrokerError::Store`].
+    pub async fn control(&self, server: &str) -> Result<ServerControl, BrokerError> {
+        let name = server.to_owned();
+        let row = self.db.run(move |c| Ok(controls::find(c, &name)?)).await?;
+        let now = self.now();
+        Ok(row.map_or_else(
+            || ServerControl::none(server),
+            |r| ServerControl::from_row(r, now),
+        ))
+    }
+
+    /// Every server with a control in force, by name.
+    ///
+    /// # Errors
+    /// [`BrokerError::Store`].
+    pub async fn controls(&self) -> Result<Vec<ServerControl>, BrokerError> {
+        let rows = self.db.run(|c| Ok(controls::all(c)?)).await?;
+        let now = self.now();
+        Ok(rows
+            .into_iter()
+            .map(|r| ServerControl::from_row(r, now))
+            .filter(ServerControl::any)
+            .collect())
+    }
+
+    /// Applies `change` to `server`'s controls; returns them as they now stand.
+    ///
+    /// # Errors
+    /// [`BrokerError::Store`].
+    pub async fn set_control(
+        &self,
+        server: &str,
+        change: ControlChange,
+    ) -> Result<ServerControl, BrokerError> {
+        let mut c = self.control(server).await?;
+        let now = self.now();
+        match change {
+            ControlChange::Pause => c.paused_until = Some(now + PAUSE),
+            ControlChange::Resume => c.paused_until = None,
+            ControlChange::Block => c.blocked = true,
+            ControlChange::Unblock => c.blocked = false,
+            ControlChange::Mute => c.muted = true,
+            ControlChange::Unmute => c.muted = false,
+        }
+        let ms = now.timestamp_millis();
+        let row = ControlRow {
+            server: c.server.clone(),
+            paused_until: c.paused_until.map(|t| t.timestamp_millis()),
+            blocked: i32::from(c.blocked),
+            muted: i32::from(c.muted),
+            updated_at: ms,
+        };
+        self.db
+            .write(move |conn| Ok(controls::put(conn, &row, ms)?))
+            .await?;
+        tracing::info!(server = %c.server, ?change, "server control changed");
+        Ok(c)
+    }
+}

@@ -1,0 +1,108 @@
+//! The reads behind the history, "why am I being asked" and the servers seen: decided
+//! questions by server, kind, state, time and text, with the audit entry that decided each.
+
+use super::{Broker, BrokerError, Question};
+use crate::db::approvals::{self, AuditRow};
+use crate::db::history::{self, HistoryFilter};
+
+/// A decided question and the newest audit entry of it (none for one that expired or was
+/// withdrawn, or was decided before every decision was audited).
+#[derive(Debug, Clone)]
+pub struct Decided {
+    /// The question.
+    pub question: Question,
+    /// Who decided it, and how.
+    pub entry: Option<AuditRow>,
+}
+
+/// What "why am I being asked" shows of a question's origin.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    /// Questions the same host session of the server opened (this one included).
+    pub session_questions: i64,
+    /// When that session's first question opened (Unix ms).
+    pub session_since: Option<i64>,
+    /// The server's questions before this one, newest first (a few), with their deciding entry.
+    pub earlier: Vec<Decided>,
+    /// How many questions the server asked before this one in all.
+    pub earlier_total: i64,
+}
+
+impl Broker {
+    /// Decided questions matching `filter`, most recently decided first, at most `limit`, each
+    /// with the audit entry that decided it.
+    ///
+    /// # Errors
+    /// [`BrokerError::Store`], [`BrokerError::Corrupt`].
+    pub async fn search_history(
+        &self,
+        filter: HistoryFilter,
+        limit: i64,
+    ) -> Result<Vec<Decided>, BrokerError> {
+        let rows = self
+            .db
+            .run(move |c| Ok(history::decided(c, &filter, limit)?))
+            .await?;
+        self.with_entries(
+            rows.into_iter()
+                .map(Question::from_row)
+                .collect::<Result<_, _>>()?,
+        )
+        .await
+    }
+
+    /// Where `q` comes from: its host session, and what its server asked before.
+    ///
+    /// # Errors
+    /// [`BrokerError::Store`], [`BrokerError::Corrupt`].
+    pub async fn origin(&self, q: &Question) -> Result<Origin, BrokerError> {
+        let (server, session, id) = (q.server.clone(), q.session.clone(), q.id.to_string());
+        let ((count, since), (rows, total)) = self
+            .db
+            .run(move |c| {
+                Ok((
+                    history::session_questions(c, &server, &session)?,
+                    history::earlier_of_server(c, &server, &id, 5)?,
+                ))
+            })
+            .await?;
+        let earlier = rows
+            .into_iter()
+            .map(Question::from_row)
+            .collect::<Result<_, _>>()?;
+        Ok(Origin {
+            session_questions: count,
+            session_since: since,
+            earlier: self.with_entries(earlier).await?,
+            earlier_total: total,
+        })
+    }
+
+    /// Every server name that asked something, sorted.
+    ///
+    /// # Errors
+    /// [`BrokerError::Store`].
+    pub async fn servers_seen(&self) -> Result<Vec<String>, BrokerError> {
+        Ok(self.db.run(|c| Ok(history::servers_seen(c)?)).await?)
+    }
+
+    async fn with_entries(&self, questions: Vec<Question>) -> Result<Vec<Decided>, BrokerError> {
+        let ids: Vec<String> = questions.iter().map(|q| q.id.to_string()).collect();
+        let mut entries = self
+            .db
+            .run(move |c| Ok(approvals::last_entries(c, &ids)?))
+            .await?;
+        Ok(questions
+            .into_iter()
+            .map(|question| {
+                let at = entries
+                    .iter()
+                    .position(|e| e.question_id.as_deref() == Some(question.id.as_str()));
+                Decided {
+                    entry: at.map(|i| entries.swap_remove(i)),
+                    question,
+                }
+            })
+            .collect())
+    }
+}

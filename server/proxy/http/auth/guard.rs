@@ -1,0 +1,254 @@
+//! The guard against a remote server steering the proxy into this computer or the local
+//! network (server-side request forgery). Every authorization request (protected resource and
+//! authorization server metadata, registration, token, refresh) goes to a URL the remote server
+//! or its metadata named; unless the MCP server itself is on loopback or a private network, none
+//! may reach a loopback, private, link-local or otherwise non-public address
+//! ([`crate::protocol::url_safety::is_local_ip`]). The rule is checked on the address actually
+//! connected to: an IP literal in the URL (every spelling the URL parser reads, `0.0.0.0`,
+//! `[::ffff:127.0.0.1]`, `2130706433`) before the request, and a name in the HTTP client's
+//! resolver, which hands the connector only public addresses (so a name resolving to
+//! `127.0.0.1` cannot be connected to, and neither can a rebinding answer).
+//!
+//! Through an environment HTTP proxy the proxy resolves the name, not us: the name is then
+//! resolved here first and refused when any of its addresses is local (the proxy's own host,
+//! which the person configured, is exempt).
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use url::{Host, Url};
+
+use crate::protocol::url_safety::is_local_ip;
+use crate::proxy::http::remote::is_loopback;
+
+/// Why the guard refused a request (the text names the host, never a path or query).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "refused to contact {host}: it is on this computer or a private network, and the remote server is not"
+)]
+pub struct Refused {
+    /// The host as written in the URL.
+    pub host: String,
+}
+
+/// Whether requests are held to public addresses, shared by the clients' resolvers.
+#[derive(Clone)]
+pub struct Guard {
+    enforcing: Arc<AtomicBool>,
+    /// Hosts of the environment's HTTP proxies (exempt: the person configured them).
+    proxy_hosts: Arc<Vec<String>>,
+}
+
+impl Default for Guard {
+    fn default() -> Guard {
+        Guard::new()
+    }
+}
+
+impl Guard {
+    /// A guard that enforces until [`Guard::settle`] finds the server on a local network.
+    pub fn new() -> Guard {
+        Guard {
+            enforcing: Arc::new(AtomicBool::new(true)),
+            proxy_hosts: Arc::new(environment_proxy_hosts()),
+        }
+    }
+
+    /// Stops enforcing when the MCP server at `server` is itself on loopback or a private
+    /// network: a `localhost` name, a local IP literal other than an unspecified one, or a name
+    /// all of whose addresses are local. A server at `0.0.0.0` or `[::]` does not count (the
+    /// wildcard names no network), and neither does a name that does not resolve.
+    pub async fn settle(&self, server: &Url) {
+        let local = if is_loopback(server) {
+            true
+        } else {
+            match server.host() {
+                Some(Host::Ipv4(ip)) => local_not_wildcard(IpAddr::V4(ip)),
+                Some(Host::Ipv6(ip)) => local_not_wildcard(IpAddr::V6(ip)),
+                Some(Host::Domain(name)) => {
+                    let port = server.port_or_known_default().unwrap_or(443);
+                    match tokio::net::lookup_host((name, port)).await {
+                        Ok(addrs) => {
+                            let addrs: Vec<SocketAddr> = addrs.collect();
+                            !addrs.is_empty() && addrs.iter().all(|a| local_not_wildcard(a.ip()))
+                        }
+                        Err(_) => false,
+                    }
+                }
+                None => false,
+            }
+        };
+        if local {
+            self.enforcing.store(false, Ordering::SeqCst);
+        }
+    }
+
+    fn enforcing(&self) -> bool {
+        self.enforcing.load(Ordering::SeqCst)
+    }
+
+    /// Checks `url` before a request: an IP literal must be public; through an environment
+    /// proxy a name must resolve only to public addresses.
+    ///
+    /// # Errors
+    /// [`Refused`].
+    pub async fn check(&self, url: &Url) -> Result<(), Refused> {
+        if !self.enforcing() {
+            return Ok(());
+        }
+        let refused = || Refused {
+            host: url.host_str().unwrap_or_default().to_owned(),
+        };
+        match url.host() {
+            Some(Host::Ipv4(ip)) if is_local_ip(IpAddr::V4(ip)) => Err(refused()),
+            Some(Host::Ipv6(ip)) if is_local_ip(IpAddr::V6(ip)) => Err(refused()),
+            Some(Host::Domain(_)) if is_loopback(url) => Err(refused()),
+            Some(Host::Domain(name)) if !self.proxy_hosts.is_empty() => {
+                let port = url.port_or_known_default().unwrap_or(443);
+                let addrs = tokio::net::lookup_host((name, port))
+                    .await
+                    .map_err(|_| refused())?;
+                let mut any = false;
+                for addr in addrs {
+                    any = true;
+                    if is_local_ip(addr.ip()) {
+                        return Err(refused());
+                    }
+                }
+                if any { Ok(()) } else { Err(refused()) }
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The resolver for the HTTP clients: system resolution, and while enforcing only public
+    /// addresses (a name with none is an error naming it).
+    pub fn resolver(&self) -> Arc<GuardedResolver> {
+        Arc::new(GuardedResolver(self.clone()))
+    }
+}
+
+fn local_not_wildcard(ip: IpAddr) -> bool {
+    is_local_ip(ip) && !ip.to_canonical().is_unspecified()
+}
+
+/// The hosts of `ALL_PROXY`, `HTTP_PROXY`, `HTTPS_PROXY` (either case), as reqwest reads them.
+fn environment_proxy_hosts() -> Vec<String> {
+    [
+        "ALL_PROXY",
+        "all_proxy",
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+    ]
+    .iter()
+    .filter_map(|var| std::env::var(var).ok())
+    .filter(|v| !v.trim().is_empty())
+    .filter_map(|v| {
+        Url::parse(&v)
+            .ok()
+            .filter(|u| u.has_host())
+            .or_else(|| Url::parse(&format!("http://{v}")).ok())
+    })
+    .filter_map(|u| {
+        u.host_str()
+            .map(|h| h.trim_matches(['[', ']']).to_ascii_lowercase())
+    })
+    .collect()
+}
+
+/// A DNS resolver that drops local addresses while the guard enforces.
+pub struct GuardedResolver(Guard);
+
+impl reqwest::dns::Resolve for GuardedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let guard = self.0.clone();
+        let name = name.as_str().to_owned();
+        Box::pin(async move {
+            let found: Vec<SocketAddr> =
+                tokio::net::lookup_host((name.as_str(), 0)).await?.collect();
+            let exempt = guard
+                .proxy_hosts
+                .iter()
+                .any(|h| h.eq_ignore_ascii_case(&name));
+            if !guard.enforcing() || exempt {
+                return Ok(Box::new(found.into_iter()) as reqwest::dns::Addrs);
+            }
+            let public: Vec<SocketAddr> =
+                found.into_iter().filter(|a| !is_local_ip(a.ip())).collect();
+            if public.is_empty() {
+                return Err(
+                    Box::new(Refused { host: name }) as Box<dyn std::error::Error + Send + Sync>
+                );
+            }
+            Ok(Box::new(public.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(u: &str) -> Url {
+        Url::parse(u).unwrap()
+    }
+
+    #[tokio::test]
+    async fn local_literals_in_every_spelling_are_refused_for_a_public_server() {
+        let guard = Guard::new();
+        guard.settle(&url("https://93.184.215.14/mcp")).await;
+        for u in [
+            "http://127.0.0.1:9/x",
+            "http://0.0.0.0:9/x",
+            "http://[::ffff:127.0.0.1]:9/x",
+            "http://[::1]/x",
+            "http://2130706433/x",
+            "http://0x7f.1/x",
+            "http://169.254.169.254/latest/meta-data",
+            "http://10.1.2.3/x",
+            "http://localhost:9/x",
+            "http://localhost./x",
+            "http://0:9/x",
+            "http://127.1:9/x",
+            "http://[::]:9/x",
+            "http://[0:0:0:0:0:ffff:7f00:1]:9/x",
+            "http://[64:ff9b::a9fe:a9fe]/x",
+            "http://[fe80::1]/x",
+            "http://100.100.100.200/x",
+        ] {
+            assert!(guard.check(&url(u)).await.is_err(), "{u}");
+        }
+        assert!(guard.check(&url("https://93.184.215.14/x")).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_server_on_loopback_or_a_private_network_may_name_local_addresses() {
+        for server in [
+            "http://127.0.0.1:8/mcp",
+            "http://localhost/mcp",
+            "http://10.0.0.5/mcp",
+        ] {
+            let guard = Guard::new();
+            guard.settle(&url(server)).await;
+            assert!(
+                guard.check(&url("http://127.0.0.1:9/x")).await.is_ok(),
+                "{server}"
+            );
+        }
+        // The wildcard names no network: a server "at" 0.0.0.0 is held to public addresses.
+        let guard = Guard::new();
+        guard.settle(&url("http://0.0.0.0:8/mcp")).await;
+        assert!(guard.check(&url("http://127.0.0.1:9/x")).await.is_err());
+    }
+
+    #[tokio::test]
+    async fn the_resolver_hands_out_no_local_address_of_a_name() {
+        use reqwest::dns::Resolve;
+        let guard = Guard::new();
+        let resolved = guard.resolver().resolve("localhost".parse().unwrap()).await;
+        assert!(resolved.is_err(), "localhost resolved through the guard");
+    }
+}

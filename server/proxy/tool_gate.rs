@@ -1,0 +1,270 @@
+//! The host's `tools/call`, judged before it reaches the server (docs/design.md §proxy,
+//! "Host → server tools/call"):
+//!
+//! - `allow` (a rule, the default or a grant): passes byte for byte; the decision is queued
+//!   for the service's audit ([`super::tool_report`]), with no round trip per call;
+//! - `deny`: never reaches the server; the host gets a `CallToolResult` with `isError: true`
+//!   saying the person's rules refused it, under its own id;
+//! - `ask`: held back; a `tool_call` question is opened, and the server receives the call only
+//!   once the person accepts, and then exactly the call accepted (the service's `callDigest`
+//!   must match what goes out), under the host's id, once. A decline, an expiry, the host
+//!   cancelling or leaving, or a service that cannot be reached: nothing is forwarded, and the
+//!   host gets an `isError` result saying why (none when it cancelled).
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::Context;
+use super::ask::{OPEN_FAILED, Progress, Question, ask};
+use super::state::{AskHandle, lock};
+use super::tool_report::Decided;
+use crate::protocol::jsonrpc::codes;
+use crate::protocol::mrtr;
+use crate::tools::report::LocalDecision;
+use crate::tools::{Refusal, ToolAction, ToolCall};
+
+/// What happens to one host `tools/call`.
+pub(super) enum Gate {
+    /// Forward it now.
+    Pass,
+    /// Answered here with this line for the host; never forwarded.
+    Refused(Vec<u8>),
+    /// Held for the person's answer.
+    Ask,
+}
+
+/// Judges a `tools/call` whose tool is `tool` (`None`: its name cannot be read unambiguously,
+/// so it is refused: the server might read another). `arguments` is the raw text of
+/// `params.arguments`; `complete` whether the session speaks 2026-07-28.
+pub(super) fn judge(
+    ctx: &Context,
+    id: &RawValue,
+    tool: Option<&str>,
+    arguments: Option<&str>,
+    complete: bool,
+) -> Gate {
+    let Some(tool) = tool else {
+        let refusal = Refusal::Failed("its tool name cannot be read unambiguously".into());
+        return Gate::Refused(result_line(id, &refusal.result(&ctx.server, "", complete)));
+    };
+    let hints = lock(&ctx.shared)
+        .tools
+        .get(tool)
+        .map(|info| info.hints())
+        .unwrap_or_default();
+    let judgement = ctx
+        .policy
+        .borrow()
+        .judge(&ctx.server, tool, hints, chrono::Utc::now());
+    let rule = judgement.by.name();
+    let record = |decision| {
+        ctx.tool_report.record(Decided {
+            tool: tool.to_owned(),
+            decision,
+            rule: rule.clone(),
+            arguments: arguments.map(Box::from),
+            at: chrono::Utc::now(),
+        });
+    };
+    match judgement.action {
+        ToolAction::Allow => {
+            record(LocalDecision::Allowed);
+            Gate::Pass
+        }
+        ToolAction::Deny => {
+            record(LocalDecision::Denied);
+            let refusal = Refusal::Denied(rule.clone());
+            Gate::Refused(result_line(
+                id,
+                &refusal.result(&ctx.server, tool, complete),
+            ))
+        }
+        ToolAction::Ask => Gate::Ask,
+    }
+}
+
+/// A JSON-RPC result line under the host's id.
+fn result_line(id: &RawValue, result: &Value) -> Vec<u8> {
+    let raw = serde_json::value::to_raw_value(result).unwrap_or_else(|_| RawValue::NULL.to_owned());
+    mrtr::result_line(id, &raw)
+}
+
+/// What the person's answer to a `tool_call` question says.
+enum Answered {
+    /// Forward the call with these arguments; the service's digest of the call accepted.
+    Accept { arguments: Value, digest: String },
+    /// Never forward it; tell the host why.
+    Refuse(Refusal),
+}
+
+fn read_answer(response: &Value) -> Answered {
+    if let Some(error) = response.get("error") {
+        let message = error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        return Answered::Refuse(if message.starts_with("Request expired") {
+            Refusal::Expired
+        } else if message.starts_with(OPEN_FAILED) {
+            Refusal::Unreachable(message.to_owned())
+        } else {
+            Refusal::Failed(message.to_owned())
+        });
+    }
+    let result = response.get("result").cloned().unwrap_or(Value::Null);
+    match (
+        result.get("action").and_then(Value::as_str),
+        result.get("arguments"),
+        result.get("callDigest").and_then(Value::as_str),
+    ) {
+        (Some("accept"), Some(arguments), Some(digest)) => Answered::Accept {
+            arguments: arguments.clone(),
+            digest: digest.to_owned(),
+        },
+        (Some("decline" | "cancel"), _, _) => Answered::Refuse(Refusal::Declined),
+        _ => Answered::Refuse(Refusal::Failed(
+            "the consent service gave an answer mcp-consent cannot read".into(),
+        )),
+    }
+}
+
+/// Asks the person about the held call `line` (the host request `key`), then forwards it or
+/// answers the host.
+pub(super) fn spawn_ask(ctx: &Context, key: String, tool: String, line: Vec<u8>, complete: bool) {
+    let ctx = ctx.clone();
+    tokio::spawn(async move { ask_call(&ctx, &key, &tool, line, complete).await });
+}
+
+async fn ask_call(ctx: &Context, key: &str, tool: &str, line: Vec<u8>, complete: bool) {
+    let handle = Arc::new(AskHandle::default());
+    let Some((question, progress)) = question_for(ctx, key, tool, &line, &handle) else {
+        return;
+    };
+    let response = ask(
+        &ctx.client,
+        &ctx.opens,
+        &question,
+        &handle,
+        progress.as_ref(),
+    )
+    .await;
+    let Some(response) = response else {
+        // Withdrawn: the host cancelled or left, or the proxy is closing. Nothing is sent.
+        lock(&ctx.shared).host_requests.remove(key);
+        return;
+    };
+    match read_answer(&response) {
+        Answered::Accept { arguments, digest } => {
+            match forwarded_call(&line, &arguments, &digest) {
+                Some(out) => forward(ctx, key, out).await,
+                None => {
+                    let why = "the answer does not match the call the person saw".to_owned();
+                    refuse(ctx, key, tool, Refusal::Failed(why), complete).await;
+                }
+            }
+        }
+        Answered::Refuse(refusal) => refuse(ctx, key, tool, refusal, complete).await,
+    }
+}
+
+/// The question for a held call, registered with its host request so a cancellation or the
+/// proxy's exit withdraws it; `None` when the request is gone or the proxy is closing.
+fn question_for(
+    ctx: &Context,
+    key: &str,
+    tool: &str,
+    line: &[u8],
+    handle: &Arc<AskHandle>,
+) -> Option<(Question, Option<Progress>)> {
+    let request: Value = serde_json::from_slice(line).ok()?;
+    let mut s = lock(&ctx.shared);
+    if s.closing {
+        return None;
+    }
+    let tool_info = s.tools.get(tool).cloned();
+    let version = s.session_version();
+    let entry = s.host_requests.get_mut(key)?;
+    entry.asks.push(handle.clone());
+    let question = Question {
+        server: ctx.server.clone(),
+        session: ctx.session.clone(),
+        tool: Some(tool.to_owned()),
+        protocol_version: entry.meta_version.clone().unwrap_or(version),
+        client_capabilities: entry.capabilities.clone(),
+        request,
+        tool_info,
+    };
+    let progress = entry.progress_token.clone().map(|token| Progress {
+        to: ctx.to_host.clone(),
+        token,
+        counter: entry.progress.clone(),
+    });
+    Some((question, progress))
+}
+
+/// The line to forward: the held one when the person accepted it as it was, else the held one
+/// with `params.arguments` replaced; `None` when what would go out is not the call whose
+/// digest the service gave (the answer is then never used).
+fn forwarded_call(line: &[u8], arguments: &Value, digest: &str) -> Option<Vec<u8>> {
+    let mut request: Value = serde_json::from_slice(line).ok()?;
+    let held = ToolCall::from_params(request.get("params")?).ok()?;
+    if held.digest() == digest {
+        return Some(line.to_vec());
+    }
+    let params = request.get_mut("params")?.as_object_mut()?;
+    params.insert("arguments".into(), arguments.clone());
+    let edited = ToolCall::from_params(request.get("params")?).ok()?;
+    if edited.digest() != digest {
+        return None;
+    }
+    let mut out = serde_json::to_vec(&request).ok()?;
+    out.push(b'\n');
+    Some(out)
+}
+
+/// Sends the accepted call to the server, once, unless the host cancelled meanwhile; the
+/// server's response then reaches the host as any response does.
+async fn forward(ctx: &Context, key: &str, out: Vec<u8>) {
+    {
+        let mut s = lock(&ctx.shared);
+        let Some(request) = s.host_requests.get_mut(key) else {
+            return;
+        };
+        if request.cancelled {
+            s.host_requests.remove(key);
+            return;
+        }
+        request.awaiting_person = false;
+        request.line = Some(Arc::new(out.clone()));
+    }
+    let Some(to_server) = ctx.to_server.upgrade() else {
+        return;
+    };
+    if to_server.send(out).await.is_err() {
+        fail_host(ctx, key, "the server is gone").await;
+    }
+}
+
+async fn refuse(ctx: &Context, key: &str, tool: &str, refusal: Refusal, complete: bool) {
+    let Some(request) = lock(&ctx.shared).host_requests.remove(key) else {
+        return;
+    };
+    if request.cancelled {
+        return;
+    }
+    let line = result_line(&request.id, &refusal.result(&ctx.server, tool, complete));
+    let _ = ctx.to_host.send(line).await;
+}
+
+async fn fail_host(ctx: &Context, key: &str, why: &str) {
+    let Some(request) = lock(&ctx.shared).host_requests.remove(key) else {
+        return;
+    };
+    let error = mrtr::error_object(codes::INTERNAL_ERROR, &format!("mcp-consent: {why}"));
+    let _ = ctx
+        .to_host
+        .send(mrtr::error_line(&request.id, &error))
+        .await;
+}

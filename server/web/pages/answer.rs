@@ -1,0 +1,233 @@
+//! Answering a question from its page: the answer form's post, the confirm step that shows
+//! exactly what "Send" delivers, and the send itself.
+
+use super::*;
+
+#[derive(Template)]
+#[template(path = "confirm.html")]
+pub struct ConfirmPage {
+    pub i18n: I18n,
+    pub csrf: String,
+    pub id: String,
+    pub kind: &'static str,
+    pub server: String,
+    /// The server's message (a form question's), shown again above the answer.
+    pub message: String,
+    /// The JSON-RPC id the result answers.
+    pub rpc_id: String,
+    /// The `result` that "Send" delivers, pretty-printed (shown as is).
+    pub result: String,
+    /// The same `result`, compact, carried to `/send` (validated again there).
+    pub payload: String,
+    /// A form answer field by field, in the form's words (empty for sampling).
+    pub summary: Vec<SummaryRow>,
+    /// What the person submitted (all but `csrf` and `action`), posted back by "Back" so the
+    /// form comes back exactly as they left it.
+    pub kept: Vec<(String, String)>,
+}
+
+/// The answer a submitted review form stands for.
+pub fn answer_from_form(
+    q: &Question,
+    pairs: &[(String, String)],
+) -> Result<Answer, Vec<FieldError>> {
+    match q.kind {
+        Kind::Form => {
+            let schema = q.form_schema().map_err(|e| {
+                vec![FieldError::whole(Problem::Schema {
+                    detail: e.to_string(),
+                })]
+            })?;
+            let content = schema.content_from_form(pairs)?;
+            Ok(Answer {
+                action: Action::Accept,
+                content: Some(Value::Object(content)),
+                result: None,
+                arguments: None,
+                grant: None,
+            })
+        }
+        Kind::Sampling => Ok(Answer {
+            action: Action::Accept,
+            content: None,
+            result: Some(SamplingInput::from_pairs(pairs).answer()?),
+            arguments: None,
+            grant: None,
+        }),
+        Kind::Url => Ok(Answer {
+            action: Action::Accept,
+            content: None,
+            result: None,
+            arguments: None,
+            grant: None,
+        }),
+        Kind::ToolCall => Ok(Answer {
+            action: Action::Accept,
+            content: None,
+            result: None,
+            arguments: edited_arguments(q, pairs)?,
+            grant: last(pairs, "grant").and_then(grant_span),
+        }),
+    }
+}
+
+/// `POST /questions/{id}/answer`: Decline and Cancel are sent at once; Accept validates the
+/// input and shows the confirm page with exactly the JSON that "Send" will deliver. Invalid
+/// input re-renders the form with the input kept and the fields marked (422).
+pub async fn answer(
+    state: web::Data<AppState>,
+    session: WebSession,
+    i18n: I18n,
+    id: web::Path<String>,
+    payload: web::Payload,
+) -> Result<HttpResponse, PageError> {
+    let pairs = form_pairs(payload).await?;
+    session.check_csrf(last(&pairs, "csrf"))?;
+    let q = state.broker.get(&id).await?;
+    if q.state != State::Pending {
+        return gone(&state, &i18n, &session, &q.id, |q| {
+            typed_summary(&i18n, q, &pairs)
+        })
+        .await;
+    }
+    if q.kind == Kind::ToolCall {
+        return answer_tool_call(&state, &i18n, &session, &q, &pairs).await;
+    }
+    let action = match last(&pairs, "action") {
+        Some("accept") => Action::Accept,
+        Some("decline") => Action::Decline,
+        Some("cancel") => Action::Cancel,
+        // "Back" from the confirm page: the form again, exactly as submitted.
+        Some("edit") => return rerender(&state, &i18n, &session, &q, Some(&pairs), &[]).await,
+        _ => {
+            return Err(PageError::Refused(Refusal::ChooseAction));
+        }
+    };
+    if action != Action::Accept {
+        let refusal = Answer {
+            action,
+            content: None,
+            result: None,
+            arguments: None,
+            grant: None,
+        };
+        return match state.broker.answer(&q.id, &refusal, Answerer::Human).await {
+            Ok(_) => Ok(see_other(&format!("/questions/{}", q.id))),
+            Err(BrokerError::AlreadyDecided(_)) => {
+                gone(&state, &i18n, &session, &q.id, |_| Vec::new()).await
+            }
+            Err(e) => Err(e.into()),
+        };
+    }
+    let answer = match answer_from_form(&q, &pairs) {
+        Ok(a) => a,
+        Err(errors) => {
+            let errors = shown_fields(&i18n, &errors);
+            return rerender(&state, &i18n, &session, &q, Some(&pairs), &errors).await;
+        }
+    };
+    match state.broker.preview(&q.id, &answer, Answerer::Human).await {
+        Ok(response) => {
+            let result = response.get("result").cloned().unwrap_or(Value::Null);
+            let summary = match (q.kind, &answer.content) {
+                (Kind::Form, Some(Value::Object(content))) => {
+                    content_summary(&i18n, &q.form_schema()?, content)
+                }
+                _ => Vec::new(),
+            };
+            ok(&ConfirmPage {
+                i18n: i18n.clone().at(&format!("/questions/{}", q.id)),
+                summary,
+                kept: pairs
+                    .iter()
+                    .filter(|(k, _)| k != "csrf" && k != "action")
+                    .cloned()
+                    .collect(),
+                csrf: session.csrf.clone(),
+                id: q.id.to_string(),
+                kind: q.kind.as_str(),
+                server: q.server.clone(),
+                message: q
+                    .request
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                rpc_id: q.rpc_id.to_string(),
+                result: pretty(&result),
+                payload: result.to_string(),
+            })
+        }
+        Err(BrokerError::InvalidAnswer(errors)) => {
+            let errors = shown_fields(&i18n, &errors);
+            rerender(&state, &i18n, &session, &q, Some(&pairs), &errors).await
+        }
+        Err(BrokerError::AlreadyDecided(_)) => {
+            gone(&state, &i18n, &session, &q.id, |q| {
+                typed_summary(&i18n, q, &pairs)
+            })
+            .await
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `POST /questions/{id}/send`: delivers the confirmed answer (validated again), then shows
+/// the question's outcome.
+pub async fn send(
+    state: web::Data<AppState>,
+    session: WebSession,
+    i18n: I18n,
+    id: web::Path<String>,
+    payload: web::Payload,
+) -> Result<HttpResponse, PageError> {
+    let pairs = form_pairs(payload).await?;
+    session.check_csrf(last(&pairs, "csrf"))?;
+    if last(&pairs, "action") != Some("send") {
+        return Ok(see_other(&format!("/questions/{id}")));
+    }
+    let result: Value = serde_json::from_str(last(&pairs, "payload").unwrap_or_default())
+        .map_err(|_| PageError::Refused(Refusal::UnreadableConfirmation))?;
+    let q = state.broker.get(&id).await?;
+    if q.state != State::Pending {
+        return gone(&state, &i18n, &session, &q.id, |q| {
+            result_summary(&i18n, q, &result)
+        })
+        .await;
+    }
+    let answer = match q.kind {
+        Kind::Sampling => Answer {
+            action: Action::Accept,
+            content: None,
+            result: Some(result.clone()),
+            arguments: None,
+            grant: None,
+        },
+        Kind::Form | Kind::Url | Kind::ToolCall => {
+            if result.get("action").and_then(Value::as_str) != Some("accept") {
+                return Err(PageError::Refused(Refusal::AcceptOnly));
+            }
+            Answer {
+                action: Action::Accept,
+                content: result.get("content").cloned(),
+                result: None,
+                arguments: None,
+                grant: None,
+            }
+        }
+    };
+    match state.broker.answer(&id, &answer, Answerer::Human).await {
+        Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
+        Err(BrokerError::AlreadyDecided(_)) => {
+            gone(&state, &i18n, &session, &id, |q| {
+                result_summary(&i18n, q, &result)
+            })
+            .await
+        }
+        Err(BrokerError::InvalidAnswer(errors)) => {
+            let errors = shown_fields(&i18n, &errors);
+            rerender(&state, &i18n, &session, &q, None, &errors).await
+        }
+        Err(e) => Err(e.into()),
+    }
+}

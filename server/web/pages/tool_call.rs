@@ -1,0 +1,56 @@
+//! A tool-call question's form: the person allows the call once (as shown, or with edited
+//! arguments), allows it with a grant, or declines it. Sent at once: the page already shows
+//! exactly the call that goes out.
+
+use super::*;
+
+/// A tool-call question's form: "Allow once" (with the edit box's arguments when changed), a
+/// grant button (allow once and from now on), or "Decline"; sent at once, since the page
+/// already shows exactly the call that goes out. Invalid arguments re-render the page (422).
+pub async fn answer_tool_call(
+    state: &AppState,
+    i18n: &I18n,
+    session: &WebSession,
+    q: &Question,
+    pairs: &[(String, String)],
+) -> Result<HttpResponse, PageError> {
+    let granted = last(pairs, "grant").and_then(grant_span);
+    let answer = match (last(pairs, "action"), granted) {
+        (Some("decline"), None) => Answer {
+            action: Action::Decline,
+            content: None,
+            result: None,
+            arguments: None,
+            grant: None,
+        },
+        (Some("accept"), _) | (None, Some(_)) => match answer_from_form(q, pairs) {
+            Ok(answer) => answer,
+            Err(errors) => {
+                let errors = shown_fields(i18n, &errors);
+                return rerender(state, i18n, session, q, Some(pairs), &errors).await;
+            }
+        },
+        _ => return Err(PageError::Refused(Refusal::ChooseAction)),
+    };
+    match state.broker.answer(&q.id, &answer, Answerer::Human).await {
+        Ok(_) => Ok(see_other(&format!("/questions/{}", q.id))),
+        Err(BrokerError::InvalidAnswer(errors)) => {
+            let errors = shown_fields(i18n, &errors);
+            rerender(state, i18n, session, q, Some(pairs), &errors).await
+        }
+        Err(BrokerError::AlreadyDecided(_)) => {
+            gone(state, i18n, session, &q.id, |_| Vec::new()).await
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// A grant button's value.
+pub fn grant_span(value: &str) -> Option<crate::wire::GrantSpan> {
+    match value {
+        "hour" => Some(crate::wire::GrantSpan::Hour),
+        "day" => Some(crate::wire::GrantSpan::Day),
+        "always" => Some(crate::wire::GrantSpan::Always),
+        _ => None,
+    }
+}

@@ -1,0 +1,118 @@
+//! What the page shows about a tool call: the tool, what the server claims about it (marked as
+//! claims), the arguments rendered readably (strings as text, URLs with their registrable
+//! domain emphasised, the rest as JSON), and the edit box.
+
+use super::url::url_view;
+use super::*;
+
+/// One argument as shown.
+pub struct ArgumentView {
+    /// The argument's name.
+    pub name: String,
+    /// Its value: a string as it is, anything else as pretty JSON.
+    pub value: String,
+    /// When the value is an http(s) URL: its host split for emphasis (subdomain, registrable).
+    pub url: Option<(String, String)>,
+}
+
+/// The tool-call part of a question page.
+pub struct ToolCallView {
+    /// The tool's name.
+    pub tool: String,
+    /// The server's `description` of the tool (a claim).
+    pub description: String,
+    /// The server's annotations (claims), name and value.
+    pub annotations: Vec<(String, String)>,
+    /// The arguments, in the call's order.
+    pub arguments: Vec<ArgumentView>,
+    /// The edit box's text: what the person typed last, else the arguments as pretty JSON.
+    pub arguments_json: String,
+    /// The proxy saw the tool's `inputSchema` (edits are checked against it).
+    pub schema_seen: bool,
+}
+
+/// The view of a tool-call question; `input` is what the person submitted last (kept).
+pub fn tool_call_view(
+    i18n: &I18n,
+    q: &Question,
+    input: Option<&[(String, String)]>,
+) -> ToolCallView {
+    let arguments = q
+        .request
+        .get("arguments")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let info = q.tool_info.clone().unwrap_or_default();
+    let annotations = info
+        .annotations
+        .as_ref()
+        .and_then(Value::as_object)
+        .map(|a| {
+            a.iter()
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        v.as_str().map_or_else(|| v.to_string(), str::to_owned),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let shown = arguments
+        .as_object()
+        .map(|args| {
+            args.iter()
+                .map(|(name, value)| ArgumentView {
+                    name: name.clone(),
+                    value: value.as_str().map_or_else(|| pretty(value), str::to_owned),
+                    url: value.as_str().and_then(|s| url_parts(i18n, s)),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    ToolCallView {
+        tool: q.tool.clone().unwrap_or_default(),
+        description: info.description.clone().unwrap_or_default(),
+        annotations,
+        arguments: shown,
+        arguments_json: input
+            .and_then(|pairs| last(pairs, "arguments"))
+            .map_or_else(|| pretty(&arguments), str::to_owned),
+        schema_seen: info.input_schema.is_some(),
+    }
+}
+
+/// The host of an http(s) URL split as URL questions show it, for emphasis.
+fn url_parts(i18n: &I18n, text: &str) -> Option<(String, String)> {
+    if !(text.starts_with("https://") || text.starts_with("http://")) {
+        return None;
+    }
+    let view = url_view(i18n, text, "");
+    (!view.registrable.is_empty()).then_some((view.subdomain, view.registrable))
+}
+
+/// The arguments a submitted tool-call form sends: `None` when the edit box still holds the
+/// call's own arguments (the call goes as it was shown), else the edited object.
+///
+/// # Errors
+/// A [`FieldError`] on `arguments` when the text is not JSON.
+pub fn edited_arguments(
+    q: &Question,
+    pairs: &[(String, String)],
+) -> Result<Option<Value>, Vec<FieldError>> {
+    let Some(text) = last(pairs, "arguments") else {
+        return Ok(None);
+    };
+    let edited: Value = serde_json::from_str(text).map_err(|e| {
+        vec![FieldError::rule(
+            "arguments",
+            format!("the arguments are not valid JSON: {e}"),
+        )]
+    })?;
+    let shown = q
+        .request
+        .get("arguments")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    Ok((edited != shown).then_some(edited))
+}

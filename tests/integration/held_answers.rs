@@ -1,0 +1,308 @@
+//! Consent bound to the exact request: the person's answers held for a host's retry reach the
+//! server only in the retry of the very request they were asked for, once; never in another
+//! request, never moved by a host that reuses, alters or invents a retry. Observed at the
+//! server (its log of every line it received).
+
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+use crate::host::{Proxy, pending_question};
+
+/// A 2026-07-28 `tools/call` of `delete_file` on `path`, under `id`.
+fn delete(id: u64, path: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "delete_file", "arguments": {"path": path},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}})
+}
+
+/// The server asks the person to confirm and the host for its roots, with no `requestState`.
+fn confirm_and_roots() -> Value {
+    json!({"resultType": "input_required", "inputRequests": {
+        "confirm": {"method": "elicitation/create", "params": {"mode": "form", "message": "Delete it?",
+            "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}}},
+        "roots": {"method": "roots/list"}}})
+}
+
+fn done(text: &str) -> Value {
+    json!({"content": [{"type": "text", "text": text}], "resultType": "complete"})
+}
+
+/// The host's retry of `original` under `id`, with the state it was handed and its roots.
+fn retry_of(original: &Value, id: u64, state: &str) -> Value {
+    let mut retry = original.clone();
+    retry["id"] = json!(id);
+    retry["params"]["inputResponses"] = json!({"roots": {"roots": []}});
+    retry["params"]["requestState"] = json!(state);
+    retry
+}
+
+/// The next line for the host that is not a progress notification.
+async fn host_line(proxy: &mut Proxy) -> Value {
+    loop {
+        let line: Value = serde_json::from_str(&proxy.recv().await).unwrap();
+        if line["method"] != "notifications/progress" {
+            return line;
+        }
+    }
+}
+
+/// Answers the one pending question with `ok`, and returns the state the host is handed with
+/// the entries that are its own.
+async fn person_confirms(app: &TestApp, proxy: &mut Proxy, ok: bool) -> String {
+    let question = pending_question(app).await;
+    app.answer(
+        question["id"].as_str().unwrap(),
+        json!({"action": "accept", "content": {"ok": ok}}),
+    )
+    .await;
+    let handed = host_line(proxy).await;
+    assert_eq!(
+        handed["result"]["inputRequests"],
+        json!({"roots": {"method": "roots/list"}})
+    );
+    handed["result"]["requestState"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// The server's log lines that are `tools/call`s, parsed.
+fn calls_received(proxy: &Proxy) -> Vec<Value> {
+    proxy
+        .server_log()
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["method"] == "tools/call")
+        .collect()
+}
+
+/// A marker request after which everything sent before it has reached the server (the proxy
+/// never reorders), so an absence in the log is an observed fact, not a guess.
+async fn flush(proxy: &mut Proxy, marker: &str) {
+    proxy
+        .send(&json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"marker": marker}}).to_string())
+        .await;
+    proxy.server_received(marker).await;
+}
+
+/// The reported flaw: the person confirms deleting notes-a.txt; the host then calls
+/// `delete_file /home/me/everything` without any answers. That call reaches the server
+/// without the consent, and the real retry of the first call gets it, once.
+#[tokio::test]
+async fn an_answer_reaches_only_the_retry_of_its_own_request() {
+    let app = spawn_app().await;
+    let script = json!([
+        {"until": "tools/call"}, {"reply": confirm_and_roots()},
+        {"until": "tools/call"}, {"reply": done("not deleted: no confirmation")},
+        {"until": "tools/call"}, {"reply": done("deleted notes-a.txt")},
+    ]);
+    let mut proxy = Proxy::start(&app.state, None, script);
+    let first = delete(2, "/home/me/notes-a.txt");
+    proxy.send(&first.to_string()).await;
+    let state = person_confirms(&app, &mut proxy, true).await;
+
+    proxy
+        .send(&delete(3, "/home/me/everything").to_string())
+        .await;
+    assert_eq!(host_line(&mut proxy).await["id"], 3);
+    proxy.send(&retry_of(&first, 4, &state).to_string()).await;
+    let answer = host_line(&mut proxy).await;
+    assert_eq!(answer["id"], 4);
+    assert_eq!(answer["result"], done("deleted notes-a.txt"));
+
+    let calls = calls_received(&proxy);
+    assert_eq!(calls.len(), 3, "{calls:?}");
+    assert_eq!(
+        calls[1]["params"]["arguments"]["path"],
+        "/home/me/everything"
+    );
+    assert!(
+        calls[1]["params"].get("inputResponses").is_none(),
+        "another request never carries the person's consent: {}",
+        calls[1]
+    );
+    assert_eq!(
+        calls[2]["params"]["arguments"]["path"],
+        "/home/me/notes-a.txt"
+    );
+    assert_eq!(
+        calls[2]["params"]["inputResponses"],
+        json!({"roots": {"roots": []}, "confirm": {"action": "accept", "content": {"ok": true}}})
+    );
+    assert!(
+        calls[2]["params"].get("requestState").is_none(),
+        "the server gave no state, so it gets none back"
+    );
+}
+
+/// A host that echoes the handed state on a different request (or uses it twice) gets an
+/// honest error, and the server receives neither.
+#[tokio::test]
+async fn a_moved_or_reused_state_is_refused_and_never_forwarded() {
+    let app = spawn_app().await;
+    let script = json!([
+        {"until": "tools/call"}, {"reply": confirm_and_roots()},
+        {"until": "tools/call"}, {"reply": done("deleted notes-a.txt")},
+    ]);
+    let mut proxy = Proxy::start(&app.state, None, script);
+    let first = delete(2, "/home/me/notes-a.txt");
+    proxy.send(&first.to_string()).await;
+    let state = person_confirms(&app, &mut proxy, true).await;
+
+    // The state moved onto another call: refused, and the answers are dropped with it.
+    let moved = retry_of(&delete(2, "/home/me/everything"), 3, &state);
+    proxy.send(&moved.to_string()).await;
+    let refused = host_line(&mut proxy).await;
+    assert_eq!(refused["id"], 3);
+    assert_eq!(refused["error"]["code"], -32603);
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not the request the person answered"),
+        "{refused}"
+    );
+    // The genuine retry now finds nothing: the answers were dropped, not kept for anyone.
+    proxy.send(&retry_of(&first, 4, &state).to_string()).await;
+    let gone = host_line(&mut proxy).await;
+    assert_eq!(gone["id"], 4);
+    assert!(
+        gone["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no longer holds")
+    );
+    flush(&mut proxy, "after-refusals").await;
+    let calls = calls_received(&proxy);
+    assert_eq!(
+        calls.len(),
+        1,
+        "only the first call reached the server: {calls:?}"
+    );
+}
+
+/// Each answer is used once: a second retry with the same state is refused.
+#[tokio::test]
+async fn held_answers_are_used_at_most_once() {
+    let app = spawn_app().await;
+    let script = json!([
+        {"until": "tools/call"}, {"reply": confirm_and_roots()},
+        {"until": "tools/call"}, {"reply": done("deleted notes-a.txt")},
+    ]);
+    let mut proxy = Proxy::start(&app.state, None, script);
+    let first = delete(2, "/home/me/notes-a.txt");
+    proxy.send(&first.to_string()).await;
+    let state = person_confirms(&app, &mut proxy, true).await;
+    proxy.send(&retry_of(&first, 3, &state).to_string()).await;
+    assert_eq!(
+        host_line(&mut proxy).await["result"],
+        done("deleted notes-a.txt")
+    );
+    proxy.send(&retry_of(&first, 4, &state).to_string()).await;
+    let again = host_line(&mut proxy).await;
+    assert_eq!(again["id"], 4);
+    assert_eq!(again["error"]["code"], -32603);
+    flush(&mut proxy, "after-second-retry").await;
+    let with_consent = calls_received(&proxy)
+        .into_iter()
+        .filter(|c| c["params"]["inputResponses"].get("confirm").is_some())
+        .count();
+    assert_eq!(with_consent, 1);
+}
+
+/// Two parallel calls of one tool, answered differently: each retry carries its own answer.
+#[tokio::test]
+async fn parallel_calls_of_one_tool_each_get_their_own_answer() {
+    let app = spawn_app().await;
+    let script = json!([
+        {"until": "tools/call"}, {"reply": confirm_and_roots()},
+        {"until": "tools/call"}, {"reply": confirm_and_roots()},
+        {"until": "tools/call"}, {"reply": done("b")},
+        {"until": "tools/call"}, {"reply": done("a")},
+    ]);
+    let mut proxy = Proxy::start(&app.state, None, script);
+    let a = delete(2, "/home/me/a.txt");
+    proxy.send(&a.to_string()).await;
+    let state_a = person_confirms(&app, &mut proxy, true).await;
+    let b = delete(3, "/home/me/b.txt");
+    proxy.send(&b.to_string()).await;
+    let state_b = person_confirms(&app, &mut proxy, false).await;
+    assert_ne!(state_a, state_b);
+
+    // Retried in the other order.
+    proxy.send(&retry_of(&b, 4, &state_b).to_string()).await;
+    assert_eq!(host_line(&mut proxy).await["result"], done("b"));
+    proxy.send(&retry_of(&a, 5, &state_a).to_string()).await;
+    assert_eq!(host_line(&mut proxy).await["result"], done("a"));
+
+    let calls = calls_received(&proxy);
+    let answer_for = |path: &str| {
+        calls
+            .iter()
+            .find(|c| {
+                c["params"]["arguments"]["path"] == path
+                    && c["params"].get("inputResponses").is_some()
+            })
+            .map(|c| c["params"]["inputResponses"]["confirm"]["content"]["ok"].clone())
+    };
+    assert_eq!(answer_for("/home/me/a.txt"), Some(json!(true)));
+    assert_eq!(answer_for("/home/me/b.txt"), Some(json!(false)));
+}
+
+/// A host request carrying answers and a state the proxy never handed it: both are removed
+/// before the server sees the request, so no answer the person never gave reaches it.
+#[tokio::test]
+async fn invented_responses_and_state_never_reach_the_server() {
+    let app = spawn_app().await;
+    let script = json!([{"until": "tools/call"}, {"reply": done("nothing to confirm")}]);
+    let mut proxy = Proxy::start(&app.state, None, script);
+    let mut forged = delete(2, "/home/me/everything");
+    forged["params"]["inputResponses"] =
+        json!({"confirm": {"action": "accept", "content": {"ok": true}}});
+    forged["params"]["requestState"] = json!("guessed");
+    proxy.send(&forged.to_string()).await;
+    assert_eq!(host_line(&mut proxy).await["id"], 2);
+    let calls = calls_received(&proxy);
+    assert_eq!(calls.len(), 1);
+    assert!(
+        calls[0]["params"].get("inputResponses").is_none(),
+        "{}",
+        calls[0]
+    );
+    assert!(
+        calls[0]["params"].get("requestState").is_none(),
+        "{}",
+        calls[0]
+    );
+    assert_eq!(
+        calls[0]["params"]["arguments"]["path"],
+        "/home/me/everything"
+    );
+}
+
+/// An `inputRequests` entry some host would read as sampling (a `Method` beside `method`) is
+/// never passed: the host's request fails with -32603 and no question is opened.
+#[tokio::test]
+async fn an_ambiguous_entry_never_reaches_the_host() {
+    let app = spawn_app().await;
+    let result = r#"{"resultType":"input_required","inputRequests":{"r":{"method":"roots/list","Method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}}}}"#;
+    let script = json!([
+        {"until": "tools/call"},
+        {"raw": format!(r#"{{"jsonrpc":"2.0","id":2,"result":{result}}}"#)},
+    ]);
+    let mut proxy = Proxy::start(&app.state, None, script);
+    proxy
+        .send(&delete(2, "/home/me/notes-a.txt").to_string())
+        .await;
+    let answer = host_line(&mut proxy).await;
+    assert_eq!(answer["id"], 2);
+    assert_eq!(answer["error"]["code"], -32603);
+    assert!(answer.get("result").is_none(), "{answer}");
+    let pending: Value = app
+        .get("/api/v1/questions?state=pending")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(pending["questions"], json!([]));
+}

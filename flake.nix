@@ -1,8 +1,8 @@
 {
   description = "mcp-consent: the human trust boundary for MCP sampling and elicitation requests";
 
-  # No flake.lock is committed yet: create it with `nix flake lock` (see README, "Run as a
-  # service").
+  # flake.lock pins crane, flake-utils (and its systems) and home-manager; nixpkgs is not in it
+  # yet, so the first `nix flake lock` adds it (see docs/service.md).
   inputs = {
     nixpkgs.url = "github:NixOS/nixpkgs/nixos-unstable";
     crane.url = "github:ipetkov/crane";

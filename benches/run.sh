@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's "Benchmarks" table: every figure next to a baseline measured in the same run.
+# The tables of docs/benchmarks.md: every figure next to a baseline measured in the same run.
 #
 #   benches/run.sh            # everything (a few minutes on 2 cores)
 #   benches/run.sh --quick    # fewer lines, calls and rows (about a minute)

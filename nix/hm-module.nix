@@ -184,7 +184,7 @@ in
       example = {
         question_timeout_secs = 300;
       };
-      description = "Other keys of config.toml (see the README, Configuration), written to `xdg.configFile.\"mcp-consent/config.toml\"`. Set `listen` and the retention bounds with their own options.";
+      description = "Other keys of config.toml (see docs/configuration.md), written to `xdg.configFile.\"mcp-consent/config.toml\"`. Set `listen` and the retention bounds with their own options.";
     };
   };
 

@@ -116,7 +116,7 @@ craneLib.buildPackage (
     };
     meta = {
       description = "The human trust boundary for MCP sampling and elicitation requests";
-      # The address the README gives; OWNER is filled in where the repository is published.
+      # The address docs/service.md gives; OWNER is filled in where the repository is published.
       homepage = "https://github.com/OWNER/mcp-consent";
       license = with lib.licenses; [
         mit

@@ -104,7 +104,7 @@ fn check_config<W: Write>(
             r.line(
                 Verdict::Fail,
                 &format!("the config does not load: {text}"),
-                Some("correct the file; every key is listed in the README's Configuration section"),
+                Some("correct the file; every key is listed in docs/configuration.md"),
             )?;
             return Ok(None);
         }

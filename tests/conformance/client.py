@@ -19,7 +19,7 @@ scenario server has to become a question on the mcp-consent service. Tool argume
 the scenario's context (``toolCalls``) when it gives them; ``json_schema_echo`` gets the focal
 tool's ``inputSchema`` as the host received it (so the suite sees whether the proxy kept every
 keyword). A test answerer, in a thread, answers those questions
-the way the README describes:
+the way docs/answering.md and docs/remote.md describe:
 
 * questions for agents over the API (``POST /api/v1/questions/{id}/answer``, token from
   ``<state>/api-token``): forms accepted with empty content (the service applies the

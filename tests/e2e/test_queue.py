@@ -14,7 +14,7 @@
 * a question says why it is asked (host session, tool call, what the server asked before);
   History finds decided questions by server, kind, outcome, time and text, saying when, where
   and by whom each was decided;
-* each new page state passes axe-core in the three languages and is screenshotted for the README.
+* each new page state passes axe-core in the three languages and is screenshotted for docs/answering.md.
 
 Questions are opened through the JSON API, as the proxy does.
 """

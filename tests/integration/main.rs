@@ -33,6 +33,7 @@ mod providers;
 mod proxy;
 mod public_url;
 mod queue_work;
+mod reference_docs;
 mod reload;
 mod remote;
 mod remote_auth;

@@ -8,7 +8,7 @@
 //! module adds only what is per user, as this file does, plus its restart trigger and the
 //! passphrase environment. The systemd unit is hardened as far as a user manager allows: the
 //! namespace options only work there together with `PrivateUsers=yes`, which the unit therefore
-//! sets unless `--no-sandbox` asks for a unit without them (see the README, "Run as a service").
+//! sets unless `--no-sandbox` asks for a unit without them (see docs/service.md).
 
 use std::fmt::Write as _;
 use std::fs::{self, DirBuilder, OpenOptions};

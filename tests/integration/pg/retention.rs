@@ -38,6 +38,32 @@ fn old_decided(cluster: &Cluster, db: &str, n: usize) {
     );
 }
 
+/// Waits until `app`'s own start-up retention run has finished (its `/metrics` counts the
+/// run), so it neither holds the lock nor takes rows the test writes after. The next run of the
+/// instance is an hour away (`interval_secs`' default).
+async fn start_up_run_done(app: &TestApp) {
+    let done = eventually(Duration::from_secs(20), || async {
+        let text = app
+            .client
+            .get(format!("{}/metrics", app.base))
+            .send()
+            .await
+            .ok()?
+            .text()
+            .await
+            .ok()?;
+        let runs: f64 = text
+            .lines()
+            .find_map(|l| l.strip_prefix("mcp_consent_retention_runs_total "))?
+            .trim()
+            .parse()
+            .ok()?;
+        (runs >= 1.0).then_some(())
+    })
+    .await;
+    assert!(done.is_some(), "the instance's start-up retention run ends");
+}
+
 fn count(cluster: &Cluster, db: &str, filter: &str) -> usize {
     cluster
         .psql(
@@ -49,32 +75,24 @@ fn count(cluster: &Cluster, db: &str, filter: &str) -> usize {
 }
 
 #[tokio::test]
-#[ignore = "races the instance's own start-up retention run (passed alone, failed or hung beside other tests)"]
 async fn a_run_holds_the_lock_others_skip_and_prune_says_so() {
     let cluster = Cluster::shared();
     let url = cluster.database();
     let db = name(&url).to_owned();
     let app = spawn_with(shared(&url)).await;
+    start_up_run_done(&app).await;
     let pending = app.open_ok(form_request(1)).await;
 
     // Another run holds the lock: this one skips, and so does the command, exiting 0.
-    // Taken without blocking the test's runtime: the instance's own start-up run may hold it
-    // for a moment, and that run needs the runtime to finish.
     let mut holder = PgConnection::establish(&url).unwrap();
-    let taken = eventually(Duration::from_secs(20), || {
-        let locked = diesel::sql_query(format!(
-            "SELECT pg_try_advisory_lock({RETENTION_LOCK}) AS locked"
-        ))
-        .get_result::<Locked>(&mut holder)
-        .unwrap()
-        .locked;
-        std::future::ready(locked.then_some(()))
-    })
-    .await;
-    assert!(
-        taken.is_some(),
-        "the retention lock is free after the start-up run"
-    );
+    let locked = diesel::sql_query(format!(
+        "SELECT pg_try_advisory_lock({RETENTION_LOCK}) AS locked"
+    ))
+    .get_result::<Locked>(&mut holder)
+    .unwrap()
+    .locked;
+    assert!(locked, "the retention lock is free after the start-up run");
+    old_decided(cluster, &db, 10);
     let queue = Db::open_shared(&Target::new(&url, None).unwrap()).unwrap();
     let local = Db::open(&app.state.join("broker/broker.db")).unwrap();
     let now = 1_900_000_000_000;
@@ -116,12 +134,12 @@ async fn a_run_holds_the_lock_others_skip_and_prune_says_so() {
 }
 
 #[tokio::test]
-#[ignore = "races the instance's own start-up retention run, which may take the lock or the rows first"]
 async fn a_run_stopped_between_batches_is_finished_by_the_next() {
     let cluster = Cluster::shared();
     let url = cluster.database();
     let db = name(&url).to_owned();
     let app = spawn_with(shared(&url)).await;
+    start_up_run_done(&app).await;
     let total = usize::try_from(BATCH).unwrap() * 2 + 10;
     old_decided(cluster, &db, total);
     let queue = Db::open_shared(&Target::new(&url, None).unwrap()).unwrap();

@@ -3,7 +3,7 @@
 #
 #   benches/run.sh            # everything (a few minutes on 2 cores)
 #   benches/run.sh --quick    # fewer lines, calls and rows (about a minute)
-#   benches/run.sh --only proxy|service
+#   benches/run.sh --only proxy|service|shared   # shared: the shared-queue rows alone
 #   MCP_CONSENT_BIN=/path/to/mcp-consent benches/run.sh   # measure another build
 #
 # Builds the release binary, installs the pinned MCP peers the tool-call row uses (the MCP

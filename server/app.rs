@@ -267,7 +267,7 @@ impl Application {
         let data = web::Data::new(AppState {
             broker: broker.clone(),
             review: review.clone(),
-            auth: Auth::new(stores.local.clone(), clock),
+            auth: Auth::new(stores.local.clone(), clock.clone()),
             tokens,
             allowed_hosts: allowed_hosts(addr),
             listen_addr: addr,
@@ -278,6 +278,12 @@ impl Application {
             max_request_bytes: config.max_request_bytes,
             metrics_token,
             passphrase_hash,
+            retention: retention::OnDemand::new(
+                stores.queue.clone(),
+                stores.local.clone(),
+                broker.metrics().clone(),
+                clock.clone(),
+            ),
         });
         // One actix server over the shared state, with the service's middleware and limits.
         macro_rules! serve {

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::access_files::Holds;
 use crate::i18n::Lang;
@@ -169,7 +169,8 @@ fn language<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Lang>, D::E
 }
 
 /// `[retention]`: how long decided questions are kept. Pending questions are never pruned.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+/// (Serialized too: `mcp-consent prune` hands its bounds to the running service.)
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Retention {
     /// Delete terminal questions decided more than this many days ago. Default `30`.

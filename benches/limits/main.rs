@@ -6,7 +6,7 @@
 //! MCP peers of tests/e2e), or directly:
 //!
 //! ```text
-//! cargo bench --bench limits -- [--quick] [--only proxy|service] [--bin PATH]
+//! cargo bench --bench limits -- [--quick] [--only proxy|service|shared] [--bin PATH]
 //! ```
 //!
 //! - `--bin PATH`: the `mcp-consent` binary to measure (default `target/release/mcp-consent`,
@@ -35,6 +35,8 @@ pub struct Opts {
     pub quick: bool,
     pub proxy: bool,
     pub service: bool,
+    /// The service rows of the one SQLite instance (off with `--only shared`).
+    pub single: bool,
     pub bin: PathBuf,
     pub python: Option<PathBuf>,
     pub everything: Option<PathBuf>,
@@ -42,7 +44,7 @@ pub struct Opts {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: limits [--quick] [--only proxy|service] [--bin PATH] [--python PATH] [--everything PATH]"
+        "usage: limits [--quick] [--only proxy|service|shared] [--bin PATH] [--python PATH] [--everything PATH]"
     );
     std::process::exit(2)
 }
@@ -54,6 +56,7 @@ fn parse_args() -> Opts {
             quick: false,
             proxy: true,
             service: true,
+            single: true,
             bin: std::env::var_os("MCP_CONSENT_BIN")
                 .map(PathBuf::from)
                 .unwrap_or_else(|| root.join("target/release/mcp-consent")),
@@ -71,6 +74,10 @@ fn parse_args() -> Opts {
             "--only" => match args.next().as_deref() {
                 Some("proxy") => opts.service = false,
                 Some("service") => opts.proxy = false,
+                Some("shared") => {
+                    opts.proxy = false;
+                    opts.single = false;
+                }
                 _ => usage(),
             },
             "--bin" => opts.bin = args.next().map(PathBuf::from).unwrap_or_else(|| usage()),
@@ -116,7 +123,9 @@ fn main() {
             .build();
         match runtime {
             Ok(rt) => rt.block_on(async {
-                service::run(&opts, &mut table).await;
+                if opts.single {
+                    service::run(&opts, &mut table).await;
+                }
                 shared::run(&opts, &mut table).await;
             }),
             Err(e) => eprintln!("limits: no runtime: {e}"),

@@ -116,9 +116,9 @@ pub enum CliError {
     /// `proxy` failed.
     #[error(transparent)]
     Proxy(#[from] ProxyError),
-    /// `prune` could not open the store or prune it.
+    /// `prune` could not open the store or prune it, or the service refused.
     #[error(transparent)]
-    Prune(StartupError),
+    Prune(prune::PruneError),
     /// A `questions` subcommand failed.
     #[error(transparent)]
     Questions(#[from] questions::QuestionsError),

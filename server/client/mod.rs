@@ -355,3 +355,19 @@ impl ServiceClient {
             .map(|_| ())
     }
 }
+
+impl ServiceClient {
+    /// `POST /api/v1/retention/run` (socket only): the service runs retention now with
+    /// `policy`'s bounds, in its own batches.
+    ///
+    /// # Errors
+    /// [`ClientError`]; [`ClientError::Unreachable`] when no service listens on the socket.
+    pub async fn prune(
+        &self,
+        policy: &crate::config::Retention,
+    ) -> Result<crate::jobs::retention::PruneReport, ClientError> {
+        self.call(Method::POST, "/api/v1/retention/run", Some(policy))
+            .await
+            .map(|(_, report)| report)
+    }
+}

@@ -15,6 +15,10 @@
 //! when another holds it, and it ends with a `VACUUM` of the pruned tables instead of the WAL
 //! steps. Questions and the audit go from the shared store, expired logins from the
 //! instance's own.
+//!
+//! `mcp-consent prune` runs through the service when it runs ([`OnDemand`], over the owner's
+//! socket), so its batches queue on the service's own writer like the hourly run's, instead of
+//! a second process contending for the store's lock.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,8 +34,9 @@ use crate::metrics::Metrics;
 /// write may wait behind a running prune.
 pub const BATCH: i64 = 500;
 
-/// What one run removed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// What one run removed (the wire JSON of `POST /api/v1/retention/run` is camelCase).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PruneReport {
     /// Questions decided before the age cutoff.
     pub by_age: usize,
@@ -269,10 +274,7 @@ pub async fn run_stores(
     loop {
         tick.tick().await;
         let result = prune_stores(&queue, &local, &policy, clock.now_ms(), |_| {}).await;
-        metrics.retention_runs.inc();
-        if let Ok(r) = &result {
-            metrics.retention_pruned.inc_by(r.questions() as u64);
-        }
+        count_run(&metrics, &result);
         match result {
             Ok(r) if r.questions() > 0 => {
                 tracing::info!(
@@ -284,5 +286,52 @@ pub async fn run_stores(
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "retention run failed"),
         }
+    }
+}
+
+/// Counts a finished run on `/metrics`.
+fn count_run(metrics: &Metrics, result: &Result<PruneReport, DbError>) {
+    metrics.retention_runs.inc();
+    if let Ok(r) = result {
+        metrics.retention_pruned.inc_by(r.questions() as u64);
+    }
+}
+
+/// Runs retention when asked (`mcp-consent prune`, through the service): the same run as the
+/// service's own, on its stores and writer, counted on its `/metrics`.
+#[derive(Clone)]
+pub struct OnDemand {
+    queue: Db,
+    local: Db,
+    metrics: Metrics,
+    clock: Arc<dyn Clock>,
+}
+
+impl OnDemand {
+    /// Runs on `queue` and `local` (see [`prune_stores`]), judging age by `clock`.
+    pub fn new(queue: Db, local: Db, metrics: Metrics, clock: Arc<dyn Clock>) -> OnDemand {
+        OnDemand {
+            queue,
+            local,
+            metrics,
+            clock,
+        }
+    }
+
+    /// One run now with `policy`'s bounds.
+    ///
+    /// # Errors
+    /// [`DbError`] from the stores; batches committed before the error stay deleted.
+    pub async fn run(&self, policy: &Retention) -> Result<PruneReport, DbError> {
+        let result = prune_stores(
+            &self.queue,
+            &self.local,
+            policy,
+            self.clock.now_ms(),
+            |_| {},
+        )
+        .await;
+        count_run(&self.metrics, &result);
+        result
     }
 }

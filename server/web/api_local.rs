@@ -1,6 +1,7 @@
 //! The two API routes about the service's own doors: `GET /api/v1/service-proof?nonce=HEX`
 //! (no credentials: a TCP client checks it before sending the token, see `auth::proof`) and
-//! `POST /api/v1/token/rotate` (only over the owner-only Unix socket).
+//! `POST /api/v1/token/rotate` and `POST /api/v1/retention/run` (only over the owner-only Unix
+//! socket).
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
@@ -13,7 +14,8 @@ use crate::auth::proof::{self, ServiceProof};
 /// Registers the routes (before the `/api/v1` scope, which would otherwise take them).
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/api/v1/service-proof", web::get().to(service_proof))
-        .route("/api/v1/token/rotate", web::post().to(rotate_token));
+        .route("/api/v1/token/rotate", web::post().to(rotate_token))
+        .route("/api/v1/retention/run", web::post().to(run_retention));
 }
 
 #[derive(Deserialize)]
@@ -61,4 +63,27 @@ async fn rotate_token(
         .map_err(|e| ApiError::Internal(Box::new(e)))?;
     tracing::info!("API token rotated; the old token is refused from now on");
     Ok(HttpResponse::Ok().json(serde_json::json!({"rotated": true})))
+}
+
+/// `POST /api/v1/retention/run` with the `[retention]` bounds to use (snake_case keys, as in the
+/// config): one run now, in the service's own batches on its writer, so a request waits for one
+/// batch at most (`mcp-consent prune` sends it). Only over the Unix socket; the body is what the
+/// run removed, or `{"heldElsewhere":true,…}` when another instance's run holds the shared
+/// database's lock.
+async fn run_retention(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    policy: web::Json<crate::config::Retention>,
+) -> Result<HttpResponse, ApiError> {
+    if !via_socket(&req) {
+        return Err(ApiError::Forbidden(
+            "run retention with `mcp-consent prune` (over the local socket)".into(),
+        ));
+    }
+    let report = state
+        .retention
+        .run(&policy)
+        .await
+        .map_err(|e| ApiError::from(crate::broker::BrokerError::Store(e)))?;
+    Ok(HttpResponse::Ok().json(report))
 }

@@ -51,6 +51,8 @@ pub struct AppState {
     pub metrics_token: Option<String>,
     /// argon2id PHC hash of the login passphrase, when configured.
     pub passphrase_hash: Option<String>,
+    /// Retention runs `mcp-consent prune` asks for.
+    pub retention: crate::jobs::retention::OnDemand,
 }
 
 /// Registers every route.

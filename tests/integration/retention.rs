@@ -199,6 +199,24 @@ async fn a_write_during_a_prune_runs_after_one_batch_not_after_the_whole_prune()
     assert!(!exists(&app, &template).await);
 }
 
+/// `mcp-consent prune` on `state` with `config`; its output once it succeeded.
+fn prune_command(state: &std::path::Path, config: &std::path::Path) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-consent"))
+        .arg("prune")
+        .arg("--state-dir")
+        .arg(state)
+        .arg("--config")
+        .arg(config)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 #[tokio::test]
 async fn the_prune_command_reports_what_it_removed() {
     let tmp = tempfile::tempdir().unwrap();
@@ -207,22 +225,61 @@ async fn the_prune_command_reports_what_it_removed() {
     decided(&app, 1).await;
     let config = tmp.path().join("config.toml");
     std::fs::write(&config, "[retention]\nmax_terminal = 0\n").unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-consent"))
-        .arg("prune")
-        .arg("--state-dir")
-        .arg(&state)
-        .arg("--config")
-        .arg(&config)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = prune_command(&state, &config);
     assert!(
         text.contains("pruned 1 questions") && text.contains("beyond the newest 0"),
+        "{text}"
+    );
+}
+
+/// The service's `mcp_consent_retention_runs_total`.
+pub(crate) async fn retention_runs(app: &TestApp) -> u64 {
+    app.html(&app.client, "/metrics")
+        .await
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp_consent_retention_runs_total "))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Waits until `app`'s own start-up retention run has been counted (so it holds no lock and
+/// takes no rows written after); its next run is an hour away (`interval_secs`' default).
+/// Returns the runs counted.
+pub(crate) async fn start_up_run_done(app: &TestApp) -> u64 {
+    eventually(Duration::from_secs(20), || async {
+        let runs = retention_runs(app).await;
+        (runs >= 1).then_some(runs)
+    })
+    .await
+    .expect("the instance's start-up retention run ends")
+}
+
+/// With the service running, `prune` hands its bounds to the service over the socket and the
+/// service runs the batches on its own writer (its `/metrics` counts the run); with none, the
+/// command prunes the store itself.
+#[tokio::test]
+async fn the_prune_command_runs_through_the_running_service() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    let app = spawn_on(Config::default(), &state).await;
+    let start_up = start_up_run_done(&app).await;
+    decided(&app, 1).await;
+    decided(&app, 2).await;
+    let config = tmp.path().join("config.toml");
+    std::fs::write(&config, "[retention]\nmax_terminal = 1\n").unwrap();
+    let text = prune_command(&state, &config);
+    assert!(
+        text.contains("pruned 1 questions") && text.contains("through the running service"),
+        "{text}"
+    );
+    assert_eq!(retention_runs(&app).await, start_up + 1);
+
+    let alone = tmp.path().join("alone");
+    let text = prune_command(&alone, &config);
+    assert!(
+        text.contains("pruned 0 questions") && text.contains("the service is not running"),
         "{text}"
     );
 }

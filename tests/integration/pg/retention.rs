@@ -12,7 +12,7 @@ use mcp_consent::jobs::retention::{BATCH, prune_stores};
 use super::cluster::Cluster;
 use super::shared;
 use crate::helpers::*;
-use crate::retention::policy;
+use crate::retention::{policy, start_up_run_done};
 
 #[derive(QueryableByName)]
 struct Locked {
@@ -36,32 +36,6 @@ fn old_decided(cluster: &Cluster, db: &str, n: usize) {
              '{{}}', g::text, '{{}}', 1, 2, 1000 + g FROM generate_series(1, {n}) g"
         ),
     );
-}
-
-/// Waits until `app`'s own start-up retention run has finished (its `/metrics` counts the
-/// run), so it neither holds the lock nor takes rows the test writes after. The next run of the
-/// instance is an hour away (`interval_secs`' default).
-async fn start_up_run_done(app: &TestApp) {
-    let done = eventually(Duration::from_secs(20), || async {
-        let text = app
-            .client
-            .get(format!("{}/metrics", app.base))
-            .send()
-            .await
-            .ok()?
-            .text()
-            .await
-            .ok()?;
-        let runs: f64 = text
-            .lines()
-            .find_map(|l| l.strip_prefix("mcp_consent_retention_runs_total "))?
-            .trim()
-            .parse()
-            .ok()?;
-        (runs >= 1.0).then_some(())
-    })
-    .await;
-    assert!(done.is_some(), "the instance's start-up retention run ends");
 }
 
 fn count(cluster: &Cluster, db: &str, filter: &str) -> usize {

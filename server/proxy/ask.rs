@@ -9,15 +9,18 @@ use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::state::AskHandle;
+use super::session::AskHandle;
 use crate::client::{ClientError, Opened, ServiceClient, Waited};
 use crate::protocol::jsonrpc::{RpcError, error_response};
+use crate::protocol::notifications;
 use crate::tools::ToolInfo;
 
 /// The start of the error message when a question cannot be opened (the service unreachable,
 /// or refusing): callers that must tell this apart from an answer read it.
 pub(super) const OPEN_FAILED: &str = "mcp-consent could not open a question for this request";
 
+/// The message of the progress notifications sent while the person thinks.
+const AWAITING_REVIEW: &str = "Awaiting user review";
 /// How long one long-poll waits, in seconds; also the progress-notification period.
 const WAIT_SECS: u64 = 10;
 /// Slack after a question's deadline before the proxy gives up on an unreachable service.
@@ -39,13 +42,7 @@ pub(super) struct Progress {
 impl Progress {
     async fn tick(&self) {
         let progress = self.counter.fetch_add(1, Ordering::SeqCst) + 1;
-        let note = json!({
-            "jsonrpc": "2.0",
-            "method": "notifications/progress",
-            "params": {"progressToken": self.token, "progress": progress, "message": "Awaiting user review"},
-        });
-        let mut line = note.to_string().into_bytes();
-        line.push(b'\n');
+        let line = notifications::progress_line(&self.token, progress, AWAITING_REVIEW);
         // The waiting side may be gone; its absence is handled where it is noticed.
         let _ = self.to.send(line).await;
     }

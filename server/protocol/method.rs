@@ -24,6 +24,8 @@ pub enum Method {
     TasksGet,
     /// `tasks/result` (the tasks extension).
     TasksResult,
+    /// `notifications/initialized`.
+    Initialized,
     /// `notifications/cancelled`.
     Cancelled,
     /// `notifications/elicitation/complete`.
@@ -37,7 +39,7 @@ pub enum Method {
 }
 
 /// Every named method, with its wire name.
-const NAMES: [(Method, &str); 13] = [
+const NAMES: [(Method, &str); 14] = [
     (Method::Initialize, "initialize"),
     (Method::ToolsCall, "tools/call"),
     (Method::ToolsList, "tools/list"),
@@ -47,6 +49,7 @@ const NAMES: [(Method, &str); 13] = [
     (Method::Elicit, "elicitation/create"),
     (Method::TasksGet, "tasks/get"),
     (Method::TasksResult, "tasks/result"),
+    (Method::Initialized, "notifications/initialized"),
     (Method::Cancelled, "notifications/cancelled"),
     (
         Method::ElicitationComplete,

@@ -4,8 +4,9 @@
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::protocol::jsonrpc::codes;
+use crate::protocol::jsonrpc::{RpcError, codes};
 use crate::protocol::mrtr;
+use crate::tools::Refusal;
 
 /// An error the proxy answers a request with.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -105,6 +106,65 @@ impl ProxyRefusal {
     /// The error response line under `id`.
     pub(super) fn line(&self, id: &RawValue) -> Vec<u8> {
         mrtr::error_line(id, &self.error())
+    }
+}
+
+/// The start of the error message when a question cannot be opened (the service unreachable,
+/// or refusing): callers that must tell this apart from an answer read it.
+pub(super) const OPEN_FAILED: &str = "mcp-consent could not open a question for this request";
+/// The start of the error message of a question that expired (the service's own expiry
+/// writes the same words).
+pub(super) const EXPIRED: &str = "Request expired";
+
+/// Why a question ended without the person's answer; the asker gets it as a JSON-RPC error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum AskFailure {
+    /// The service could not be asked, or refused.
+    #[error("{}: {}", OPEN_FAILED, .0)]
+    CannotOpen(String),
+    /// The request is larger than the service takes.
+    #[error("request too large")]
+    TooLarge,
+    /// The question is gone from the service.
+    #[error("question {0} vanished from the mcp-consent service")]
+    Vanished(String),
+    /// The deadline passed while the service could not be reached.
+    #[error(
+        "{}: no answer before the deadline, and the mcp-consent service is unreachable ({})",
+        EXPIRED,
+        .0
+    )]
+    Unreachable(String),
+}
+
+impl AskFailure {
+    /// The JSON-RPC error.
+    pub(super) fn error(&self) -> RpcError {
+        match self {
+            AskFailure::TooLarge => RpcError::invalid_params(self.to_string()),
+            _ => RpcError::internal(self.to_string()),
+        }
+    }
+}
+
+/// Why the proxy fails a host's `tools/call` itself (the host gets an `isError` result).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub(super) enum CallFailure {
+    /// The tool's name cannot be read unambiguously, so the server might read another.
+    #[error("its tool name cannot be read unambiguously")]
+    UnreadableName,
+    /// The person's answer is for another call than the one held.
+    #[error("the answer does not match the call the person saw")]
+    NotTheCallSeen,
+    /// The service's answer cannot be read.
+    #[error("the consent service gave an answer mcp-consent cannot read")]
+    UnreadableAnswer,
+}
+
+impl CallFailure {
+    /// The refusal the host is told.
+    pub(super) fn refusal(self) -> Refusal {
+        Refusal::Failed(self.to_string())
     }
 }
 

@@ -16,9 +16,9 @@ use std::sync::Arc;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::ask::{OPEN_FAILED, Progress, Question};
+use super::ask::{Progress, Question};
 use super::context::Context;
-use super::refusal::ProxyRefusal;
+use super::refusal::{CallFailure, EXPIRED, OPEN_FAILED, ProxyRefusal};
 use super::session::command::Command;
 use super::session::{AskHandle, Session};
 use super::tool_report::Decided;
@@ -49,7 +49,7 @@ pub(super) fn judge(
     complete: bool,
 ) -> Gate {
     let Some(tool) = tool else {
-        let refusal = Refusal::Failed("its tool name cannot be read unambiguously".into());
+        let refusal = CallFailure::UnreadableName.refusal();
         return Gate::Refused(result_line(id, &refusal.result(&ctx.server, "", complete)));
     };
     let hints = s
@@ -108,7 +108,7 @@ fn read_answer(response: &Value) -> Answered {
             .get("message")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        return Answered::Refuse(if message.starts_with("Request expired") {
+        return Answered::Refuse(if message.starts_with(EXPIRED) {
             Refusal::Expired
         } else if message.starts_with(OPEN_FAILED) {
             Refusal::Unreachable(message.to_owned())
@@ -127,9 +127,7 @@ fn read_answer(response: &Value) -> Answered {
             digest: digest.to_owned(),
         },
         (Some("decline" | "cancel"), _, _) => Answered::Refuse(Refusal::Declined),
-        _ => Answered::Refuse(Refusal::Failed(
-            "the consent service gave an answer mcp-consent cannot read".into(),
-        )),
+        _ => Answered::Refuse(CallFailure::UnreadableAnswer.refusal()),
     }
 }
 
@@ -163,8 +161,8 @@ async fn ask_call(ctx: &Context, key: &RequestKey, tool: &str, line: Vec<u8>, co
             match forwarded_call(&line, &arguments, &digest) {
                 Some(out) => forward(ctx, key, out).await,
                 None => {
-                    let why = "the answer does not match the call the person saw".to_owned();
-                    refuse(ctx, key, tool, Refusal::Failed(why), complete).await;
+                    let refusal = CallFailure::NotTheCallSeen.refusal();
+                    refuse(ctx, key, tool, refusal, complete).await;
                 }
             }
         }

@@ -202,7 +202,7 @@ async fn terminating() {
 
 /// Reads the host's lines and passes them on; returns when the host closes its output.
 /// The lines of one read are judged together by the session's owner and what passes is sent
-/// on together ([`Batch`]).
+/// on together ([`output::Batch`]).
 async fn read_host(ctx: &Context, to_server: mpsc::Sender<Vec<u8>>, limit: usize) {
     let mut lines = Lines::new(lines::host_input(), limit);
     let mut refusals = Vec::new();
@@ -245,7 +245,7 @@ fn refuse_overlong(id: Option<String>, len: usize, limit: usize) -> Option<Vec<u
 }
 
 /// Reads the server's lines and has each judged; returns at end of input. The lines of one
-/// read go to the session's owner together and what passed is sent on together ([`Batch`]),
+/// read go to the session's owner together and what passed is sent on together ([`output::Batch`]),
 /// so a burst costs one hop to the owner, one channel hop and one write, not one per line.
 async fn read_server<R: tokio::io::AsyncBufRead + Unpin>(
     ctx: &Context,

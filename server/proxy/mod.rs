@@ -245,8 +245,9 @@ fn refuse_overlong(id: Option<String>, len: usize, limit: usize) -> Option<Vec<u
 }
 
 /// Reads the server's lines and has each judged; returns at end of input. The lines of one
-/// read go to the session's owner together and what passed is sent on together ([`output::Batch`]),
-/// so a burst costs one hop to the owner, one channel hop and one write, not one per line.
+/// read go to the session's owner together and what passed is sent on together
+/// ([`output::Batch`]), so a burst costs one hop to the owner, one channel hop and one write,
+/// not one per line.
 async fn read_server<R: tokio::io::AsyncBufRead + Unpin>(
     ctx: &Context,
     reader: &mut R,

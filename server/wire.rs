@@ -2,6 +2,7 @@
 //! client of the local commands (`client`) and, through it, the proxy. Field names are the
 //! wire's (camelCase); times are RFC 3339 UTC with milliseconds.
 
+use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -47,8 +48,8 @@ pub enum Opened {
     Question {
         /// Question id.
         id: QuestionId,
-        /// Deadline, if the service reported one.
-        expires_at: Option<String>,
+        /// Deadline, if the service reported one (an unreadable one counts as none).
+        expires_at: Option<DateTime<Utc>>,
     },
     /// Refused before opening: the JSON-RPC response to give the server.
     Response(Value),
@@ -74,7 +75,12 @@ impl From<OpenedBody> for Opened {
     fn from(body: OpenedBody) -> Opened {
         match body {
             OpenedBody::Refused { response } => Opened::Response(response),
-            OpenedBody::Question { id, expires_at, .. } => Opened::Question { id, expires_at },
+            OpenedBody::Question { id, expires_at, .. } => Opened::Question {
+                id,
+                expires_at: expires_at
+                    .and_then(|t| DateTime::parse_from_rfc3339(&t).ok())
+                    .map(|t| t.with_timezone(&Utc)),
+            },
         }
     }
 }
@@ -86,7 +92,7 @@ impl From<Opened> for OpenedBody {
             Opened::Question { id, expires_at } => OpenedBody::Question {
                 id,
                 state: Some(State::Pending),
-                expires_at,
+                expires_at: expires_at.map(|t| t.to_rfc3339_opts(SecondsFormat::Millis, true)),
             },
         }
     }

@@ -5,19 +5,19 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
-use serde_json::{Value, json};
+use chrono::Utc;
+use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::state::AskHandle;
+use super::refusal::AskFailure;
+use super::session::AskHandle;
 use crate::client::{ClientError, Opened, ServiceClient, Waited};
-use crate::protocol::jsonrpc::{RpcError, error_response};
-use crate::tools::ToolInfo;
+use crate::protocol::jsonrpc::error_response;
+use crate::protocol::notifications;
+use crate::wire::OpenRequest;
 
-/// The start of the error message when a question cannot be opened (the service unreachable,
-/// or refusing): callers that must tell this apart from an answer read it.
-pub(super) const OPEN_FAILED: &str = "mcp-consent could not open a question for this request";
-
+/// The message of the progress notifications sent while the person thinks.
+const AWAITING_REVIEW: &str = "Awaiting user review";
 /// How long one long-poll waits, in seconds; also the progress-notification period.
 const WAIT_SECS: u64 = 10;
 /// Slack after a question's deadline before the proxy gives up on an unreachable service.
@@ -39,53 +39,15 @@ pub(super) struct Progress {
 impl Progress {
     async fn tick(&self) {
         let progress = self.counter.fetch_add(1, Ordering::SeqCst) + 1;
-        let note = json!({
-            "jsonrpc": "2.0",
-            "method": "notifications/progress",
-            "params": {"progressToken": self.token, "progress": progress, "message": "Awaiting user review"},
-        });
-        let mut line = note.to_string().into_bytes();
-        line.push(b'\n');
+        let line = notifications::progress_line(&self.token, progress, AWAITING_REVIEW);
         // The waiting side may be gone; its absence is handled where it is noticed.
         let _ = self.to.send(line).await;
     }
 }
 
-/// What one question needs to be opened: the `POST /api/v1/requests` body.
-#[derive(Debug, Clone)]
-pub(super) struct Question {
-    /// `--name`.
-    pub(super) server: String,
-    /// This proxy run's session id.
-    pub(super) session: String,
-    /// The tool that asked, when known.
-    pub(super) tool: Option<String>,
-    /// The revision it is judged by.
-    pub(super) protocol_version: String,
-    /// Capabilities as forwarded to the server.
-    pub(super) client_capabilities: Value,
-    /// The JSON-RPC request (for MRTR entries, one the proxy composed with an id of its own).
-    pub(super) request: Value,
-    /// For a host's `tools/call`: what the server claimed about the tool in `tools/list`.
-    pub(super) tool_info: Option<ToolInfo>,
-}
-
-impl Question {
-    fn body(&self) -> Value {
-        let mut body = json!({
-            "server": self.server,
-            "session": self.session,
-            "tool": self.tool,
-            "protocolVersion": self.protocol_version,
-            "clientCapabilities": self.client_capabilities,
-            "request": self.request,
-        });
-        if let Some(info) = &self.tool_info {
-            body["toolInfo"] = json!(info);
-        }
-        body
-    }
-}
+/// What one question needs to be opened: the `POST /api/v1/requests` body, as the service
+/// reads it (for MRTR entries, `request` is one the proxy composed with an id of its own).
+pub(super) type Question = OpenRequest;
 
 /// Opens the question and waits for its JSON-RPC response; `None` when it was withdrawn
 /// (cancelled through `handle`) and nothing is to be sent. A question that cannot be opened,
@@ -99,7 +61,7 @@ pub(super) async fn ask(
     progress: Option<&Progress>,
 ) -> Option<Value> {
     let id = question.request.get("id");
-    let fail = |message: String| Some(error_response(id, &RpcError::internal(message)));
+    let fail = |failure: AskFailure| Some(error_response(id, &failure.error()));
     if handle.is_cancelled() {
         return None;
     }
@@ -112,7 +74,7 @@ pub(super) async fn ask(
         if handle.is_cancelled() {
             return None;
         }
-        client.open(&question.body()).await
+        client.open_request(question).await
     };
     let (opened, expires_at) = match opened {
         Ok(Opened::Response(response)) => return Some(response),
@@ -121,18 +83,13 @@ pub(super) async fn ask(
             (id, expires_at)
         }
         Err(ClientError::TooLarge) => {
-            return Some(error_response(
-                id,
-                &RpcError::invalid_params("request too large"),
-            ));
+            return fail(AskFailure::TooLarge);
         }
         Err(e) => {
-            return fail(format!("{OPEN_FAILED}: {e}"));
+            return fail(AskFailure::CannotOpen(e.to_string()));
         }
     };
-    let deadline = expires_at
-        .and_then(|t| DateTime::parse_from_rfc3339(&t).ok())
-        .map(|t| t.with_timezone(&Utc));
+    let deadline = expires_at;
     let mut backoff = Duration::from_millis(200);
     loop {
         if handle.is_cancelled() {
@@ -155,17 +112,13 @@ pub(super) async fn ask(
                 }
             }
             Err(ClientError::NotFound) => {
-                return fail(format!(
-                    "question {opened} vanished from the mcp-consent service"
-                ));
+                return fail(AskFailure::Vanished(opened.to_string()));
             }
             Err(e) => {
                 // The service may be restarting; the question is stored, so keep waiting until
                 // its deadline has clearly passed.
                 if deadline.is_some_and(|d| Utc::now() > d + DEADLINE_GRACE) {
-                    return fail(format!(
-                        "Request expired: no answer before the deadline, and the mcp-consent service is unreachable ({e})"
-                    ));
+                    return fail(AskFailure::Unreachable(e.to_string()));
                 }
                 tracing::warn!(error = %e, "waiting for the service");
                 tokio::select! {

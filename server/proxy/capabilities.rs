@@ -6,6 +6,8 @@ use indexmap::IndexMap;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use crate::protocol::era::Era;
+
 /// The 2026-07-28 tasks extension's capability name (SEP-2663).
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
@@ -18,7 +20,7 @@ pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 /// 2025-11-25 `schema.ts` `ClientCapabilities`; docs/design.md §proxy.
 pub fn forward_capabilities(requested_version: &str, capabilities: &Value) -> Value {
     let mut caps = capabilities.as_object().cloned().unwrap_or_default();
-    let modern = requested_version >= "2025-11-25";
+    let modern = Era::for_revision(requested_version).is_ok_and(Era::has_elicitation_modes);
     let object = |v: &mut Value| {
         if !v.is_object() {
             *v = json!({});
@@ -68,7 +70,7 @@ pub(super) fn rewrite_initialize(line: &[u8]) -> Option<(Vec<u8>, String, Value)
     let version = params
         .get("protocolVersion")
         .and_then(|v| serde_json::from_str::<String>(v.get()).ok())
-        .unwrap_or_else(|| "2025-06-18".to_owned());
+        .unwrap_or_else(|| Era::V2025_06_18.as_str().to_owned());
     let declared: Value = match params.get("capabilities") {
         Some(raw) => serde_json::from_str(raw.get()).ok()?,
         None => Value::Null,

@@ -8,73 +8,57 @@
 //! - [`rounds`]: responses that ask for input (2026-07-28 `InputRequiredResult`, 2025-11-25
 //!   `-32042`) are answered through questions and retried; the host gets the final answer.
 //! - [`ask`]: one question on the service, waited for through restarts.
+//! - [`serve`]: the one task that owns the session's state ([`session`]); the readers of both
+//!   sides hand it their lines, the tasks that wait for the person send it commands.
 //! - Lifecycle: when the host goes away (stdin closes, SIGTERM, SIGINT, SIGHUP) the proxy
 //!   withdraws its open questions at once and ends the server's process group (TERM, then KILL
 //!   after a grace); when the server exits, its open questions are withdrawn.
 
 mod ask;
 pub mod capabilities;
+mod context;
 mod drops;
+mod error;
 mod host;
 pub mod http;
 mod judge;
 mod lines;
+mod output;
+mod refusal;
 pub mod rounds;
-mod state;
+mod serve;
+mod session;
 mod tool_gate;
 mod tool_policy;
 mod tool_report;
 pub mod upstream;
 
-use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::BufReader;
 use tokio::sync::mpsc;
 
 pub use capabilities::forward_capabilities;
+pub use error::ProxyError;
+pub use upstream::Upstream;
 
 use crate::client::ServiceClient;
+use context::{CONCURRENT_OPENS, Context};
 use lines::{Lines, Seen};
-use state::{SharedState, lock};
-pub use upstream::Upstream;
+use output::{Burst, write_host, write_lines};
+use refusal::ProxyRefusal;
+use session::command::{Command, Handle};
 
 /// The default bound on one line in either direction, in bytes (64 MiB).
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 /// How long the server has to exit after the host closed its input, and again after SIGTERM.
 const GRACE: Duration = Duration::from_secs(3);
-/// A line that passed and is this long or longer goes in a buffer of its own (moved, not
-/// copied, when it was gathered over several reads); shorter ones share one buffer per read.
-const BATCH_BYTES: usize = 64 * 1024;
-/// The buffer in front of the host's stdout, in bytes: small bursts are gathered into one
-/// write, a batch this long or longer is written without a copy.
-const HOST_OUT_BYTES: usize = BATCH_BYTES;
 /// The size of one read of the server's output, in bytes (a large result arrives in few reads).
 const SERVER_READ_BYTES: usize = 256 * 1024;
-
-/// Errors that stop the proxy.
-#[derive(Debug, thiserror::Error)]
-pub enum ProxyError {
-    /// No server command was given.
-    #[error("no server command given (usage: mcp-consent proxy --name NAME -- COMMAND [ARGS...])")]
-    NoCommand,
-    /// The server could not be started.
-    #[error("cannot start the server {command:?}")]
-    Spawn {
-        /// The command.
-        command: String,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The remote server's transport could not be set up (`--url`).
-    #[error("cannot use the remote server")]
-    Remote(#[from] http::HttpError),
-    /// Reading or writing a stream failed.
-    #[error("stdio failed")]
-    Io(#[from] std::io::Error),
-}
+/// How many inputs may wait for the session's owner (it never waits on anything else, so
+/// this only bounds a burst of commands).
+const INPUTS: usize = 256;
 
 /// Settings of one proxy run.
 #[derive(Debug, Clone)]
@@ -86,29 +70,6 @@ pub struct ProxyOptions {
     /// The longest line accepted in either direction, in bytes (`--max-line-bytes`).
     pub max_line_bytes: usize,
 }
-
-/// What the proxy's tasks share.
-#[derive(Clone)]
-pub(crate) struct Context {
-    client: ServiceClient,
-    shared: SharedState,
-    /// Weak, so the server's stdin closes once the host has gone and no answer is pending.
-    to_server: mpsc::WeakSender<Vec<u8>>,
-    to_host: mpsc::Sender<Vec<u8>>,
-    server: String,
-    session: String,
-    /// Lines from the server dropped, reported to the service as a metric.
-    drops: Arc<drops::Drops>,
-    /// Bounds the questions being opened at once.
-    opens: Arc<tokio::sync::Semaphore>,
-    /// The person's tool rules and grants, as last known.
-    policy: tool_policy::PolicyView,
-    /// Tool calls decided here, on their way to the service's audit.
-    tool_report: tool_report::ToolReporter,
-}
-
-/// How many questions the proxy opens at once.
-const CONCURRENT_OPENS: u32 = 8;
 
 /// Why the proxy stops.
 enum Stop {
@@ -143,7 +104,6 @@ pub async fn run_with(
         output: server_out,
         mut server,
     } = upstream;
-    let shared: SharedState = Arc::default();
     let (to_server, to_server_rx) = mpsc::channel::<Vec<u8>>(256);
     let (to_host, to_host_rx) = mpsc::channel::<Vec<u8>>(256);
     let (close_server_in, close_rx) = tokio::sync::oneshot::channel::<()>();
@@ -152,18 +112,20 @@ pub async fn run_with(
 
     let policy = tool_policy::start(client.clone()).await;
     let tool_report = tool_report::ToolReporter::start(options.name.clone(), client.clone());
+    let (inputs, inputs_rx) = mpsc::channel(INPUTS);
     let ctx = Context {
         client,
-        shared: shared.clone(),
+        session: Handle::new(inputs),
         to_server: to_server.downgrade(),
         to_host,
         server: options.name.clone(),
-        session: uuid::Uuid::now_v7().to_string(),
+        session_id: uuid::Uuid::now_v7().to_string(),
         drops: Arc::default(),
         opens: Arc::new(tokio::sync::Semaphore::new(CONCURRENT_OPENS as usize)),
         policy,
         tool_report,
     };
+    tokio::spawn(serve::serve(ctx.clone(), inputs_rx));
     let limit = options.max_line_bytes;
     tokio::spawn(drops::report(ctx.drops.clone(), ctx.client.clone()));
 
@@ -214,6 +176,7 @@ pub async fn run_with(
             Stop::Signal => server.terminate(GRACE).await?,
         }
     };
+    ctx.session.stop().await;
     drop(ctx);
     let _ = tokio::time::timeout(Duration::from_secs(1), host_writer).await;
     Ok(code)
@@ -238,34 +201,32 @@ async fn terminating() {
 }
 
 /// Reads the host's lines and passes them on; returns when the host closes its output.
-/// The lines of one read are judged where they lie and sent on together ([`Batch`]).
+/// The lines of one read are judged together by the session's owner and what passes is sent
+/// on together ([`output::Batch`]).
 async fn read_host(ctx: &Context, to_server: mpsc::Sender<Vec<u8>>, limit: usize) {
     let mut lines = Lines::new(lines::host_input(), limit);
-    let mut batch = Batch::default();
     let mut refusals = Vec::new();
     loop {
-        let burst = lines
+        let mut burst = Burst::default();
+        let read = lines
             .burst(|seen| match seen {
-                Seen::Line(line) => {
-                    // `Some(None)`: passes as it is; `Some(Some(..))`: rewritten.
-                    let out = host::from_host(ctx, &line).map(|out| match out {
-                        Cow::Borrowed(_) => None,
-                        Cow::Owned(rewritten) => Some(rewritten),
-                    });
-                    match out {
-                        Some(None) => batch.pass(line),
-                        Some(Some(rewritten)) => batch.push(rewritten),
-                        None => {}
-                    }
-                }
                 Seen::Overlong { id, len } => refusals.extend(refuse_overlong(id, len, limit)),
+                line => burst.add(line),
             })
             .await;
         for line in refusals.drain(..) {
             let _ = ctx.to_host.send(line).await;
         }
-        let more = matches!(burst, Ok(true));
-        if batch.send(&to_server).await.is_err() || !more {
+        let more = matches!(read, Ok(true));
+        if !burst.is_empty() {
+            let Some(mut batch) = ctx.session.judge(burst, true).await else {
+                return;
+            };
+            if batch.send(&to_server).await.is_err() {
+                return;
+            }
+        }
+        if !more {
             return;
         }
     }
@@ -280,204 +241,40 @@ fn refuse_overlong(id: Option<String>, len: usize, limit: usize) -> Option<Vec<u
         "refused a host line over the line limit"
     );
     let id = serde_json::value::RawValue::from_string(id?).ok()?;
-    Some(crate::protocol::mrtr::error_line(
-        &id,
-        &crate::protocol::mrtr::error_object(
-            crate::protocol::jsonrpc::codes::INVALID_REQUEST,
-            &format!("mcp-consent refused a message longer than its line limit ({limit} bytes)"),
-        ),
-    ))
+    Some(ProxyRefusal::Overlong { limit }.line(&id))
 }
 
-/// Reads the server's lines and judges each; returns at end of input. Every line is judged
-/// where it lies in the read buffer before it passes; the lines of one read that passed are
-/// copied once into one buffer and sent on together ([`Batch`]), so a burst costs one channel
-/// hop and one write, not one per line.
+/// Reads the server's lines and has each judged; returns at end of input. The lines of one
+/// read go to the session's owner together and what passed is sent on together
+/// ([`output::Batch`]), so a burst costs one hop to the owner, one channel hop and one write,
+/// not one per line.
 async fn read_server<R: tokio::io::AsyncBufRead + Unpin>(
     ctx: &Context,
     reader: &mut R,
     limit: usize,
 ) -> Result<(), ProxyError> {
     let mut lines = Lines::new(reader, limit);
-    let mut batch = Batch::default();
     loop {
-        let more = lines
-            .burst(|seen| match seen {
-                Seen::Line(line) => {
-                    if from_server(ctx, &line, &mut batch) {
-                        batch.pass(line);
-                    }
-                }
-                Seen::Overlong { id, .. } => {
-                    judge::dropped(ctx, crate::wire::DroppedLine::TooLong, id)
-                }
-            })
-            .await?;
-        let _ = batch.send(&ctx.to_host).await;
+        let mut burst = Burst::default();
+        let more = lines.burst(|seen| burst.add(seen)).await?;
+        if !burst.is_empty()
+            && let Some(mut batch) = ctx.session.judge(burst, false).await
+        {
+            let _ = batch.send(&ctx.to_host).await;
+        }
         if !more {
             return Ok(());
         }
     }
 }
 
-/// Judges one server line: `true` when it passes as it is (the caller adds it to the batch);
-/// the elements of a batch that passed are added here.
-fn from_server(ctx: &Context, line: &[u8], batch: &mut Batch) -> bool {
-    match judge::from_server(ctx, line) {
-        judge::Verdict::Forward => true,
-        judge::Verdict::ForwardLines(lines) => {
-            for line in lines {
-                batch.push(line);
-            }
-            false
-        }
-        judge::Verdict::Handled | judge::Verdict::Dropped => false,
-    }
-}
-
-/// Lines that passed, waiting to be sent as one buffer. Lines of [`BATCH_BYTES`] or more go
-/// in buffers of their own, in order with the rest.
-#[derive(Default)]
-struct Batch {
-    /// Short lines, concatenated.
-    bytes: Vec<u8>,
-    /// Buffers ready to go, in order (long lines, and the short lines before them).
-    ready: Vec<Vec<u8>>,
-}
-
-impl Batch {
-    /// Adds a line that passed as it was read: a copy of one borrowed from the read buffer,
-    /// the line itself when it was gathered.
-    fn pass(&mut self, line: Cow<'_, [u8]>) {
-        match line {
-            Cow::Borrowed(line) => self.push_line(line),
-            Cow::Owned(line) => self.push(line),
-        }
-    }
-
-    /// Adds a copy of a line, ending it with `\n` when it had none (the input's last line).
-    fn push_line(&mut self, line: &[u8]) {
-        if line.len() >= BATCH_BYTES {
-            let mut own = Vec::with_capacity(line.len() + 1);
-            own.extend_from_slice(line);
-            self.push(own);
-            return;
-        }
-        self.bytes.extend_from_slice(line);
-        if line.last() != Some(&b'\n') {
-            self.bytes.push(b'\n');
-        }
-    }
-
-    /// Adds a line the proxy made or rewrote (already ending in `\n`), moved, not copied,
-    /// when long.
-    fn push(&mut self, mut line: Vec<u8>) {
-        if line.last() != Some(&b'\n') {
-            line.push(b'\n');
-        }
-        if line.len() >= BATCH_BYTES {
-            if !self.bytes.is_empty() {
-                self.ready.push(std::mem::take(&mut self.bytes));
-            }
-            self.ready.push(line);
-        } else if self.bytes.is_empty() {
-            // The first line's buffer becomes the batch's (no copy for a lone line).
-            self.bytes = line;
-        } else {
-            self.bytes.extend_from_slice(&line);
-        }
-    }
-
-    /// Sends everything, in order; an error when the receiver has gone.
-    async fn send(&mut self, to: &mpsc::Sender<Vec<u8>>) -> Result<(), ()> {
-        if !self.bytes.is_empty() {
-            // The next burst is likely as long: room for it at once, not by doubling.
-            let room = Vec::with_capacity(self.bytes.len());
-            self.ready.push(std::mem::replace(&mut self.bytes, room));
-        }
-        for buffer in self.ready.drain(..) {
-            to.send(buffer).await.map_err(drop)?;
-        }
-        Ok(())
-    }
-}
-
-/// Writes queued lines, flushing only when the queue runs dry (one write per burst, not per
-/// line). With `close`, stops and closes the stream once told to (after what is queued).
-async fn write_lines<W: tokio::io::AsyncWrite + Unpin>(
-    out: W,
-    mut lines: mpsc::Receiver<Vec<u8>>,
-    close: Option<tokio::sync::oneshot::Receiver<()>>,
-) {
-    let mut out = BufWriter::with_capacity(BATCH_BYTES, out);
-    let mut close = close;
-    loop {
-        let next = match close.as_mut() {
-            Some(signal) => tokio::select! {
-                line = lines.recv() => line,
-                _ = signal => None,
-            },
-            None => lines.recv().await,
-        };
-        let Some(line) = next else { break };
-        if out.write_all(&line).await.is_err() {
-            return;
-        }
-        while let Ok(more) = lines.try_recv() {
-            if out.write_all(&more).await.is_err() {
-                return;
-            }
-        }
-        if out.flush().await.is_err() {
-            return;
-        }
-    }
-    while let Ok(more) = lines.try_recv() {
-        if out.write_all(&more).await.is_err() {
-            return;
-        }
-    }
-    let _ = out.flush().await;
-    let _ = out.shutdown().await;
-}
-
-/// Writes what the proxy passes to the host to stdout, on a blocking thread of its own: plain
-/// `write(2)` calls from a large buffer, flushed when the queue runs dry (not per line).
-/// `tokio::io::stdout()` would instead hand every write to the blocking pool. Returns when
-/// every sender is gone and the queue is written, or when stdout fails (the host left).
-fn write_host(mut lines: mpsc::Receiver<Vec<u8>>) {
-    use std::io::Write;
-    use std::os::fd::AsFd;
-    // A duplicate of fd 1, not `std::io::stdout()`: that one is line-buffered and would
-    // write (and flush) once per line.
-    let out: Box<dyn Write> = match std::io::stdout().as_fd().try_clone_to_owned() {
-        Ok(fd) => Box::new(std::fs::File::from(fd)),
-        Err(_) => Box::new(std::io::stdout()),
-    };
-    let mut out = std::io::BufWriter::with_capacity(HOST_OUT_BYTES, out);
-    while let Some(first) = lines.blocking_recv() {
-        if out.write_all(&first).is_err() {
-            return;
-        }
-        while let Ok(more) = lines.try_recv() {
-            if out.write_all(&more).is_err() {
-                return;
-            }
-        }
-        if out.flush().is_err() {
-            return;
-        }
-    }
-    let _ = out.flush();
-}
-
 /// Withdraws every question still open for this proxy (bounded to a few seconds).
 async fn withdraw_all(ctx: &Context) {
-    let handles = {
-        let mut s = lock(&ctx.shared);
-        s.closing = true;
-        s.all_asks()
-    };
+    let handles = ctx
+        .session
+        .ask(|reply| Command::Close { reply })
+        .await
+        .unwrap_or_default();
     let questions: Vec<String> = handles
         .iter()
         .filter_map(|h| {
@@ -502,32 +299,5 @@ async fn withdraw_all(ctx: &Context) {
         .is_err()
     {
         tracing::warn!("could not withdraw every open question before exiting");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn a_batch_keeps_the_order_and_ends_every_line() {
-        let (tx, mut rx) = mpsc::channel(8);
-        let mut batch = Batch::default();
-        batch.pass(Cow::Borrowed(&b"{\"a\":1}\n"[..]));
-        // The input's last line, in place or gathered, without its newline.
-        batch.pass(Cow::Borrowed(&b"{\"b\":2}"[..]));
-        batch.pass(Cow::Owned(b"{\"c\":3}".to_vec()));
-        let long = vec![b'x'; BATCH_BYTES];
-        batch.pass(Cow::Borrowed(&long[..]));
-        batch.send(&tx).await.unwrap();
-        drop(tx);
-        let mut sent = Vec::new();
-        while let Some(buffer) = rx.recv().await {
-            sent.push(buffer);
-        }
-        assert_eq!(sent.len(), 2, "the long line goes in a buffer of its own");
-        assert_eq!(sent[0], b"{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n");
-        assert_eq!(sent[1].len(), BATCH_BYTES + 1);
-        assert_eq!(sent[1].last(), Some(&b'\n'));
     }
 }

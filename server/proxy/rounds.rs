@@ -24,13 +24,16 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::sync::{Notify, oneshot};
 
-use super::Context;
-use super::ask::{Progress, Question, ask};
-use super::state::{AskHandle, HELD_FOR, Held, lock};
+use super::ask::{Progress, Question};
+use super::context::Context;
+use super::refusal::ProxyRefusal;
+use super::session::AskHandle;
+use super::session::command::{Command, ToHold};
 use crate::protocol::binding;
 use crate::protocol::envelope::{Envelope, Judged};
-use crate::protocol::jsonrpc::codes;
+use crate::protocol::method::Method;
 use crate::protocol::mrtr::{self, InputRequest, Members};
+use crate::protocol::request_key::RequestKey;
 
 /// How many times one host request may be asked for input before it fails (each round waits
 /// for a person, so a server that keeps asking is a fault, not progress).
@@ -97,20 +100,20 @@ fn result_asks_input(msg: &Envelope<'_>) -> bool {
 
 /// How one round ended.
 enum Step {
-    /// Send this to the server under a new id and judge its response.
-    Retry(Vec<u8>),
+    /// Send this to the server under the proxy's id and judge its response.
+    Retry(RequestKey, Vec<u8>),
     /// The host's request is finished (answered, failed or withdrawn).
     Done,
 }
 
 /// Takes over the host request `host_key` whose response `response` asks for input, and sees
 /// it through to the host's final answer.
-pub(super) fn spawn(ctx: &Context, host_key: String, response: Vec<u8>) {
+pub(super) fn spawn(ctx: &Context, host_key: RequestKey, response: Vec<u8>) {
     let ctx = ctx.clone();
     tokio::spawn(async move { resolve(&ctx, &host_key, response).await });
 }
 
-async fn resolve(ctx: &Context, host_key: &str, mut response: Vec<u8>) {
+async fn resolve(ctx: &Context, host_key: &RequestKey, mut response: Vec<u8>) {
     let mut round = 0;
     loop {
         let step = match classify(&response) {
@@ -121,17 +124,17 @@ async fn resolve(ctx: &Context, host_key: &str, mut response: Vec<u8>) {
             Reply::InputRequired(result) => {
                 round += 1;
                 if round > MAX_ROUNDS {
-                    fail(ctx, host_key, codes::INTERNAL_ERROR, &format!(
-                        "the server asked for input {MAX_ROUNDS} times for one request; mcp-consent stopped asking the person"
-                    )).await;
+                    fail(ctx, host_key, ProxyRefusal::TooManyRounds(MAX_ROUNDS)).await;
                     return;
                 }
                 input_round(ctx, host_key, &result).await
             }
             Reply::UrlRequired(error) => url_round(ctx, host_key, &error).await,
         };
-        let Step::Retry(line) = step else { return };
-        match send_retry(ctx, host_key, line).await {
+        let Step::Retry(retry, line) = step else {
+            return;
+        };
+        match send_retry(ctx, host_key, retry, line).await {
             Some(next) => response = next,
             None => return,
         }
@@ -139,17 +142,11 @@ async fn resolve(ctx: &Context, host_key: &str, mut response: Vec<u8>) {
 }
 
 /// One `InputRequiredResult`: ask the person, then either retry or hand the host its entries.
-async fn input_round(ctx: &Context, host_key: &str, result: &RawValue) -> Step {
+async fn input_round(ctx: &Context, host_key: &RequestKey, result: &RawValue) -> Step {
     let parsed = match mrtr::parse_input_required(result) {
         Ok(parsed) => parsed,
         Err(e) => {
-            fail(
-                ctx,
-                host_key,
-                codes::INTERNAL_ERROR,
-                &format!("mcp-consent refused the server's request for input: {e}"),
-            )
-            .await;
+            fail(ctx, host_key, ProxyRefusal::BadInputRequest(e.to_string())).await;
             return Step::Done;
         }
     };
@@ -158,11 +155,11 @@ async fn input_round(ctx: &Context, host_key: &str, result: &RawValue) -> Step {
         .into_iter()
         .partition(InputRequest::is_asked);
     if asked.len() > MAX_ASKED_ENTRIES {
-        let message = format!(
-            "the server asked for {} inputs at once; mcp-consent asks the person about at most {MAX_ASKED_ENTRIES}",
-            asked.len()
-        );
-        fail(ctx, host_key, codes::INTERNAL_ERROR, &message).await;
+        let refusal = ProxyRefusal::TooManyEntries {
+            asked: asked.len(),
+            most: MAX_ASKED_ENTRIES,
+        };
+        fail(ctx, host_key, refusal).await;
         return Step::Done;
     }
     let answers = if asked.is_empty() {
@@ -174,7 +171,7 @@ async fn input_round(ctx: &Context, host_key: &str, result: &RawValue) -> Step {
                 finish_with_error(ctx, host_key, &error).await;
                 return Step::Done;
             }
-            Answers::Withdrawn => return Step::Done,
+            Answers::Withdrawn => return withdrawn(ctx, host_key).await,
         }
     };
     if !foreign.is_empty() {
@@ -191,25 +188,19 @@ async fn input_round(ctx: &Context, host_key: &str, result: &RawValue) -> Step {
         .await;
         return Step::Done;
     }
-    let Some(original) = original_line(ctx, host_key) else {
+    let Some(original) = original_line(ctx, host_key).await else {
         return Step::Done;
     };
-    let retry_id = json!(format!("mcp-consent-{}", uuid::Uuid::now_v7()));
+    let retry_id = RequestKey::proxy_own();
     match mrtr::retry(
         &original,
-        &retry_id,
+        &retry_id.to_value(),
         &answers,
         parsed.request_state.as_deref(),
     ) {
-        Ok(line) => Step::Retry(line),
+        Ok(line) => Step::Retry(retry_id, line),
         Err(e) => {
-            fail(
-                ctx,
-                host_key,
-                codes::INTERNAL_ERROR,
-                &format!("mcp-consent could not retry the request: {e}"),
-            )
-            .await;
+            fail(ctx, host_key, ProxyRefusal::CannotRetry(e.to_string())).await;
             Step::Done
         }
     }
@@ -219,7 +210,7 @@ async fn input_round(ctx: &Context, host_key: &str, result: &RawValue) -> Step {
 /// own, and holds the person's `answers` for the retry of exactly this request.
 async fn hand_to_host(
     ctx: &Context,
-    host_key: &str,
+    host_key: &RequestKey,
     result: &RawValue,
     foreign: &[InputRequest],
     server_state: Option<Box<RawValue>>,
@@ -227,46 +218,24 @@ async fn hand_to_host(
 ) {
     let keys: Vec<&str> = foreign.iter().map(|r| r.key.as_str()).collect();
     let token = binding::held_state(&uuid::Uuid::new_v4().simple().to_string());
-    let handed = binding::handed_to_host(result, &keys, &token);
-    let held = {
-        let mut s = lock(&ctx.shared);
-        let request = s.host_requests.get(host_key);
-        let digest = request
-            .and_then(|r| r.line.as_deref())
-            .and_then(|line| binding::request_digest(line));
-        match (request, digest) {
-            (Some(request), Some(digest)) => {
-                let id = request.id.clone();
-                let held = Held {
-                    method: request.method.clone(),
-                    digest,
-                    server_state,
-                    foreign: keys.iter().map(|k| (*k).to_owned()).collect(),
-                    answers,
-                    since: std::time::Instant::now(),
-                };
-                s.held.retain(|_, h| h.since.elapsed() < HELD_FOR);
-                s.held.insert(token.clone(), held);
-                Some(id)
-            }
-            _ => None,
-        }
+    let Ok(handed) = binding::handed_to_host(result, &keys, &token) else {
+        fail(ctx, host_key, ProxyRefusal::CannotHandOver).await;
+        return;
     };
-    match (held, handed) {
-        (Some(id), Ok(handed)) => {
-            finish_with(ctx, host_key, &mrtr::result_line(&id, &handed)).await;
-        }
-        (Some(_), Err(_)) => {
-            lock(&ctx.shared).held.remove(&token);
-            fail(
-                ctx,
-                host_key,
-                codes::INTERNAL_ERROR,
-                "mcp-consent could not pass on the server's request for input",
-            )
-            .await;
-        }
-        (None, _) => {}
+    let hold = ToHold {
+        token,
+        server_state,
+        foreign: keys.iter().map(|k| (*k).to_owned()).collect(),
+        answers,
+    };
+    let host = host_key.clone();
+    let id = ctx
+        .session
+        .ask(|reply| Command::Hold { host, hold, reply })
+        .await
+        .flatten();
+    if let Some(id) = id {
+        send_host(ctx, mrtr::result_line(&id, &handed)).await;
     }
 }
 
@@ -282,24 +251,25 @@ enum Answers {
 }
 
 /// Asks the person about each entry, all at once; the first refusal withdraws the rest.
-async fn ask_all(ctx: &Context, host_key: &str, entries: &[InputRequest]) -> Answers {
-    let Some((base, progress)) = question_base(ctx, host_key) else {
+async fn ask_all(ctx: &Context, host_key: &RequestKey, entries: &[InputRequest]) -> Answers {
+    let handles: Vec<Arc<AskHandle>> = entries.iter().map(|_| Arc::default()).collect();
+    let Some(asking) = ctx.session.asking(host_key, handles.clone()).await else {
         return Answers::Withdrawn;
     };
-    let handles: Vec<Arc<AskHandle>> = entries.iter().map(|_| Arc::default()).collect();
-    {
-        let mut s = lock(&ctx.shared);
-        if s.closing {
-            return Answers::Withdrawn;
-        }
-        let Some(request) = s.host_requests.get_mut(host_key) else {
-            return Answers::Withdrawn;
-        };
-        if request.cancelled {
-            return Answers::Withdrawn;
-        }
-        request.asks.extend(handles.iter().cloned());
-    }
+    let base = Question {
+        server: ctx.server.clone(),
+        session: ctx.session_id.clone(),
+        tool: asking.tool,
+        protocol_version: asking.protocol_version,
+        client_capabilities: asking.capabilities,
+        request: Value::Null,
+        tool_info: None,
+    };
+    let progress = asking.progress.map(|(token, counter)| Progress {
+        to: ctx.to_host.clone(),
+        token,
+        counter,
+    });
     let mut pending: FuturesUnordered<_> = entries
         .iter()
         .zip(&handles)
@@ -311,13 +281,10 @@ async fn ask_all(ctx: &Context, host_key: &str, entries: &[InputRequest]) -> Ans
                 "method": entry.method,
                 "params": entry.params,
             });
-            let client = ctx.client.clone();
-            let opens = ctx.opens.clone();
-            let progress = progress.clone();
-            let handle = handle.clone();
+            let progress = &progress;
             let key = entry.key.clone();
             async move {
-                let response = ask(&client, &opens, &question, &handle, progress.as_ref()).await;
+                let response = ctx.ask(&question, handle, progress.as_ref()).await;
                 (key, response)
             }
         })
@@ -347,42 +314,20 @@ async fn ask_all(ctx: &Context, host_key: &str, entries: &[InputRequest]) -> Ans
             }
         }
     }
-    if let Some(request) = lock(&ctx.shared).host_requests.get_mut(host_key) {
-        request
-            .asks
-            .retain(|a| !handles.iter().any(|h| Arc::ptr_eq(a, h)));
-    }
+    drop(pending);
+    let host = host_key.clone();
+    ctx.session
+        .send(Command::AsksDone {
+            host,
+            asks: handles,
+        })
+        .await;
     outcome.unwrap_or(Answers::All(answers))
-}
-
-/// The common part of the questions for one host request, and where progress goes.
-fn question_base(ctx: &Context, host_key: &str) -> Option<(Question, Option<Progress>)> {
-    let s = lock(&ctx.shared);
-    let request = s.host_requests.get(host_key)?;
-    let version = request
-        .meta_version
-        .clone()
-        .unwrap_or_else(|| s.session_version());
-    let question = Question {
-        server: ctx.server.clone(),
-        session: ctx.session.clone(),
-        tool: request.tool.clone(),
-        protocol_version: version,
-        client_capabilities: request.capabilities.clone(),
-        request: Value::Null,
-        tool_info: None,
-    };
-    let progress = request.progress_token.clone().map(|token| Progress {
-        to: ctx.to_host.clone(),
-        token,
-        counter: request.progress.clone(),
-    });
-    Some((question, progress))
 }
 
 /// A `-32042`: the URLs become questions; after consent and the server's completion notice the
 /// request is retried, otherwise the host gets the error without the URLs.
-async fn url_round(ctx: &Context, host_key: &str, error: &RawValue) -> Step {
+async fn url_round(ctx: &Context, host_key: &RequestKey, error: &RawValue) -> Step {
     let stripped = mrtr::without_elicitations(error.get());
     let elicitations = mrtr::required_url_elicitations(error);
     let ids: Option<Vec<String>> = elicitations
@@ -393,18 +338,18 @@ async fn url_round(ctx: &Context, host_key: &str, error: &RawValue) -> Step {
         finish_with_error(ctx, host_key, &stripped).await;
         return Step::Done;
     };
-    let waiters: Vec<Arc<Notify>> = {
-        let mut s = lock(&ctx.shared);
-        ids.iter()
-            .map(|id| s.url_elicitations.entry(id.clone()).or_default().clone())
-            .collect()
-    };
+    let watch = ids.clone();
+    let waiters: Vec<Arc<Notify>> = ctx
+        .session
+        .ask(|reply| Command::WatchUrls { ids: watch, reply })
+        .await
+        .unwrap_or_default();
     let entries: Vec<InputRequest> = elicitations
         .into_iter()
         .enumerate()
         .map(|(i, params)| InputRequest {
             key: i.to_string(),
-            method: "elicitation/create".into(),
+            method: Method::Elicit.name().unwrap_or_default().into(),
             params,
         })
         .collect();
@@ -420,37 +365,33 @@ async fn url_round(ctx: &Context, host_key: &str, error: &RawValue) -> Step {
                 .unwrap_or(false)
         }),
         Answers::Refused(_) => false,
-        Answers::Withdrawn => return Step::Done,
+        Answers::Withdrawn => return withdrawn(ctx, host_key).await,
     };
     let completed = consented
+        && !waiters.is_empty()
         && tokio::time::timeout(
             URL_COMPLETION_WAIT,
             futures_util::future::join_all(waiters.iter().map(|w| w.notified())),
         )
         .await
         .is_ok();
-    {
-        let mut s = lock(&ctx.shared);
-        for id in &ids {
-            s.url_elicitations.remove(id);
-        }
-    }
+    ctx.session.send(Command::UnwatchUrls { ids }).await;
     if !completed {
         finish_with_error(ctx, host_key, &stripped).await;
         return Step::Done;
     }
-    let Some(original) = original_line(ctx, host_key) else {
+    let Some(original) = original_line(ctx, host_key).await else {
         return Step::Done;
     };
-    let retry_id = json!(format!("mcp-consent-{}", uuid::Uuid::now_v7()));
+    let retry_id = RequestKey::proxy_own();
     let state = mrtr::request_state(&original).and_then(|s| RawValue::from_string(s).ok());
     match mrtr::retry(
         &original,
-        &retry_id,
+        &retry_id.to_value(),
         &mrtr::input_responses(&original),
         state.as_deref(),
     ) {
-        Ok(line) => Step::Retry(line),
+        Ok(line) => Step::Retry(retry_id, line),
         Err(_) => {
             finish_with_error(ctx, host_key, &stripped).await;
             Step::Done
@@ -458,92 +399,75 @@ async fn url_round(ctx: &Context, host_key: &str, error: &RawValue) -> Step {
     }
 }
 
-/// Sends a proxy retry to the server and waits for its response; `None` when the server or
-/// the host went away first.
-async fn send_retry(ctx: &Context, host_key: &str, line: Vec<u8>) -> Option<Vec<u8>> {
-    let key = match Envelope::parse(&line) {
-        Judged::Message(m) => m.id_key()?,
-        _ => return None,
-    };
-    let (tx, rx) = oneshot::channel();
-    {
-        let mut s = lock(&ctx.shared);
-        let request = s.host_requests.get_mut(host_key)?;
-        if request.cancelled {
-            s.host_requests.remove(host_key);
-            return None;
-        }
-        request.retry_id = Some(key.clone());
-        s.retries.insert(key, tx);
+/// Sends the proxy's retry `retry` to the server and waits for its response; `None` when the
+/// server or the host went away first.
+async fn send_retry(
+    ctx: &Context,
+    host_key: &RequestKey,
+    retry: RequestKey,
+    line: Vec<u8>,
+) -> Option<Vec<u8>> {
+    let (waiter, response) = oneshot::channel();
+    let host = host_key.clone();
+    let sent = ctx
+        .session
+        .ask(|reply| Command::Retrying {
+            host,
+            retry,
+            waiter,
+            reply,
+        })
+        .await?;
+    if !sent {
+        return None;
     }
     ctx.to_server.upgrade()?.send(line).await.ok()?;
-    let Ok(response) = rx.await else {
+    let Ok(response) = response.await else {
         // The server's answer could not be judged and was dropped, or the server left.
-        fail(
-            ctx,
-            host_key,
-            codes::INTERNAL_ERROR,
-            "mcp-consent dropped the server's response: it could not be read safely",
-        )
-        .await;
+        fail(ctx, host_key, ProxyRefusal::DroppedResponse).await;
         return None;
     };
-    let cancelled = {
-        let mut s = lock(&ctx.shared);
-        match s.host_requests.get_mut(host_key) {
-            Some(request) => {
-                request.retry_id = None;
-                request.cancelled
-            }
-            None => true,
-        }
-    };
-    if cancelled {
-        lock(&ctx.shared).host_requests.remove(host_key);
-        return None;
-    }
-    Some(response)
+    let host = host_key.clone();
+    let wanted = ctx
+        .session
+        .ask(|reply| Command::Retried { host, reply })
+        .await?;
+    wanted.then_some(response)
 }
 
-fn original_line(ctx: &Context, host_key: &str) -> Option<Arc<Vec<u8>>> {
-    lock(&ctx.shared)
-        .host_requests
-        .get(host_key)
-        .and_then(|r| r.line.clone())
+async fn original_line(ctx: &Context, host_key: &RequestKey) -> Option<Arc<Vec<u8>>> {
+    let host = host_key.clone();
+    ctx.session
+        .ask(|reply| Command::Line { host, reply })
+        .await
+        .flatten()
+}
+
+/// The host request is over without an answer (withdrawn): it is forgotten.
+async fn withdrawn(ctx: &Context, host_key: &RequestKey) -> Step {
+    let _ = ctx.session.finish(host_key).await;
+    Step::Done
 }
 
 /// Gives the host `response` under its own id and forgets the request.
-async fn finish_with(ctx: &Context, host_key: &str, response: &[u8]) {
-    let Some(request) = lock(&ctx.shared).host_requests.remove(host_key) else {
+async fn finish_with(ctx: &Context, host_key: &RequestKey, response: &[u8]) {
+    let Some(id) = ctx.session.finish(host_key).await else {
         return;
     };
-    if request.cancelled {
-        return;
-    }
-    let line = mrtr::with_id(response, &request.id).unwrap_or_else(|_| {
-        mrtr::error_line(
-            &request.id,
-            &mrtr::error_object(
-                codes::INTERNAL_ERROR,
-                "mcp-consent could not read the server's response",
-            ),
-        )
-    });
+    let line =
+        mrtr::with_id(response, &id).unwrap_or_else(|_| ProxyRefusal::UnreadableResponse.line(&id));
     send_host(ctx, line).await;
 }
 
-async fn finish_with_error(ctx: &Context, host_key: &str, error: &Value) {
-    let Some(request) = lock(&ctx.shared).host_requests.remove(host_key) else {
+async fn finish_with_error(ctx: &Context, host_key: &RequestKey, error: &Value) {
+    let Some(id) = ctx.session.finish(host_key).await else {
         return;
     };
-    if request.cancelled {
-        return;
-    }
-    send_host(ctx, mrtr::error_line(&request.id, error)).await;
+    send_host(ctx, mrtr::error_line(&id, error)).await;
 }
 
-async fn fail(ctx: &Context, host_key: &str, code: i64, message: &str) {
-    finish_with_error(ctx, host_key, &mrtr::error_object(code, message)).await;
+async fn fail(ctx: &Context, host_key: &RequestKey, refusal: ProxyRefusal) {
+    finish_with_error(ctx, host_key, &refusal.error()).await;
 }
 
 async fn send_host(ctx: &Context, line: Vec<u8>) {

@@ -16,12 +16,14 @@ use std::sync::Arc;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::Context;
-use super::ask::{OPEN_FAILED, Progress, Question, ask};
-use super::state::{AskHandle, lock};
+use super::ask::{Progress, Question};
+use super::context::Context;
+use super::refusal::{CallFailure, EXPIRED, OPEN_FAILED, ProxyRefusal};
+use super::session::command::Command;
+use super::session::{AskHandle, Session};
 use super::tool_report::Decided;
-use crate::protocol::jsonrpc::codes;
 use crate::protocol::mrtr;
+use crate::protocol::request_key::RequestKey;
 use crate::tools::report::LocalDecision;
 use crate::tools::{Refusal, ToolAction, ToolCall};
 
@@ -40,16 +42,17 @@ pub(super) enum Gate {
 /// `params.arguments`; `complete` whether the session speaks 2026-07-28.
 pub(super) fn judge(
     ctx: &Context,
+    s: &Session,
     id: &RawValue,
     tool: Option<&str>,
     arguments: Option<&str>,
     complete: bool,
 ) -> Gate {
     let Some(tool) = tool else {
-        let refusal = Refusal::Failed("its tool name cannot be read unambiguously".into());
+        let refusal = CallFailure::UnreadableName.refusal();
         return Gate::Refused(result_line(id, &refusal.result(&ctx.server, "", complete)));
     };
-    let hints = lock(&ctx.shared)
+    let hints = s
         .tools
         .get(tool)
         .map(|info| info.hints())
@@ -105,7 +108,7 @@ fn read_answer(response: &Value) -> Answered {
             .get("message")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        return Answered::Refuse(if message.starts_with("Request expired") {
+        return Answered::Refuse(if message.starts_with(EXPIRED) {
             Refusal::Expired
         } else if message.starts_with(OPEN_FAILED) {
             Refusal::Unreachable(message.to_owned())
@@ -124,35 +127,33 @@ fn read_answer(response: &Value) -> Answered {
             digest: digest.to_owned(),
         },
         (Some("decline" | "cancel"), _, _) => Answered::Refuse(Refusal::Declined),
-        _ => Answered::Refuse(Refusal::Failed(
-            "the consent service gave an answer mcp-consent cannot read".into(),
-        )),
+        _ => Answered::Refuse(CallFailure::UnreadableAnswer.refusal()),
     }
 }
 
 /// Asks the person about the held call `line` (the host request `key`), then forwards it or
 /// answers the host.
-pub(super) fn spawn_ask(ctx: &Context, key: String, tool: String, line: Vec<u8>, complete: bool) {
+pub(super) fn spawn_ask(
+    ctx: &Context,
+    key: RequestKey,
+    tool: String,
+    line: Vec<u8>,
+    complete: bool,
+) {
     let ctx = ctx.clone();
     tokio::spawn(async move { ask_call(&ctx, &key, &tool, line, complete).await });
 }
 
-async fn ask_call(ctx: &Context, key: &str, tool: &str, line: Vec<u8>, complete: bool) {
+async fn ask_call(ctx: &Context, key: &RequestKey, tool: &str, line: Vec<u8>, complete: bool) {
     let handle = Arc::new(AskHandle::default());
-    let Some((question, progress)) = question_for(ctx, key, tool, &line, &handle) else {
+    let Some((question, progress)) = question_for(ctx, key, tool, &line, &handle).await else {
+        forget(ctx, key).await;
         return;
     };
-    let response = ask(
-        &ctx.client,
-        &ctx.opens,
-        &question,
-        &handle,
-        progress.as_ref(),
-    )
-    .await;
+    let response = ctx.ask(&question, &handle, progress.as_ref()).await;
     let Some(response) = response else {
         // Withdrawn: the host cancelled or left, or the proxy is closing. Nothing is sent.
-        lock(&ctx.shared).host_requests.remove(key);
+        forget(ctx, key).await;
         return;
     };
     match read_answer(&response) {
@@ -160,8 +161,8 @@ async fn ask_call(ctx: &Context, key: &str, tool: &str, line: Vec<u8>, complete:
             match forwarded_call(&line, &arguments, &digest) {
                 Some(out) => forward(ctx, key, out).await,
                 None => {
-                    let why = "the answer does not match the call the person saw".to_owned();
-                    refuse(ctx, key, tool, Refusal::Failed(why), complete).await;
+                    let refusal = CallFailure::NotTheCallSeen.refusal();
+                    refuse(ctx, key, tool, refusal, complete).await;
                 }
             }
         }
@@ -170,36 +171,30 @@ async fn ask_call(ctx: &Context, key: &str, tool: &str, line: Vec<u8>, complete:
 }
 
 /// The question for a held call, registered with its host request so a cancellation or the
-/// proxy's exit withdraws it; `None` when the request is gone or the proxy is closing.
-fn question_for(
+/// proxy's exit withdraws it; `None` when the request is gone or withdrawn, or the proxy is
+/// closing.
+async fn question_for(
     ctx: &Context,
-    key: &str,
+    key: &RequestKey,
     tool: &str,
     line: &[u8],
     handle: &Arc<AskHandle>,
 ) -> Option<(Question, Option<Progress>)> {
     let request: Value = serde_json::from_slice(line).ok()?;
-    let mut s = lock(&ctx.shared);
-    if s.closing {
-        return None;
-    }
-    let tool_info = s.tools.get(tool).cloned();
-    let version = s.session_version();
-    let entry = s.host_requests.get_mut(key)?;
-    entry.asks.push(handle.clone());
+    let asking = ctx.session.asking(key, vec![handle.clone()]).await?;
     let question = Question {
         server: ctx.server.clone(),
-        session: ctx.session.clone(),
+        session: ctx.session_id.clone(),
         tool: Some(tool.to_owned()),
-        protocol_version: entry.meta_version.clone().unwrap_or(version),
-        client_capabilities: entry.capabilities.clone(),
+        protocol_version: asking.protocol_version,
+        client_capabilities: asking.capabilities,
         request,
-        tool_info,
+        tool_info: asking.tool_info,
     };
-    let progress = entry.progress_token.clone().map(|token| Progress {
+    let progress = asking.progress.map(|(token, counter)| Progress {
         to: ctx.to_host.clone(),
         token,
-        counter: entry.progress.clone(),
+        counter,
     });
     Some((question, progress))
 }
@@ -226,45 +221,36 @@ fn forwarded_call(line: &[u8], arguments: &Value, digest: &str) -> Option<Vec<u8
 
 /// Sends the accepted call to the server, once, unless the host cancelled meanwhile; the
 /// server's response then reaches the host as any response does.
-async fn forward(ctx: &Context, key: &str, out: Vec<u8>) {
-    {
-        let mut s = lock(&ctx.shared);
-        let Some(request) = s.host_requests.get_mut(key) else {
-            return;
-        };
-        if request.cancelled {
-            s.host_requests.remove(key);
-            return;
-        }
-        request.awaiting_person = false;
-        request.line = Some(Arc::new(out.clone()));
+async fn forward(ctx: &Context, key: &RequestKey, out: Vec<u8>) {
+    let out = Arc::new(out);
+    let (host, line) = (key.clone(), out.clone());
+    let forwarded = ctx
+        .session
+        .ask(|reply| Command::Forward { host, line, reply })
+        .await
+        .unwrap_or(false);
+    if !forwarded {
+        return;
     }
     let Some(to_server) = ctx.to_server.upgrade() else {
         return;
     };
-    if to_server.send(out).await.is_err() {
-        fail_host(ctx, key, "the server is gone").await;
+    if to_server.send(out.to_vec()).await.is_err()
+        && let Some(id) = ctx.session.finish(key).await
+    {
+        let _ = ctx.to_host.send(ProxyRefusal::ServerGone.line(&id)).await;
     }
 }
 
-async fn refuse(ctx: &Context, key: &str, tool: &str, refusal: Refusal, complete: bool) {
-    let Some(request) = lock(&ctx.shared).host_requests.remove(key) else {
+async fn refuse(ctx: &Context, key: &RequestKey, tool: &str, refusal: Refusal, complete: bool) {
+    let Some(id) = ctx.session.finish(key).await else {
         return;
     };
-    if request.cancelled {
-        return;
-    }
-    let line = result_line(&request.id, &refusal.result(&ctx.server, tool, complete));
+    let line = result_line(&id, &refusal.result(&ctx.server, tool, complete));
     let _ = ctx.to_host.send(line).await;
 }
 
-async fn fail_host(ctx: &Context, key: &str, why: &str) {
-    let Some(request) = lock(&ctx.shared).host_requests.remove(key) else {
-        return;
-    };
-    let error = mrtr::error_object(codes::INTERNAL_ERROR, &format!("mcp-consent: {why}"));
-    let _ = ctx
-        .to_host
-        .send(mrtr::error_line(&request.id, &error))
-        .await;
+/// Forgets the request without an answer.
+async fn forget(ctx: &Context, key: &RequestKey) {
+    let _ = ctx.session.finish(key).await;
 }

@@ -11,7 +11,25 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::process::{Child, Command};
 
-use super::ProxyError;
+/// Why a stdio server could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// No server command was given.
+    #[error("no server command given (usage: mcp-consent proxy --name NAME -- COMMAND [ARGS...])")]
+    NoCommand,
+    /// The server could not be started.
+    #[error("cannot start the server {command:?}")]
+    Spawn {
+        /// The command.
+        command: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Its stdio could not be taken.
+    #[error("stdio failed")]
+    Io(#[source] std::io::Error),
+}
 
 /// A boxed future, for the transport-specific end of a server.
 pub type Ending<'a> = Pin<Box<dyn Future<Output = std::io::Result<i32>> + Send + 'a>>;
@@ -38,9 +56,9 @@ pub struct Upstream {
 /// inherited.
 ///
 /// # Errors
-/// [`ProxyError::NoCommand`] for an empty command, [`ProxyError::Spawn`] when it cannot start.
-pub fn stdio(command: &[String]) -> Result<Upstream, ProxyError> {
-    let (program, args) = command.split_first().ok_or(ProxyError::NoCommand)?;
+/// [`StartError::NoCommand`] for an empty command, [`StartError::Spawn`] when it cannot start.
+pub fn stdio(command: &[String]) -> Result<Upstream, StartError> {
+    let (program, args) = command.split_first().ok_or(StartError::NoCommand)?;
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::piped())
@@ -49,12 +67,12 @@ pub fn stdio(command: &[String]) -> Result<Upstream, ProxyError> {
         .process_group(0)
         .kill_on_drop(true)
         .spawn()
-        .map_err(|source| ProxyError::Spawn {
+        .map_err(|source| StartError::Spawn {
             command: command.join(" "),
             source,
         })?;
     let (Some(input), Some(output)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err(ProxyError::Io(std::io::Error::other(
+        return Err(StartError::Io(std::io::Error::other(
             "server stdio not piped",
         )));
     };

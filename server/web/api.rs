@@ -90,7 +90,7 @@ async fn open_request(
     };
     let opened = |q: crate::broker::Question| Opened::Question {
         id: q.id,
-        expires_at: Some(rfc3339(q.expires_at)),
+        expires_at: Some(q.expires_at),
     };
     Ok(match state.broker.open(request).await? {
         OpenOutcome::New(q) => HttpResponse::Created().json(opened(q)),

@@ -33,6 +33,7 @@ use tokio::task::JoinHandle;
 use url::Url;
 
 use super::upstream::{Ending, Server, Upstream};
+use crate::protocol::method::Method;
 use post::{Outgoing, Posted};
 use remote::{Mode, Remote};
 use sink::Sink;
@@ -176,7 +177,7 @@ async fn pump(
             }
             continue;
         }
-        let initialized = msg.method.as_deref() == Some("notifications/initialized");
+        let initialized = msg.method.as_deref().map(Method::named) == Some(Method::Initialized);
         let is_request = msg.id.is_some();
         let (r, s) = (Arc::clone(&remote), sink.clone());
         let mut handle = tokio::spawn(async move {

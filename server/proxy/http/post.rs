@@ -15,6 +15,7 @@ use super::events::{Cursor, Events};
 use super::mirror;
 use super::remote::{ACCEPT_SSE, LAST_EVENT_ID, Remote, describe, media_type, read_body};
 use super::sink::Sink;
+use crate::protocol::method::Method as McpMethod;
 
 /// The `_meta` key carrying a 2026-07-28 request's protocol version.
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -81,7 +82,8 @@ impl Outgoing {
 
     /// Whether this is the host's `initialize`.
     pub(super) fn is_initialize(&self) -> bool {
-        self.id.is_some() && self.method.as_deref() == Some("initialize")
+        self.id.is_some()
+            && self.method.as_deref().map(McpMethod::named) == Some(McpMethod::Initialize)
     }
 
     /// Whether the message names 2026-07-28 or later in its `_meta`.
@@ -99,7 +101,7 @@ impl Outgoing {
             return Ok(HeaderMap::new());
         };
         let mut headers = mirror::standard(method, self.params.as_ref());
-        if method == "tools/call" && self.is_modern() {
+        if McpMethod::named(method) == McpMethod::ToolsCall && self.is_modern() {
             headers.extend(remote.tools.params(self.params.as_ref())?);
         }
         Ok(headers)
@@ -371,7 +373,7 @@ fn is_answer(data: &[u8], id: &RawValue) -> bool {
 /// the tools they make invalid).
 async fn deliver(remote: &Remote, sink: &Sink, msg: &Outgoing, data: &[u8]) {
     note_version(remote, msg, data);
-    if msg.method.as_deref() == Some("tools/list")
+    if msg.method.as_deref().map(McpMethod::named) == Some(McpMethod::ToolsList)
         && msg.is_modern()
         && let Some(listed) = remote.tools.learn(data)
     {

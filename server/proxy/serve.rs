@@ -1,0 +1,76 @@
+//! The session's owner: one task holds the [`Session`] and applies, in order, every burst of
+//! lines either side sent (judged by [`super::host`] and [`super::judge`] with `&mut` access)
+//! and every [`super::session::command::Command`] of the tasks that wait for the person. It
+//! never waits on anything but its input, so a slow side or a slow service cannot stall it.
+
+use std::borrow::Cow;
+
+use tokio::sync::mpsc;
+
+use super::context::Context;
+use super::lines::Seen;
+use super::output::{Batch, Burst};
+use super::session::Session;
+use super::session::command::Input;
+use super::{host, judge};
+use crate::protocol::request_key::RequestKey;
+use crate::wire::DroppedLine;
+
+/// Runs the owner until it is told to stop.
+pub(super) async fn serve(ctx: Context, mut inputs: mpsc::Receiver<Input>) {
+    let mut session = Session::default();
+    while let Some(input) = inputs.recv().await {
+        match input {
+            Input::Host(burst, reply) => {
+                let _ = reply.send(from_host(&ctx, &mut session, burst));
+            }
+            Input::Server(burst, reply) => {
+                let _ = reply.send(from_server(&ctx, &mut session, burst));
+            }
+            Input::Command(command) => session.apply(command),
+            Input::Stop => return,
+        }
+    }
+}
+
+/// Judges the host's lines; what passes goes to the server.
+fn from_host(ctx: &Context, session: &mut Session, burst: Burst) -> Batch {
+    let mut batch = Batch::default();
+    burst.each(|seen| {
+        let Seen::Line(line) = seen else { return };
+        // `Some(None)`: passes as it is; `Some(Some(..))`: rewritten.
+        let out = host::from_host(ctx, session, &line).map(|out| match out {
+            Cow::Borrowed(_) => None,
+            Cow::Owned(rewritten) => Some(rewritten),
+        });
+        match out {
+            Some(None) => batch.pass(line),
+            Some(Some(rewritten)) => batch.push(rewritten),
+            None => {}
+        }
+    });
+    batch
+}
+
+/// Judges the server's lines; what passes goes to the host.
+fn from_server(ctx: &Context, session: &mut Session, burst: Burst) -> Batch {
+    let mut batch = Batch::default();
+    burst.each(|seen| match seen {
+        Seen::Line(line) => match judge::from_server(ctx, session, &line) {
+            judge::Verdict::Forward => batch.pass(line),
+            judge::Verdict::ForwardLines(lines) => {
+                for line in lines {
+                    batch.push(line);
+                }
+            }
+            judge::Verdict::Handled | judge::Verdict::Dropped => {}
+        },
+        Seen::Overlong { id, .. } => judge::dropped(
+            ctx,
+            session,
+            DroppedLine::TooLong,
+            id.map(RequestKey::canonical),
+        ),
+    });
+    batch
+}

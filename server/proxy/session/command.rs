@@ -1,0 +1,337 @@
+//! What reaches the session's owner ([`Input`]), and the [`Handle`] the tasks that wait for the
+//! person use to reach it: each step of theirs that reads or changes the session is one
+//! [`Command`], applied by the owner with `&mut` access, in the order sent.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::Instant;
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio::sync::{Notify, mpsc, oneshot};
+
+use super::{AskHandle, Binding, Held, Phase, Session};
+use crate::protocol::mrtr::Members;
+use crate::protocol::request_key::RequestKey;
+use crate::proxy::output::{Batch, Burst};
+use crate::tools::ToolInfo;
+
+/// What the owner receives.
+#[derive(Debug)]
+pub(in crate::proxy) enum Input {
+    /// Lines from the host, to be judged; the reply is what goes to the server.
+    Host(Burst, oneshot::Sender<Batch>),
+    /// Lines from the server, to be judged; the reply is what goes to the host.
+    Server(Burst, oneshot::Sender<Batch>),
+    /// A step of a task that waits for the person.
+    Command(Command),
+    /// The proxy has finished: the owner stops.
+    Stop,
+}
+
+/// What a question for a host request is asked with.
+#[derive(Debug)]
+pub(in crate::proxy) struct Asking {
+    /// The tool that asked, when known.
+    pub(in crate::proxy) tool: Option<String>,
+    /// The revision it is judged by.
+    pub(in crate::proxy) protocol_version: String,
+    /// Capabilities as forwarded with the request.
+    pub(in crate::proxy) capabilities: Value,
+    /// The host's progress token and the request's progress counter.
+    pub(in crate::proxy) progress: Option<(Value, Arc<AtomicU64>)>,
+    /// What the server claimed about the tool.
+    pub(in crate::proxy) tool_info: Option<ToolInfo>,
+}
+
+/// The person's answers to hold for the host's retry of a request.
+#[derive(Debug)]
+pub(in crate::proxy) struct ToHold {
+    /// The `requestState` token the host is handed.
+    pub(in crate::proxy) token: String,
+    /// The server's own `requestState`.
+    pub(in crate::proxy) server_state: Option<Box<RawValue>>,
+    /// The keys of the entries handed to the host.
+    pub(in crate::proxy) foreign: Vec<String>,
+    /// The person's `inputResponses` entries.
+    pub(in crate::proxy) answers: Members,
+}
+
+/// One step of a task that waits for the person, on the host request `host` (or on the
+/// session).
+#[derive(Debug)]
+pub(in crate::proxy) enum Command {
+    /// Registers questions for the request; replies what they are asked with, or `None` when
+    /// no question may be opened (the request is gone or withdrawn, or the proxy is closing).
+    Ask {
+        host: RequestKey,
+        asks: Vec<Arc<AskHandle>>,
+        reply: oneshot::Sender<Option<Asking>>,
+    },
+    /// Those questions are over.
+    AsksDone {
+        host: RequestKey,
+        asks: Vec<Arc<AskHandle>>,
+    },
+    /// Ends the request; replies its id when the host still waits for an answer.
+    Finish {
+        host: RequestKey,
+        reply: oneshot::Sender<Option<Box<RawValue>>>,
+    },
+    /// Ends the request; holds the person's answers for its retry, bound to it; replies its id
+    /// when the host still waits for an answer (and the answers were held).
+    Hold {
+        host: RequestKey,
+        hold: ToHold,
+        reply: oneshot::Sender<Option<Box<RawValue>>>,
+    },
+    /// Replies the request's line as forwarded.
+    Line {
+        host: RequestKey,
+        reply: oneshot::Sender<Option<Arc<Vec<u8>>>>,
+    },
+    /// The proxy's retry `retry` of the request is about to go out; `waiter` gets the
+    /// server's response. Replies `false` (and forgets the request) when it is withdrawn.
+    Retrying {
+        host: RequestKey,
+        retry: RequestKey,
+        waiter: oneshot::Sender<Vec<u8>>,
+        reply: oneshot::Sender<bool>,
+    },
+    /// The retry was answered. Replies `false` (and forgets the request) when it is withdrawn.
+    Retried {
+        host: RequestKey,
+        reply: oneshot::Sender<bool>,
+    },
+    /// The person accepted the held call: it goes to the server as `line`, once. Replies
+    /// `false` (and forgets the request) when it is no longer held.
+    Forward {
+        host: RequestKey,
+        line: Arc<Vec<u8>>,
+        reply: oneshot::Sender<bool>,
+    },
+    /// Watches for the server's completion of these URL elicitations.
+    WatchUrls {
+        ids: Vec<String>,
+        reply: oneshot::Sender<Vec<Arc<Notify>>>,
+    },
+    /// Stops watching them.
+    UnwatchUrls { ids: Vec<String> },
+    /// The question for the server's request `key` is over.
+    ServerAskDone { key: RequestKey },
+    /// The proxy is closing: open no more questions; replies every open one.
+    Close {
+        reply: oneshot::Sender<Vec<Arc<AskHandle>>>,
+    },
+}
+
+impl Session {
+    /// Applies one command.
+    pub(in crate::proxy) fn apply(&mut self, command: Command) {
+        match command {
+            Command::Ask { host, asks, reply } => {
+                let _ = reply.send(self.register(&host, asks));
+            }
+            Command::AsksDone { host, asks } => {
+                if let Some(open) = self
+                    .requests
+                    .get_mut(&host)
+                    .and_then(|r| r.phase.asks_mut())
+                {
+                    open.retain(|a| !asks.iter().any(|h| Arc::ptr_eq(a, h)));
+                }
+            }
+            Command::Finish { host, reply } => {
+                let id = self
+                    .requests
+                    .remove(&host)
+                    .filter(|r| !matches!(r.phase, Phase::Withdrawn | Phase::CancelledAtServer))
+                    .map(|r| r.id);
+                let _ = reply.send(id);
+            }
+            Command::Hold { host, hold, reply } => {
+                let _ = reply.send(self.hold(&host, hold));
+            }
+            Command::Line { host, reply } => {
+                let _ = reply.send(self.requests.get(&host).and_then(|r| r.line.clone()));
+            }
+            Command::Retrying {
+                host,
+                retry,
+                waiter,
+                reply,
+            } => {
+                let sent = self.resolving(&host, |slot| *slot = Some(retry.clone()));
+                if sent {
+                    self.retries.insert(retry, waiter);
+                }
+                let _ = reply.send(sent);
+            }
+            Command::Retried { host, reply } => {
+                let _ = reply.send(self.resolving(&host, |slot| *slot = None));
+            }
+            Command::Forward { host, line, reply } => {
+                let forwarded = match self.requests.get_mut(&host) {
+                    Some(request) if matches!(request.phase, Phase::AwaitingPerson { .. }) => {
+                        request.phase = Phase::AtServer;
+                        request.line = Some(line);
+                        true
+                    }
+                    Some(_) => {
+                        self.requests.remove(&host);
+                        false
+                    }
+                    None => false,
+                };
+                let _ = reply.send(forwarded);
+            }
+            Command::WatchUrls { ids, reply } => {
+                let waiters = ids
+                    .into_iter()
+                    .map(|id| self.url_elicitations.entry(id).or_default().clone())
+                    .collect();
+                let _ = reply.send(waiters);
+            }
+            Command::UnwatchUrls { ids } => {
+                for id in &ids {
+                    self.url_elicitations.remove(id);
+                }
+            }
+            Command::ServerAskDone { key } => {
+                self.server_asks.remove(&key);
+            }
+            Command::Close { reply } => {
+                self.closing = true;
+                let _ = reply.send(self.all_asks());
+            }
+        }
+    }
+
+    /// Sets the retry in flight of a request a resolution owns; `false` (and the request is
+    /// forgotten) when it is no longer owned by one (withdrawn).
+    fn resolving(&mut self, host: &RequestKey, set: impl FnOnce(&mut Option<RequestKey>)) -> bool {
+        match self.requests.get_mut(host).map(|r| &mut r.phase) {
+            Some(Phase::Resolving { retry, .. }) => {
+                set(retry);
+                true
+            }
+            Some(_) => {
+                self.requests.remove(host);
+                false
+            }
+            None => false,
+        }
+    }
+
+    fn register(&mut self, host: &RequestKey, asks: Vec<Arc<AskHandle>>) -> Option<Asking> {
+        if self.closing {
+            return None;
+        }
+        let tool_info = self
+            .requests
+            .get(host)
+            .and_then(|r| r.tool.as_ref())
+            .and_then(|tool| self.tools.get(tool).cloned());
+        let version = self.session_version();
+        let request = self.requests.get_mut(host)?;
+        request.phase.asks_mut()?.extend(asks);
+        Some(Asking {
+            tool: request.tool.clone(),
+            protocol_version: request.meta_version.clone().unwrap_or(version),
+            capabilities: request.capabilities.clone(),
+            progress: request
+                .progress_token
+                .clone()
+                .map(|token| (token, request.progress.clone())),
+            tool_info,
+        })
+    }
+
+    fn hold(&mut self, host: &RequestKey, hold: ToHold) -> Option<Box<RawValue>> {
+        let request = self.requests.remove(host)?;
+        if !matches!(request.phase, Phase::Resolving { .. }) {
+            return None;
+        }
+        let binding = Binding::of(request.method, request.line.as_deref()?)?;
+        self.held.retain(|_, h| h.fresh());
+        self.held.insert(
+            hold.token,
+            Held {
+                binding,
+                server_state: hold.server_state,
+                foreign: hold.foreign,
+                answers: hold.answers,
+                since: Instant::now(),
+            },
+        );
+        Some(request.id)
+    }
+}
+
+/// How the tasks that wait for the person reach the session's owner.
+#[derive(Debug, Clone)]
+pub(in crate::proxy) struct Handle {
+    inputs: mpsc::Sender<Input>,
+}
+
+impl Handle {
+    /// A handle on the owner that receives `inputs`.
+    pub(in crate::proxy) fn new(inputs: mpsc::Sender<Input>) -> Handle {
+        Handle { inputs }
+    }
+
+    /// Sends a command; `false` when the owner has stopped.
+    pub(in crate::proxy) async fn send(&self, command: Command) -> bool {
+        self.inputs.send(Input::Command(command)).await.is_ok()
+    }
+
+    /// Sends the command `make` builds around a reply channel and waits for the reply; `None`
+    /// when the owner has stopped.
+    pub(in crate::proxy) async fn ask<T>(
+        &self,
+        make: impl FnOnce(oneshot::Sender<T>) -> Command,
+    ) -> Option<T> {
+        let (tx, rx) = oneshot::channel();
+        if !self.send(make(tx)).await {
+            return None;
+        }
+        rx.await.ok()
+    }
+
+    /// Registers questions for the host request `host` ([`Command::Ask`]).
+    pub(in crate::proxy) async fn asking(
+        &self,
+        host: &RequestKey,
+        asks: Vec<Arc<AskHandle>>,
+    ) -> Option<Asking> {
+        let host = host.clone();
+        self.ask(|reply| Command::Ask { host, asks, reply })
+            .await
+            .flatten()
+    }
+
+    /// Ends the host request `host` ([`Command::Finish`]): its id when the host still waits.
+    pub(in crate::proxy) async fn finish(&self, host: &RequestKey) -> Option<Box<RawValue>> {
+        let host = host.clone();
+        self.ask(|reply| Command::Finish { host, reply })
+            .await
+            .flatten()
+    }
+
+    /// Has a burst of lines judged; `None` when the owner has stopped.
+    pub(in crate::proxy) async fn judge(&self, burst: Burst, from_host: bool) -> Option<Batch> {
+        let (tx, rx) = oneshot::channel();
+        let input = if from_host {
+            Input::Host(burst, tx)
+        } else {
+            Input::Server(burst, tx)
+        };
+        self.inputs.send(input).await.ok()?;
+        rx.await.ok()
+    }
+
+    /// Tells the owner to stop.
+    pub(in crate::proxy) async fn stop(&self) {
+        let _ = self.inputs.send(Input::Stop).await;
+    }
+}

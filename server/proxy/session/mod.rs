@@ -1,0 +1,102 @@
+//! What one proxy run knows about its MCP session: the negotiated revision and capabilities,
+//! the host's requests in flight keyed by [`RequestKey`], the questions open for the server's
+//! requests, and the answers held for a host's retry. One task owns it ([`super::serve`]):
+//! the lines of both sides are judged there with `&mut` access, and the tasks that wait for
+//! the person send it [`command::Command`]s through a [`command::Handle`]. Nothing else
+//! touches it, so no lock is needed and no two steps of one request can interleave.
+
+pub(in crate::proxy) mod command;
+mod request;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::{Notify, oneshot};
+
+pub(in crate::proxy) use request::{AskHandle, Binding, Held, HostRequest, Phase};
+
+use crate::protocol::era::Era;
+use crate::protocol::method::Method;
+use crate::protocol::request_key::RequestKey;
+use crate::tools::ToolInfo;
+
+/// The revision assumed when nothing was negotiated (docs/design.md §Glossary, "era").
+const DEFAULT_VERSION: Era = Era::V2025_06_18;
+
+/// The session state.
+#[derive(Debug, Default)]
+pub(in crate::proxy) struct Session {
+    /// The host's `initialize`, until its result is seen.
+    pub(in crate::proxy) initialize: Option<RequestKey>,
+    /// The version the host asked for in `initialize`.
+    pub(in crate::proxy) requested_version: Option<String>,
+    /// The server's negotiated `protocolVersion`.
+    pub(in crate::proxy) negotiated_version: Option<String>,
+    /// The newest `_meta` protocol version seen on a host request (2026-07-28 sessions).
+    pub(in crate::proxy) meta_version: Option<String>,
+    /// Capabilities as last forwarded to the server.
+    pub(in crate::proxy) capabilities: Value,
+    /// Host requests in flight.
+    pub(in crate::proxy) requests: HashMap<RequestKey, HostRequest>,
+    /// Server requests being answered through a question.
+    pub(in crate::proxy) server_asks: HashMap<RequestKey, Arc<AskHandle>>,
+    /// Server requests forwarded to the host and not yet answered: the only ids a host
+    /// response may carry.
+    pub(in crate::proxy) forwarded: HashSet<RequestKey>,
+    /// The host sent a line the proxy could not record (not JSON, a batch): responses to
+    /// unknown ids may be awaited by it.
+    pub(in crate::proxy) host_unrecorded: bool,
+    /// `elicitationId`s of URL elicitations this proxy opened → who waits for completion.
+    pub(in crate::proxy) url_elicitations: HashMap<String, Arc<Notify>>,
+    /// Proxy-owned requests to the server (MRTR retries) → who waits for the response.
+    pub(in crate::proxy) retries: HashMap<RequestKey, oneshot::Sender<Vec<u8>>>,
+    /// Answers held for a host's retry, by the `requestState` token the host was handed.
+    pub(in crate::proxy) held: HashMap<String, Held>,
+    /// The proxy is shutting down: open no more questions.
+    pub(in crate::proxy) closing: bool,
+    /// What the server claimed about each tool in its `tools/list` results, by name.
+    pub(in crate::proxy) tools: HashMap<String, ToolInfo>,
+}
+
+impl Session {
+    /// The revision a plain server request is judged by: the session's `_meta` version, the
+    /// negotiated one, the one the host asked for, or 2025-06-18.
+    pub(in crate::proxy) fn session_version(&self) -> String {
+        self.meta_version
+            .clone()
+            .or_else(|| self.negotiated_version.clone())
+            .or_else(|| self.requested_version.clone())
+            .unwrap_or_else(|| DEFAULT_VERSION.as_str().to_owned())
+    }
+
+    /// Whether the session speaks 2026-07-28 or later (results carry `resultType`).
+    pub(in crate::proxy) fn speaks_mrtr(&self) -> bool {
+        Era::for_revision(&self.session_version()).is_ok_and(|era| era >= Era::V2026_07_28)
+    }
+
+    /// The tool that asked: with exactly one `tools/call` in flight, that one.
+    pub(in crate::proxy) fn single_tool(&self) -> Option<String> {
+        let mut tools = self
+            .requests
+            .values()
+            .filter(|r| r.method == Method::ToolsCall);
+        match (tools.next(), tools.next()) {
+            (Some(only), None) => only.tool.clone(),
+            _ => None,
+        }
+    }
+
+    /// Every open question's handle (for withdrawal on exit).
+    pub(in crate::proxy) fn all_asks(&self) -> Vec<Arc<AskHandle>> {
+        self.server_asks
+            .values()
+            .cloned()
+            .chain(
+                self.requests
+                    .values()
+                    .flat_map(|r| r.phase.asks().iter().cloned()),
+            )
+            .collect()
+    }
+}

@@ -1,0 +1,187 @@
+//! One host request in flight and where it stands ([`Phase`]), the questions opened for it
+//! ([`AskHandle`]), and the person's answers held for a host's retry ([`Held`]).
+
+use std::sync::Arc;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio::sync::Notify;
+
+use crate::protocol::binding;
+use crate::protocol::method::Method;
+use crate::protocol::mrtr::Members;
+use crate::protocol::request_key::RequestKey;
+
+/// One question the proxy is waiting on; the handle lets the host, the server or shutdown
+/// withdraw it.
+#[derive(Debug, Default)]
+pub(in crate::proxy) struct AskHandle {
+    cancelled: AtomicBool,
+    wake: Notify,
+    /// The question id once the service opened it.
+    pub(in crate::proxy) question: OnceLock<String>,
+}
+
+impl AskHandle {
+    /// Withdraws the question: the waiting task cancels it on the service and stops.
+    pub(in crate::proxy) fn cancel(&self) {
+        self.cancelled.store(true, Ordering::SeqCst);
+        self.wake.notify_one();
+    }
+
+    /// Whether [`AskHandle::cancel`] was called.
+    pub(in crate::proxy) fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::SeqCst)
+    }
+
+    /// Resolves when [`AskHandle::cancel`] was called (a permit is stored if nobody waits).
+    pub(in crate::proxy) async fn woken(&self) {
+        self.wake.notified().await;
+    }
+}
+
+/// Where a host request stands. One value, so a request is never both held for the person and
+/// at the server, nor answered by a resolution and by the server at once.
+#[derive(Debug)]
+pub(in crate::proxy) enum Phase {
+    /// At the server under the host's id: the server's response goes to the host.
+    AtServer,
+    /// At the server, and the host cancelled it: a late response still passes, but nothing
+    /// more is asked of the person for it.
+    CancelledAtServer,
+    /// A `tools/call` held back for the person's answer: the server has not received it, and
+    /// receives it only by [`Phase::forward`], once.
+    AwaitingPerson {
+        /// The question about the call.
+        asks: Vec<Arc<AskHandle>>,
+    },
+    /// The server's response asked for input: a resolution task owns the request, and the
+    /// server answers the proxy's retry, never the host's id.
+    Resolving {
+        /// Questions open for the current round.
+        asks: Vec<Arc<AskHandle>>,
+        /// The proxy's retry in flight at the server.
+        retry: Option<RequestKey>,
+    },
+    /// The host cancelled it while the person was asked or a resolution owned it: nothing more
+    /// reaches the host or the server for it.
+    Withdrawn,
+}
+
+impl Phase {
+    /// The questions open for the request.
+    pub(in crate::proxy) fn asks(&self) -> &[Arc<AskHandle>] {
+        match self {
+            Phase::AwaitingPerson { asks } | Phase::Resolving { asks, .. } => asks,
+            _ => &[],
+        }
+    }
+
+    /// Where questions for it are registered; `None` when no question may be opened for it.
+    pub(in crate::proxy) fn asks_mut(&mut self) -> Option<&mut Vec<Arc<AskHandle>>> {
+        match self {
+            Phase::AwaitingPerson { asks } | Phase::Resolving { asks, .. } => Some(asks),
+            _ => None,
+        }
+    }
+
+    /// The server's response goes to the host as it is.
+    pub(in crate::proxy) fn at_server(&self) -> bool {
+        matches!(self, Phase::AtServer | Phase::CancelledAtServer)
+    }
+
+    /// The host cancelled the request: its questions are withdrawn; returns the proxy's retry
+    /// in flight at the server, which the server is told about.
+    pub(in crate::proxy) fn cancel(&mut self) -> Option<RequestKey> {
+        for ask in self.asks() {
+            ask.cancel();
+        }
+        match std::mem::replace(self, Phase::Withdrawn) {
+            Phase::AtServer | Phase::CancelledAtServer => {
+                *self = Phase::CancelledAtServer;
+                None
+            }
+            Phase::Resolving { retry, .. } => retry,
+            Phase::AwaitingPerson { .. } | Phase::Withdrawn => None,
+        }
+    }
+}
+
+/// A host request in flight (received from the host, no response given to it yet).
+#[derive(Debug)]
+pub(in crate::proxy) struct HostRequest {
+    /// The host's id, as the host wrote it.
+    pub(in crate::proxy) id: Box<RawValue>,
+    /// `method`.
+    pub(in crate::proxy) method: Method,
+    /// `params.name` of a `tools/call`.
+    pub(in crate::proxy) tool: Option<String>,
+    /// The line as forwarded, kept for requests the server may answer with an
+    /// `InputRequiredResult` or `-32042` (the proxy re-sends it), and for a held call.
+    pub(in crate::proxy) line: Option<Arc<Vec<u8>>>,
+    /// `params._meta.progressToken`, to keep the host informed while the person thinks.
+    pub(in crate::proxy) progress_token: Option<Value>,
+    /// `_meta` protocol version (2026-07-28 requests), else `None`.
+    pub(in crate::proxy) meta_version: Option<String>,
+    /// Capabilities as forwarded with this request.
+    pub(in crate::proxy) capabilities: Value,
+    /// Progress notifications sent to the host for it (strictly increasing, G13).
+    pub(in crate::proxy) progress: Arc<AtomicU64>,
+    /// Where it stands.
+    pub(in crate::proxy) phase: Phase,
+}
+
+/// What held answers are bound to: the host request's method and
+/// [`binding::request_digest`] of the request as forwarded. A retry gets the answers only when
+/// it is that very request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(in crate::proxy) struct Binding {
+    method: Method,
+    digest: String,
+}
+
+impl Binding {
+    /// The binding of a request as forwarded; `None` when its digest cannot be computed.
+    pub(in crate::proxy) fn of(method: Method, line: &[u8]) -> Option<Binding> {
+        Some(Binding {
+            method,
+            digest: binding::request_digest(line)?,
+        })
+    }
+
+    /// Whether `line` (a `method` request) is the request bound.
+    pub(in crate::proxy) fn matches(&self, method: Method, line: &[u8]) -> bool {
+        self.method == method
+            && binding::request_digest(line).as_deref() == Some(self.digest.as_str())
+    }
+}
+
+/// Answers from the person held until the host retries a request whose remaining entries were
+/// for the host (e.g. `roots/list`), bound to that request ([`crate::protocol::binding`]) and
+/// kept under the `requestState` token the host was handed.
+#[derive(Debug)]
+pub(in crate::proxy) struct Held {
+    /// The request the answers are for.
+    pub(in crate::proxy) binding: Binding,
+    /// The server's own `requestState` text, restored in the retry (`None`: it gave none).
+    pub(in crate::proxy) server_state: Option<Box<RawValue>>,
+    /// The keys of the entries handed to the host: the only `inputResponses` it may give.
+    pub(in crate::proxy) foreign: Vec<String>,
+    /// The person's `inputResponses` entries.
+    pub(in crate::proxy) answers: Members,
+    /// When the answers were held; they are dropped after [`HELD_FOR`].
+    pub(in crate::proxy) since: Instant,
+}
+
+impl Held {
+    /// Whether the answers may still be used.
+    pub(in crate::proxy) fn fresh(&self) -> bool {
+        self.since.elapsed() < HELD_FOR
+    }
+}
+
+/// How long answers wait for the host's retry.
+pub(in crate::proxy) const HELD_FOR: Duration = Duration::from_secs(3600);

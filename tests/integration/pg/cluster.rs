@@ -122,14 +122,15 @@ impl Cluster {
         cluster
     }
 
-    /// The suite's shared cluster, started on first use and stopped when the tests end.
+    /// The suite's shared cluster, started on first use, stopped and removed when the tests
+    /// end (a static is never dropped, so exit does what [`Drop`] does for the others).
     pub fn shared() -> &'static Cluster {
         static SHARED: OnceLock<Cluster> = OnceLock::new();
         SHARED.get_or_init(|| {
             let cluster = Cluster::start();
             extern "C" fn stop_shared() {
                 if let Some(c) = SHARED.get() {
-                    c.stop();
+                    c.remove();
                 }
             }
             unsafe { libc::atexit(stop_shared) };
@@ -232,8 +233,15 @@ fn as_owner_psql(cluster: &Cluster, database: &str, sql: &str) -> std::process::
 
 impl Drop for Cluster {
     fn drop(&mut self) {
-        // A private cluster goes with its test (the shared one is stopped at exit); stopping
-        // a stopped server fails, which is fine here.
+        // A private cluster goes with its test (the shared one at exit).
+        self.remove();
+    }
+}
+
+impl Cluster {
+    /// Stops the server and deletes the cluster's directory; stopping a stopped server fails,
+    /// which is fine here (and nothing may panic at exit).
+    fn remove(&self) {
         let _ = owner_cmd("pg_ctl")
             .args([
                 "-D",

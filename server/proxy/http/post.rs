@@ -13,7 +13,8 @@ use serde_json::value::RawValue;
 
 use super::events::{Cursor, Events};
 use super::mirror;
-use super::remote::{ACCEPT_SSE, LAST_EVENT_ID, Remote, describe, media_type, read_body};
+use super::net::{BodyError, describe, media_type, read_body};
+use super::remote::{ACCEPT_SSE, LAST_EVENT_ID, Remote};
 use super::sink::Sink;
 
 /// The `_meta` key carrying a 2026-07-28 request's protocol version.
@@ -224,7 +225,12 @@ async fn reply(remote: &Arc<Remote>, sink: &Sink, msg: &Outgoing, response: Resp
     }
     let body = match read_body(response, remote.limit).await {
         Ok(body) => body,
-        Err(why) => {
+        Err(BodyError::TooLarge { limit }) => {
+            let why = format!("sent a body over the line limit ({limit} bytes)");
+            fail(sink, msg, &why).await;
+            return;
+        }
+        Err(BodyError::Transfer(why)) => {
             fail(sink, msg, &why).await;
             return;
         }

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::hooks::Round;
-use super::{Broker, BrokerError, BrokerSettings, Question, audience};
+use super::{Broker, BrokerError, BrokerSettings, Question, ServerControl, audience};
 use crate::db::DbError;
 use crate::db::models::QuestionRow;
 use crate::domain::{Audience, Kind, Phase, QuestionId, State};
@@ -72,16 +72,9 @@ impl Broker {
         };
         // The person's pause or block refuses before anything is stored or budgeted.
         let control = self.control(&req.server).await?;
-        if control.refuses() {
+        if let Some(e) = control_refusal(&control) {
             self.metrics
                 .reject(checked.counted_kind, RejectReason::ServerPaused);
-            let e = match control.paused_until {
-                Some(until) if !control.blocked => RpcError::internal(format!(
-                    "the person paused requests from this server until {}",
-                    super::rfc3339(until)
-                )),
-                _ => RpcError::internal("the person blocked requests from this server"),
-            };
             return Ok(OpenOutcome::Refused(error_response(
                 Some(&checked.rpc_id),
                 &e,
@@ -200,35 +193,11 @@ impl Broker {
             Err(e) => return refuse(RpcError::invalid_params(e.to_string())),
         };
         let params = req.request.get("params").cloned().unwrap_or(Value::Null);
-        let caps = &req.client_capabilities;
-        let (kind, audience, elicitation_id, phase) = match method {
-            "sampling/createMessage" => match sampling::validate_request(era, caps, &params) {
-                Ok(_) => (
-                    Kind::Sampling,
-                    Audience::Agent,
-                    None,
-                    Some(Phase::RequestReview),
-                ),
+        let (kind, audience, elicitation_id, phase) =
+            match classify(method, era, &req.client_capabilities, &params, settings) {
+                Ok(classified) => classified,
                 Err(e) => return refuse(e),
-            },
-            "elicitation/create" => match elicitation::validate_request(era, caps, &params) {
-                Ok(elicitation::Request::Form { message, schema }) => {
-                    let audience = audience::of_form(&message, &schema, settings.forms_person_only);
-                    (Kind::Form, audience, None, None)
-                }
-                Ok(elicitation::Request::Url { elicitation_id, .. }) => {
-                    (Kind::Url, Audience::Human, elicitation_id, None)
-                }
-                Err(e) => return refuse(e),
-            },
-            // A host's tool call the person's rules ask about: always the person's to answer
-            // (an agent must not approve its own calls).
-            TOOLS_CALL => match ToolCall::from_params(&params) {
-                Ok(_) => (Kind::ToolCall, Audience::Human, None, None),
-                Err(e) => return refuse(RpcError::invalid_params(e.to_string())),
-            },
-            other => return refuse(RpcError::method_not_found(other)),
-        };
+            };
         Ok(Checked {
             rpc_id,
             counted_kind,
@@ -321,4 +290,56 @@ impl Broker {
             .await?;
         Ok(admission)
     }
+}
+
+/// The person's pause or block of the server, as the refusal to send; `None` when it may ask.
+fn control_refusal(control: &ServerControl) -> Option<RpcError> {
+    if !control.refuses() {
+        return None;
+    }
+    Some(match control.paused_until {
+        Some(until) if !control.blocked => RpcError::internal(format!(
+            "the person paused requests from this server until {}",
+            super::rfc3339(until)
+        )),
+        _ => RpcError::internal("the person blocked requests from this server"),
+    })
+}
+
+/// What a request of `method` opens, by the method's own rules: its kind, who may answer it,
+/// its URL-mode elicitation id and its first phase.
+fn classify(
+    method: &str,
+    era: Era,
+    caps: &Value,
+    params: &Value,
+    settings: &BrokerSettings,
+) -> Result<(Kind, Audience, Option<String>, Option<Phase>), RpcError> {
+    Ok(match method {
+        "sampling/createMessage" => {
+            sampling::validate_request(era, caps, params)?;
+            (
+                Kind::Sampling,
+                Audience::Agent,
+                None,
+                Some(Phase::RequestReview),
+            )
+        }
+        "elicitation/create" => match elicitation::validate_request(era, caps, params)? {
+            elicitation::Request::Form { message, schema } => {
+                let audience = audience::of_form(&message, &schema, settings.forms_person_only);
+                (Kind::Form, audience, None, None)
+            }
+            elicitation::Request::Url { elicitation_id, .. } => {
+                (Kind::Url, Audience::Human, elicitation_id, None)
+            }
+        },
+        // A host's tool call the person's rules ask about: always the person's to answer
+        // (an agent must not approve its own calls).
+        TOOLS_CALL => match ToolCall::from_params(params) {
+            Ok(_) => (Kind::ToolCall, Audience::Human, None, None),
+            Err(e) => return Err(RpcError::invalid_params(e.to_string())),
+        },
+        other => return Err(RpcError::method_not_found(other)),
+    })
 }

@@ -2,6 +2,7 @@
 //! browser sessions ([`Auth`], over the store), and the login passphrase ([`passphrase`]).
 //! `web::auth` turns these into cookies, extractors and middleware.
 
+pub mod digest;
 pub mod label;
 pub mod passphrase;
 pub mod proof;
@@ -15,7 +16,8 @@ use crate::clock::Clock;
 use crate::db::models;
 use crate::db::sessions::WebSessionRow;
 use crate::db::{Db, DbError};
-pub use tokens::{ApiTokens, random_token, sha256_hex};
+pub use digest::sha256_hex;
+pub use tokens::{ApiTokens, random_token};
 
 /// How long a browser session lasts, in hours.
 pub const SESSION_HOURS: i64 = 12;
@@ -94,7 +96,7 @@ const HANDLE_LEN: usize = 16;
 impl Session {
     /// True when `submitted` is this session's CSRF token (constant time).
     pub fn csrf_matches(&self, submitted: Option<&str>) -> bool {
-        submitted.is_some_and(|s| tokens::same_secret(s, &self.csrf))
+        submitted.is_some_and(|s| digest::same_secret(s, &self.csrf))
     }
 }
 

@@ -1,12 +1,15 @@
 //! The service proves it holds the API token's key before a TCP client sends the token
-//! (`GET /api/v1/service-proof`). The key is the token's SHA-256 digest, which the store keeps;
+//! (`GET /api/v1/service-proof`). The key is the token's digest ([`super::digest`]), which the
+//! store keeps;
 //! the proof is HMAC-SHA256 over a fresh client nonce and the exact local address of the connection
 //! it answers on (never a wildcard),
 //! so a process squatting the port can neither answer nor relay another listener's answer (the
 //! client checks the address against the peer it is connected to).
 
 use hmac::{Hmac, Mac};
-use sha2::{Digest, Sha256};
+use sha2::Sha256;
+
+use super::digest::same_secret;
 
 /// The body of `GET /api/v1/service-proof?nonce=HEX` (wire JSON).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -23,11 +26,6 @@ const LABEL: &[u8] = b"mcp-consent service proof v1\n";
 
 /// Shortest and longest nonce accepted, in hex characters (128 to 512 bits).
 pub const NONCE_HEX_CHARS: std::ops::RangeInclusive<usize> = 32..=128;
-
-/// The proof key of `token`: its SHA-256 digest.
-pub fn key_of(token: &str) -> [u8; 32] {
-    Sha256::digest(token.as_bytes()).into()
-}
 
 /// HMAC-SHA256(`key`, label ‖ `nonce` ‖ "\n" ‖ `addr`), hex.
 pub fn proof(key: &[u8; 32], nonce: &str, addr: &str) -> String {
@@ -49,12 +47,13 @@ pub fn valid_nonce(nonce: &str) -> bool {
 
 /// True when `claimed` is the proof of `key` for `nonce` and `addr` (constant time).
 pub fn check(key: &[u8; 32], nonce: &str, addr: &str, claimed: &str) -> bool {
-    super::tokens::same_secret(claimed, &proof(key, nonce, addr))
+    same_secret(claimed, &proof(key, nonce, addr))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::auth::digest::digest as key_of;
 
     #[test]
     fn a_proof_is_bound_to_key_nonce_and_address() {

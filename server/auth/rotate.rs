@@ -3,7 +3,8 @@
 //! one current token, so replacing it revokes the old one; the running service swaps its set in
 //! memory at the same moment ([`ApiTokens::replace`]).
 
-use super::tokens::{ApiTokens, random_token, sha256_hex};
+use super::digest::sha256_hex;
+use super::tokens::{ApiTokens, random_token};
 use crate::clock::Clock;
 use crate::db::{Db, DbError, models};
 use crate::paths::{PathError, StateDir, read_private, write_private};

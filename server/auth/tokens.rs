@@ -2,8 +2,9 @@
 //! values, so a fast digest is enough (no password hashing needed); only digests are stored,
 //! and they are compared in constant time.
 
-use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
+
+use super::digest::digest;
 
 /// 32 random bytes as 64 hex characters.
 ///
@@ -13,11 +14,6 @@ pub fn random_token() -> Result<String, getrandom::Error> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes)?;
     Ok(hex::encode(bytes))
-}
-
-/// SHA-256 of `text`, hex.
-pub fn sha256_hex(text: &str) -> String {
-    hex::encode(Sha256::digest(text.as_bytes()))
 }
 
 /// The digests of the valid API tokens: loaded at start, replaced at once by a rotation. Clones
@@ -61,7 +57,7 @@ impl ApiTokens {
 
     /// True when `token` is one of the valid tokens; compares digests in constant time.
     pub fn verify(&self, token: &str) -> bool {
-        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        let digest = digest(token);
         self.current()
             .iter()
             .fold(subtle::Choice::from(0), |acc, d| acc | d.ct_eq(&digest))
@@ -78,14 +74,10 @@ impl ApiTokens {
     }
 }
 
-/// True when `submitted` equals `expected`, compared in constant time.
-pub fn same_secret(submitted: &str, expected: &str) -> bool {
-    bool::from(submitted.as_bytes().ct_eq(expected.as_bytes()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::auth::digest::sha256_hex;
 
     #[test]
     fn token_verification_accepts_only_stored_tokens() {

@@ -5,6 +5,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
+use super::error::invalid;
 use super::{Answerer, Broker, BrokerError, Question};
 use diesel::QueryResult;
 use sha2::{Digest, Sha256};
@@ -14,7 +15,7 @@ use crate::db::models::QuestionRow;
 use crate::domain::{Action, Actor, Audience, AuditAction, Kind, State};
 use crate::metrics::RejectReason;
 use crate::protocol::jsonrpc::{RpcError, error_response, result_response};
-use crate::protocol::{FieldError, elicitation, sampling, url_safety};
+use crate::protocol::{elicitation, sampling, url_safety};
 use crate::sampling::request_digest;
 use crate::wire::Answer;
 
@@ -290,10 +291,6 @@ fn check_may_answer(question: &Question, by: Answerer) -> Result<(), BrokerError
         return Err(BrokerError::HumanOnly);
     }
     Ok(())
-}
-
-pub(super) fn invalid(message: &str) -> BrokerError {
-    BrokerError::InvalidAnswer(vec![FieldError::rule("", message)])
 }
 
 /// The state and JSON-RPC response an answer produces, after validating it.

@@ -31,3 +31,8 @@ pub enum BrokerError {
     #[error(transparent)]
     Store(#[from] DbError),
 }
+
+/// An answer refused as a whole (not one field): `message` for the person or the API.
+pub(super) fn invalid(message: &str) -> BrokerError {
+    BrokerError::InvalidAnswer(vec![FieldError::rule("", message)])
+}

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::hooks::Round;
-use super::{Broker, BrokerError, Question, audience};
+use super::{Broker, BrokerError, BrokerSettings, Question, ServerControl, audience};
 use crate::db::models::QuestionRow;
 use crate::db::{DbError, lock_for_transaction};
 use crate::domain::{Audience, Kind, Phase, QuestionId, State};
@@ -41,6 +41,19 @@ enum Admission {
     TooMany,
 }
 
+/// A request that passed the protocol checks: what opening it needs.
+struct Checked {
+    rpc_id: Value,
+    /// The kind as the rejection metrics count it (`unknown` before the method is known).
+    counted_kind: &'static str,
+    era: Era,
+    params: Value,
+    kind: Kind,
+    audience: Audience,
+    elicitation_id: Option<String>,
+    phase: Option<Phase>,
+}
+
 impl Broker {
     /// Validates a request and opens a question for it.
     ///
@@ -52,174 +65,45 @@ impl Broker {
     /// # Errors
     /// [`BrokerError::Store`] only; protocol problems are [`OpenOutcome::Refused`].
     pub async fn open(&self, req: OpenRequest) -> Result<OpenOutcome, BrokerError> {
-        let rpc_id = match req.request.get("id") {
-            Some(id) if is_valid_id(id) => id.clone(),
-            _ => {
-                let e = RpcError::invalid_request("request id must be a string or an integer");
-                self.metrics.reject("unknown", RejectReason::InvalidRequest);
-                return Ok(OpenOutcome::Refused(error_response(None, &e)));
-            }
-        };
-        let method = req
-            .request
-            .get("method")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let counted_kind = match method {
-            "sampling/createMessage" => Kind::Sampling.as_str(),
-            "elicitation/create"
-                if req.request.pointer("/params/mode").and_then(Value::as_str) == Some("url") =>
-            {
-                Kind::Url.as_str()
-            }
-            "elicitation/create" => Kind::Form.as_str(),
-            TOOLS_CALL => Kind::ToolCall.as_str(),
-            _ => "unknown",
-        };
-        let envelope_ok = req.request.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
-            && req.request.get("result").is_none()
-            && req.request.get("error").is_none();
-        let refuse = |e: RpcError| {
-            let reason = match e.violation {
-                Violation::Shape => RejectReason::InvalidRequest,
-                Violation::Capability => RejectReason::Capability,
-                Violation::Scheme => RejectReason::SchemeNotAllowed,
-            };
-            self.metrics.reject(counted_kind, reason);
-            Ok(OpenOutcome::Refused(error_response(Some(&rpc_id), &e)))
-        };
-        if !envelope_ok {
-            return refuse(RpcError::invalid_request(
-                "not a JSON-RPC 2.0 request (\"jsonrpc\" must be \"2.0\", and a request has no result or error)",
-            ));
-        }
-        let era = match Era::for_revision(&req.protocol_version) {
-            Ok(era) => era,
-            Err(e) => return refuse(RpcError::invalid_params(e.to_string())),
-        };
-        let params = req.request.get("params").cloned().unwrap_or(Value::Null);
-        let caps = &req.client_capabilities;
         let settings = self.settings();
-        let (kind, audience, elicitation_id, phase) = match method {
-            "sampling/createMessage" => match sampling::validate_request(era, caps, &params) {
-                Ok(_) => (
-                    Kind::Sampling,
-                    Audience::Agent,
-                    None,
-                    Some(Phase::RequestReview),
-                ),
-                Err(e) => return refuse(e),
-            },
-            "elicitation/create" => match elicitation::validate_request(era, caps, &params) {
-                Ok(elicitation::Request::Form { message, schema }) => {
-                    let audience = audience::of_form(&message, &schema, settings.forms_person_only);
-                    (Kind::Form, audience, None, None)
-                }
-                Ok(elicitation::Request::Url { elicitation_id, .. }) => {
-                    (Kind::Url, Audience::Human, elicitation_id, None)
-                }
-                Err(e) => return refuse(e),
-            },
-            // A host's tool call the person's rules ask about: always the person's to answer
-            // (an agent must not approve its own calls).
-            TOOLS_CALL => match ToolCall::from_params(&params) {
-                Ok(_) => (Kind::ToolCall, Audience::Human, None, None),
-                Err(e) => return refuse(RpcError::invalid_params(e.to_string())),
-            },
-            other => return refuse(RpcError::method_not_found(other)),
+        let checked = match self.check(&req, &settings) {
+            Ok(checked) => checked,
+            Err(refusal) => return Ok(OpenOutcome::Refused(refusal)),
         };
-
         // The person's pause or block refuses before anything is stored or budgeted.
         let control = self.control(&req.server).await?;
-        if control.refuses() {
+        if let Some(e) = control_refusal(&control) {
             self.metrics
-                .reject(counted_kind, RejectReason::ServerPaused);
-            let e = match control.paused_until {
-                Some(until) if !control.blocked => RpcError::internal(format!(
-                    "the person paused requests from this server until {}",
-                    super::rfc3339(until)
-                )),
-                _ => RpcError::internal("the person blocked requests from this server"),
-            };
-            return Ok(OpenOutcome::Refused(error_response(Some(&rpc_id), &e)));
+                .reject(checked.counted_kind, RejectReason::ServerPaused);
+            return Ok(OpenOutcome::Refused(error_response(
+                Some(&checked.rpc_id),
+                &e,
+            )));
         }
 
         let new_id = QuestionId::new();
-        let hooks = self.sampling_hooks().filter(|_| kind == Kind::Sampling);
+        let hooks = self
+            .sampling_hooks()
+            .filter(|_| checked.kind == Kind::Sampling);
         let conversation = if let Some(hooks) = &hooks {
-            match hooks.admit(&req.server, &params).await? {
+            match hooks.admit(&req.server, &checked.params).await? {
                 Round::Continue(c) => Some(c),
                 Round::New => Some(new_id.to_string()),
                 Round::Refuse(e) => {
-                    self.metrics.reject(counted_kind, RejectReason::Budget);
-                    return Ok(OpenOutcome::Refused(error_response(Some(&rpc_id), &e)));
+                    self.metrics
+                        .reject(checked.counted_kind, RejectReason::Budget);
+                    return Ok(OpenOutcome::Refused(error_response(
+                        Some(&checked.rpc_id),
+                        &e,
+                    )));
                 }
             }
         } else {
             None
         };
-        let now = self.now();
-        let timeout =
-            chrono::Duration::from_std(settings.question_timeout).unwrap_or(chrono::Duration::MAX);
-        let expires_at = now
-            .checked_add_signed(timeout)
-            .unwrap_or(DateTime::<Utc>::MAX_UTC);
-        let row = QuestionRow {
-            id: new_id.to_string(),
-            kind,
-            server: req.server,
-            session: req.session,
-            tool: req.tool,
-            audience,
-            state: State::Pending,
-            phase,
-            protocol_version: req.protocol_version,
-            era: era.as_str().to_owned(),
-            client_capabilities: req.client_capabilities.to_string(),
-            rpc_id: rpc_id.to_string(),
-            request: params.to_string(),
-            response: None,
-            elicitation_id,
-            created_at: now.timestamp_millis(),
-            expires_at: expires_at.timestamp_millis(),
-            decided_at: None,
-            opened_at: None,
-            revision: 1,
-            conversation,
-            tool_info: req
-                .tool_info
-                .filter(|_| kind == Kind::ToolCall)
-                .map(|info| serde_json::json!(info).to_string()),
-        };
-        let limit = i64::try_from(settings.max_pending_per_server).unwrap_or(i64::MAX);
-        let admission = self
-            .db
-            .write(move |conn| {
-                conn.immediate_transaction(|conn| {
-                    // Instances sharing a database check and insert one at a time per server,
-                    // so the per-server limit counts the shared queue.
-                    lock_for_transaction(conn, &row.server)?;
-                    if let Some(existing) = QuestionRow::find_pending_request(
-                        conn,
-                        &row.server,
-                        &row.session,
-                        &row.rpc_id,
-                    )? {
-                        return Ok(if existing.request == row.request {
-                            Admission::Existing(existing)
-                        } else {
-                            Admission::IdInUse
-                        });
-                    }
-                    if QuestionRow::count_pending_for_server(conn, &row.server)? >= limit {
-                        return Ok(Admission::TooMany);
-                    }
-                    QuestionRow::insert(conn, &row)?;
-                    Ok::<_, DbError>(Admission::New(row))
-                })
-            })
-            .await?;
-        match admission {
+        let (rpc_id, counted_kind) = (checked.rpc_id.clone(), checked.counted_kind);
+        let row = self.new_row(new_id, req, checked, conversation, &settings);
+        match self.admit(row, &settings).await? {
             Admission::New(row) => {
                 let question = Question::from_row(row)?;
                 tracing::info!(id = %question.id, kind = question.kind.as_str(), server = %question.server, "question opened");
@@ -257,4 +141,207 @@ impl Broker {
             }
         }
     }
+
+    /// The protocol checks of a request, before anything is stored: the id, the envelope, the
+    /// era and the method's own rules. A refusal is the JSON-RPC error response to send back
+    /// (and is counted).
+    fn check(&self, req: &OpenRequest, settings: &BrokerSettings) -> Result<Checked, Value> {
+        let rpc_id = match req.request.get("id") {
+            Some(id) if is_valid_id(id) => id.clone(),
+            _ => {
+                let e = RpcError::invalid_request("request id must be a string or an integer");
+                self.metrics.reject("unknown", RejectReason::InvalidRequest);
+                return Err(error_response(None, &e));
+            }
+        };
+        let method = req
+            .request
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let counted_kind = match method {
+            "sampling/createMessage" => Kind::Sampling.as_str(),
+            "elicitation/create"
+                if req.request.pointer("/params/mode").and_then(Value::as_str) == Some("url") =>
+            {
+                Kind::Url.as_str()
+            }
+            "elicitation/create" => Kind::Form.as_str(),
+            TOOLS_CALL => Kind::ToolCall.as_str(),
+            _ => "unknown",
+        };
+        let envelope_ok = req.request.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+            && req.request.get("result").is_none()
+            && req.request.get("error").is_none();
+        let refuse = |e: RpcError| {
+            let reason = match e.violation {
+                Violation::Shape => RejectReason::InvalidRequest,
+                Violation::Capability => RejectReason::Capability,
+                Violation::Scheme => RejectReason::SchemeNotAllowed,
+            };
+            self.metrics.reject(counted_kind, reason);
+            Err(error_response(Some(&rpc_id), &e))
+        };
+        if !envelope_ok {
+            return refuse(RpcError::invalid_request(
+                "not a JSON-RPC 2.0 request (\"jsonrpc\" must be \"2.0\", and a request has no result or error)",
+            ));
+        }
+        let era = match Era::for_revision(&req.protocol_version) {
+            Ok(era) => era,
+            Err(e) => return refuse(RpcError::invalid_params(e.to_string())),
+        };
+        let params = req.request.get("params").cloned().unwrap_or(Value::Null);
+        let (kind, audience, elicitation_id, phase) =
+            match classify(method, era, &req.client_capabilities, &params, settings) {
+                Ok(classified) => classified,
+                Err(e) => return refuse(e),
+            };
+        Ok(Checked {
+            rpc_id,
+            counted_kind,
+            era,
+            params,
+            kind,
+            audience,
+            elicitation_id,
+            phase,
+        })
+    }
+
+    /// The stored form of a new pending question, expiring after `question_timeout_secs`.
+    fn new_row(
+        &self,
+        id: QuestionId,
+        req: OpenRequest,
+        checked: Checked,
+        conversation: Option<String>,
+        settings: &BrokerSettings,
+    ) -> QuestionRow {
+        let now = self.now();
+        let timeout =
+            chrono::Duration::from_std(settings.question_timeout).unwrap_or(chrono::Duration::MAX);
+        let expires_at = now
+            .checked_add_signed(timeout)
+            .unwrap_or(DateTime::<Utc>::MAX_UTC);
+        let kind = checked.kind;
+        QuestionRow {
+            id: id.to_string(),
+            kind,
+            server: req.server,
+            session: req.session,
+            tool: req.tool,
+            audience: checked.audience,
+            state: State::Pending,
+            phase: checked.phase,
+            protocol_version: req.protocol_version,
+            era: checked.era.as_str().to_owned(),
+            client_capabilities: req.client_capabilities.to_string(),
+            rpc_id: checked.rpc_id.to_string(),
+            request: checked.params.to_string(),
+            response: None,
+            elicitation_id: checked.elicitation_id,
+            created_at: now.timestamp_millis(),
+            expires_at: expires_at.timestamp_millis(),
+            decided_at: None,
+            opened_at: None,
+            revision: 1,
+            conversation,
+            tool_info: req
+                .tool_info
+                .filter(|_| kind == Kind::ToolCall)
+                .map(|info| serde_json::json!(info).to_string()),
+        }
+    }
+
+    /// Stores `row` unless the same request is already pending (that one is returned), its id
+    /// is pending with another request, or the server is at `max_pending_per_server`: one
+    /// transaction, so parallel opens cannot pass the limit together.
+    async fn admit(
+        &self,
+        row: QuestionRow,
+        settings: &BrokerSettings,
+    ) -> Result<Admission, BrokerError> {
+        let limit = i64::try_from(settings.max_pending_per_server).unwrap_or(i64::MAX);
+        let admission = self
+            .db
+            .write(move |conn| {
+                conn.immediate_transaction(|conn| {
+                    // Instances sharing a database check and insert one at a time per server,
+                    // so the per-server limit counts the shared queue.
+                    lock_for_transaction(conn, &row.server)?;
+                    if let Some(existing) = QuestionRow::find_pending_request(
+                        conn,
+                        &row.server,
+                        &row.session,
+                        &row.rpc_id,
+                    )? {
+                        return Ok(if existing.request == row.request {
+                            Admission::Existing(existing)
+                        } else {
+                            Admission::IdInUse
+                        });
+                    }
+                    if QuestionRow::count_pending_for_server(conn, &row.server)? >= limit {
+                        return Ok(Admission::TooMany);
+                    }
+                    QuestionRow::insert(conn, &row)?;
+                    Ok::<_, DbError>(Admission::New(row))
+                })
+            })
+            .await?;
+        Ok(admission)
+    }
+}
+
+/// The person's pause or block of the server, as the refusal to send; `None` when it may ask.
+fn control_refusal(control: &ServerControl) -> Option<RpcError> {
+    if !control.refuses() {
+        return None;
+    }
+    Some(match control.paused_until {
+        Some(until) if !control.blocked => RpcError::internal(format!(
+            "the person paused requests from this server until {}",
+            super::rfc3339(until)
+        )),
+        _ => RpcError::internal("the person blocked requests from this server"),
+    })
+}
+
+/// What a request of `method` opens, by the method's own rules: its kind, who may answer it,
+/// its URL-mode elicitation id and its first phase.
+fn classify(
+    method: &str,
+    era: Era,
+    caps: &Value,
+    params: &Value,
+    settings: &BrokerSettings,
+) -> Result<(Kind, Audience, Option<String>, Option<Phase>), RpcError> {
+    Ok(match method {
+        "sampling/createMessage" => {
+            sampling::validate_request(era, caps, params)?;
+            (
+                Kind::Sampling,
+                Audience::Agent,
+                None,
+                Some(Phase::RequestReview),
+            )
+        }
+        "elicitation/create" => match elicitation::validate_request(era, caps, params)? {
+            elicitation::Request::Form { message, schema } => {
+                let audience = audience::of_form(&message, &schema, settings.forms_person_only);
+                (Kind::Form, audience, None, None)
+            }
+            elicitation::Request::Url { elicitation_id, .. } => {
+                (Kind::Url, Audience::Human, elicitation_id, None)
+            }
+        },
+        // A host's tool call the person's rules ask about: always the person's to answer
+        // (an agent must not approve its own calls).
+        TOOLS_CALL => match ToolCall::from_params(params) {
+            Ok(_) => (Kind::ToolCall, Audience::Human, None, None),
+            Err(e) => return Err(RpcError::invalid_params(e.to_string())),
+        },
+        other => return Err(RpcError::method_not_found(other)),
+    })
 }

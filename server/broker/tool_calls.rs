@@ -7,7 +7,7 @@
 use chrono::DateTime;
 use serde_json::{Value, json};
 
-use super::answer::invalid;
+use super::error::invalid;
 use super::{Answerer, Broker, BrokerError, Question};
 use crate::db::approvals::NewAudit;
 use crate::db::grants::{self, GrantRow};

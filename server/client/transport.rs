@@ -17,8 +17,8 @@ use hyper::{Method, Request, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use crate::auth::proof;
 use crate::auth::proof::ServiceProof;
+use crate::auth::{digest, proof};
 
 /// The longest call (the long-poll waits at most 60 s).
 const CALL_TIMEOUT: Duration = Duration::from_secs(90);
@@ -248,7 +248,7 @@ async fn verify(
             "it answered for {bound}, but this connection is to {peer}"
         )));
     }
-    let key = proof::key_of(token);
+    let key = digest::digest(token);
     if !answer
         .proofs
         .iter()

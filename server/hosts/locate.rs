@@ -142,30 +142,7 @@ fn candidates(env: &Env, host: HostId) -> Vec<HostFile> {
             f(home.join(".cursor/mcp.json"), Json, dialect::CURSOR),
             project(f(cwd.join(".cursor/mcp.json"), Json, dialect::CURSOR)),
         ],
-        HostId::Vscode => {
-            let mut files = Vec::new();
-            for product in ["Code", "Code - Insiders"] {
-                let user = env.app_config().join(product).join("User");
-                files.push(f(user.join("mcp.json"), Jsonc, dialect::VSCODE));
-                for profile in subdirs(&user.join("profiles")) {
-                    files.push(f(profile.join("mcp.json"), Jsonc, dialect::VSCODE));
-                }
-            }
-            let copilot = env
-                .var_path("COPILOT_HOME")
-                .unwrap_or_else(|| home.join(".copilot"));
-            files.push(f(
-                copilot.join("mcp-config.json"),
-                Json,
-                dialect::VSCODE_PORTABLE,
-            ));
-            files.push(project(f(
-                cwd.join(".vscode/mcp.json"),
-                Jsonc,
-                dialect::VSCODE,
-            )));
-            files
-        }
+        HostId::Vscode => vscode(env),
         HostId::Windsurf => vec![f(
             home.join(".codeium/windsurf/mcp_config.json"),
             Json,
@@ -209,77 +186,131 @@ fn candidates(env: &Env, host: HostId) -> Vec<HostFile> {
             };
             vec![f(config.join("config.yaml"), Yaml, dialect::GOOSE)]
         }
-        HostId::Cline => {
-            let data = env
-                .var_path("CLINE_DATA_DIR")
-                .or_else(|| env.var_path("CLINE_DIR").map(|d| d.join("data")))
-                .unwrap_or_else(|| home.join(".cline/data"));
-            let vscode = env
-                .app_config()
-                .join("Code/User/globalStorage/saoudrizwan.claude-dev/settings");
-            vec![
-                f(vscode.join("cline_mcp_settings.json"), Json, dialect::CLINE),
-                f(
-                    data.join("settings/cline_mcp_settings.json"),
-                    Json,
-                    dialect::CLINE,
-                ),
-            ]
-        }
-        HostId::Continue => {
-            let global = env
-                .var_path("CONTINUE_GLOBAL_DIR")
-                .unwrap_or_else(|| home.join(".continue"));
-            let mut files = vec![f(global.join("config.yaml"), Yaml, dialect::CONTINUE_YAML)];
-            for block in files_in(&cwd.join(".continue/mcpServers")) {
-                let ext = block
-                    .extension()
-                    .and_then(|e| e.to_str())
-                    .unwrap_or_default();
-                match ext {
-                    "yaml" | "yml" => files.push(project(f(block, Yaml, dialect::CONTINUE_YAML))),
-                    "json" => files.push(project(f(block, Json, dialect::CONTINUE_JSON))),
-                    _ => {}
-                }
-            }
-            files
-        }
-        HostId::Lmstudio => {
-            let pointed = std::fs::read_to_string(home.join(".lmstudio-home-pointer"))
-                .ok()
-                .map(|p| PathBuf::from(p.trim()))
-                .filter(|p| p.is_absolute());
-            let dirs = pointed
-                .into_iter()
-                .chain([home.join(".lmstudio"), home.join(".cache/lm-studio")]);
-            // The first file that exists is the one LM Studio reads.
-            dirs.map(|d| d.join("mcp.json"))
-                .find(|p| p.is_file())
-                .map(|p| f(p, Json, dialect::LMSTUDIO))
-                .into_iter()
-                .collect()
-        }
-        HostId::Opencode => {
-            let mut dirs = vec![env.xdg_config().join("opencode")];
-            dirs.extend(env.var_path("OPENCODE_CONFIG_DIR"));
-            let mut files: Vec<HostFile> = env
-                .var_path("OPENCODE_CONFIG")
-                .map(|p| f(p, Jsonc, dialect::OPENCODE))
-                .into_iter()
-                .collect();
-            for dir in dirs {
-                for name in ["opencode.jsonc", "opencode.json", "config.json"] {
-                    files.push(f(dir.join(name), Jsonc, dialect::OPENCODE));
-                }
-            }
-            for dir in [cwd.clone(), cwd.join(".opencode")] {
-                for name in ["opencode.jsonc", "opencode.json"] {
-                    files.push(project(f(dir.join(name), Jsonc, dialect::OPENCODE)));
-                }
-            }
-            files
+        HostId::Cline => cline(env),
+        HostId::Continue => continue_files(env),
+        HostId::Lmstudio => lmstudio(env),
+        HostId::Opencode => opencode(env),
+    }
+}
+
+/// Every VS Code product's user file and profiles, the portable Copilot file, and the
+/// project's `.vscode/mcp.json`.
+fn vscode(env: &Env) -> Vec<HostFile> {
+    use Format::{Json, Jsonc};
+    let (home, cwd) = (&env.home, &env.cwd);
+    let f = |path: PathBuf, format, dialect| file(HostId::Vscode, path, format, dialect);
+    let mut files = Vec::new();
+    for product in ["Code", "Code - Insiders"] {
+        let user = env.app_config().join(product).join("User");
+        files.push(f(user.join("mcp.json"), Jsonc, dialect::VSCODE));
+        for profile in subdirs(&user.join("profiles")) {
+            files.push(f(profile.join("mcp.json"), Jsonc, dialect::VSCODE));
         }
     }
+    let copilot = env
+        .var_path("COPILOT_HOME")
+        .unwrap_or_else(|| home.join(".copilot"));
+    files.push(f(
+        copilot.join("mcp-config.json"),
+        Json,
+        dialect::VSCODE_PORTABLE,
+    ));
+    files.push(project(f(
+        cwd.join(".vscode/mcp.json"),
+        Jsonc,
+        dialect::VSCODE,
+    )));
+    files
+}
+
+/// The VS Code extension's settings and the CLI's data directory.
+fn cline(env: &Env) -> Vec<HostFile> {
+    use Format::Json;
+    let home = &env.home;
+    let f = |path: PathBuf, format, dialect| file(HostId::Cline, path, format, dialect);
+    let data = env
+        .var_path("CLINE_DATA_DIR")
+        .or_else(|| env.var_path("CLINE_DIR").map(|d| d.join("data")))
+        .unwrap_or_else(|| home.join(".cline/data"));
+    let vscode = env
+        .app_config()
+        .join("Code/User/globalStorage/saoudrizwan.claude-dev/settings");
+    vec![
+        f(vscode.join("cline_mcp_settings.json"), Json, dialect::CLINE),
+        f(
+            data.join("settings/cline_mcp_settings.json"),
+            Json,
+            dialect::CLINE,
+        ),
+    ]
+}
+
+/// The global `config.yaml` and every block file of the project's `.continue/mcpServers`.
+fn continue_files(env: &Env) -> Vec<HostFile> {
+    use Format::{Json, Yaml};
+    let (home, cwd) = (&env.home, &env.cwd);
+    let f = |path: PathBuf, format, dialect| file(HostId::Continue, path, format, dialect);
+    let global = env
+        .var_path("CONTINUE_GLOBAL_DIR")
+        .unwrap_or_else(|| home.join(".continue"));
+    let mut files = vec![f(global.join("config.yaml"), Yaml, dialect::CONTINUE_YAML)];
+    for block in files_in(&cwd.join(".continue/mcpServers")) {
+        let ext = block
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or_default();
+        match ext {
+            "yaml" | "yml" => files.push(project(f(block, Yaml, dialect::CONTINUE_YAML))),
+            "json" => files.push(project(f(block, Json, dialect::CONTINUE_JSON))),
+            _ => {}
+        }
+    }
+    files
+}
+
+/// The one `mcp.json` LM Studio reads: under its home pointer, else the first that exists.
+fn lmstudio(env: &Env) -> Vec<HostFile> {
+    use Format::Json;
+    let home = &env.home;
+    let f = |path: PathBuf, format, dialect| file(HostId::Lmstudio, path, format, dialect);
+    let pointed = std::fs::read_to_string(home.join(".lmstudio-home-pointer"))
+        .ok()
+        .map(|p| PathBuf::from(p.trim()))
+        .filter(|p| p.is_absolute());
+    let dirs = pointed
+        .into_iter()
+        .chain([home.join(".lmstudio"), home.join(".cache/lm-studio")]);
+    // The first file that exists is the one LM Studio reads.
+    dirs.map(|d| d.join("mcp.json"))
+        .find(|p| p.is_file())
+        .map(|p| f(p, Json, dialect::LMSTUDIO))
+        .into_iter()
+        .collect()
+}
+
+/// `$OPENCODE_CONFIG`, the config directories' files, and the project's.
+fn opencode(env: &Env) -> Vec<HostFile> {
+    use Format::Jsonc;
+    let cwd = &env.cwd;
+    let f = |path: PathBuf, format, dialect| file(HostId::Opencode, path, format, dialect);
+    let mut dirs = vec![env.xdg_config().join("opencode")];
+    dirs.extend(env.var_path("OPENCODE_CONFIG_DIR"));
+    let mut files: Vec<HostFile> = env
+        .var_path("OPENCODE_CONFIG")
+        .map(|p| f(p, Jsonc, dialect::OPENCODE))
+        .into_iter()
+        .collect();
+    for dir in dirs {
+        for name in ["opencode.jsonc", "opencode.json", "config.json"] {
+            files.push(f(dir.join(name), Jsonc, dialect::OPENCODE));
+        }
+    }
+    for dir in [cwd.clone(), cwd.join(".opencode")] {
+        for name in ["opencode.jsonc", "opencode.json"] {
+            files.push(project(f(dir.join(name), Jsonc, dialect::OPENCODE)));
+        }
+    }
+    files
 }
 
 /// `~/.claude.json` (or `$CLAUDE_CONFIG_DIR/.claude.json`: sources disagree, so both), and

@@ -13,7 +13,7 @@ use lettre::transport::smtp::client::{Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 use serde::{Deserialize, Deserializer};
 
-use super::channel::{Outbound, SEND_TIMEOUT, SendError, chain, read_secret};
+use super::send::{Outbound, SEND_TIMEOUT, SendError, chain, read_secret};
 
 /// `kind = "email"`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -10,7 +10,7 @@
 //! task takes them off, tells the first of a burst at once and then at most once per
 //! [`COALESCE`] window, summarising the questions that opened meanwhile ("3 questions are
 //! waiting"). Each channel's send runs on its own task, bounded in time
-//! ([`channel::SEND_TIMEOUT`]), so a slow or failing channel delays neither the questions nor the
+//! ([`send::SEND_TIMEOUT`]), so a slow or failing channel delays neither the questions nor the
 //! other channels; a failure is logged naming the channel and counted in
 //! `mcp_consent_notifications_failed_total{channel}`. The text is in the person's language: the
 //! config's `[notifications] language`, else the system locale ([`system_lang`]), from the pages'
@@ -21,6 +21,7 @@ pub mod desktop;
 pub mod email;
 mod locale;
 pub mod ntfy;
+pub mod send;
 pub mod slack;
 pub mod webhook;
 
@@ -33,9 +34,10 @@ use futures_util::future::BoxFuture;
 use prometheus::IntCounterVec;
 use tokio::sync::mpsc;
 
-pub use channel::{Channel, ChannelConfig, ChannelConfigs, ChannelError, Outbound, SendError};
+pub use channel::{Channel, ChannelConfig, ChannelConfigs, ChannelError};
 pub use desktop::DesktopNotifier;
 pub use locale::{lang_of_env, lang_of_locale, system_lang};
+pub use send::{Outbound, SendError};
 
 use crate::domain::{Kind, QuestionId};
 use crate::i18n::{Arg, I18n, Lang};

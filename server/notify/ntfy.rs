@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::channel::{HttpUrl, Outbound, SendError, http_answer, http_client, read_secret};
+use super::send::{HttpUrl, Outbound, SendError, http_answer, http_client, read_secret};
 
 /// `kind = "ntfy"`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

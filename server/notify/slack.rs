@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::channel::{Outbound, SendError, http_answer, http_client, read_secret};
+use super::send::{Outbound, SendError, http_answer, http_client, read_secret};
 
 /// `kind = "slack"`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -8,7 +8,7 @@ use hmac::{Hmac, Mac};
 use serde::Deserialize;
 use sha2::Sha256;
 
-use super::channel::{HttpUrl, Outbound, SendError, http_answer, http_client, read_secret};
+use super::send::{HttpUrl, Outbound, SendError, http_answer, http_client, read_secret};
 
 /// The signature header.
 pub const SIGNATURE_HEADER: &str = "X-Mcp-Consent-Signature";

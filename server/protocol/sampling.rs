@@ -166,7 +166,35 @@ pub fn validate_result(era: Era, request: &Value, result: &Value) -> Result<(), 
         Some(_) => errors.push(FieldError::rule("model", "model must be a string")),
         None => errors.push(FieldError::rule("model", "model is required")),
     }
-    let blocks = match obj.get("content") {
+    let blocks = result_content(era, obj.get("content"), &mut errors);
+    let stop_reason = match obj.get("stopReason") {
+        None => None,
+        Some(Value::String(s)) => Some(s.as_str()),
+        Some(_) => {
+            errors.push(FieldError::rule(
+                "stopReason",
+                "stopReason must be a string",
+            ));
+            None
+        }
+    };
+
+    check_tool_uses(request, &blocks, stop_reason, &mut errors);
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+/// The result's `content` blocks, each checked (none when `content` is missing or unreadable;
+/// every problem goes to `errors`).
+fn result_content<'a>(
+    era: Era,
+    content: Option<&'a Value>,
+    errors: &mut Vec<FieldError>,
+) -> Vec<&'a Value> {
+    match content {
         None => {
             errors.push(FieldError::rule("content", "content is required"));
             Vec::new()
@@ -198,19 +226,17 @@ pub fn validate_result(era: Era, request: &Value, result: &Value) -> Result<(), 
                 Vec::new()
             }
         },
-    };
-    let stop_reason = match obj.get("stopReason") {
-        None => None,
-        Some(Value::String(s)) => Some(s.as_str()),
-        Some(_) => {
-            errors.push(FieldError::rule(
-                "stopReason",
-                "stopReason must be a string",
-            ));
-            None
-        }
-    };
+    }
+}
 
+/// The result's `tool_use` blocks and `stopReason` against what the request offered: tools only
+/// when offered and not refused by `toolChoice`, each naming an offered tool, ids unique.
+fn check_tool_uses(
+    request: &Value,
+    blocks: &[&Value],
+    stop_reason: Option<&str>,
+    errors: &mut Vec<FieldError>,
+) {
     let tool_uses: Vec<&Value> = blocks
         .iter()
         .copied()
@@ -272,11 +298,6 @@ pub fn validate_result(era: Era, request: &Value, result: &Value) -> Result<(), 
                 format!("duplicate tool_use id {id:?}"),
             ));
         }
-    }
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(errors)
     }
 }
 

@@ -20,6 +20,7 @@ pub mod provider;
 pub mod receipt;
 pub mod route;
 pub mod tokens;
+pub mod why;
 
 pub use catalog::{Catalog, CatalogError, ModelConfig, ProviderKind};
 pub use money::Usd;

@@ -30,13 +30,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::catalog::{Catalog, ModelConfig};
-use super::money::Usd;
 use super::receipt::{
     Candidate, ChosenModel, Downgrade, Exclusion, ExclusionReason, HintMatch, MatchedHint,
     Modality, POLICY_VERSION, Priorities, Receipt, Selection, SkippedHint, Tie, TieBreak,
     request_digest,
 };
 use super::tokens::{TokenEstimate, estimate_input_tokens, method_for};
+use super::why::Why;
 
 /// `[routing]`: route policy settings.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -194,7 +194,6 @@ pub fn route(
     catalog: &Catalog,
     settings: &RoutingConfig,
 ) -> RouteOutcome {
-    let needs = needs_of(params);
     let priorities = priorities_of(params);
     let max_tokens = params.get("maxTokens").and_then(Value::as_u64).unwrap_or(0);
     let cap = settings.max_request_cost_usd;
@@ -203,49 +202,88 @@ pub fn route(
     let mut models: Vec<&ModelConfig> = catalog.models().iter().collect();
     models.sort_by(|a, b| a.id.cmp(&b.id));
 
+    let request = Request {
+        params,
+        server,
+        needs: needs_of(params),
+        max_tokens,
+        cap,
+    };
+    let (mut candidates, exclusions) = gate(&request, &models);
+    score(&mut candidates, priorities);
+    let hints = follow_hints(params, &models, &candidates);
+
+    let (chosen_index, selection, matched_hint, tie) = match hints.decided {
+        Some((i, hint, tie)) => (Some(i), Selection::Hint, Some(hint), tie),
+        None => {
+            let eligible: Vec<usize> = (0..candidates.len())
+                .filter(|&i| candidates[i].eligible)
+                .collect();
+            match best(&candidates, &eligible) {
+                Some((i, tie)) => (Some(i), Selection::Priorities, None, tie),
+                None => (None, Selection::NoPermittedRoute, None, None),
+            }
+        }
+    };
+    let chosen = chosen_index.map(|i| ChosenModel {
+        id: candidates[i].id.clone(),
+        provider: candidates[i].provider,
+    });
+    let mut receipt = Receipt {
+        policy_version: POLICY_VERSION.to_owned(),
+        request_digest: request_digest(params),
+        server: server.to_owned(),
+        catalog_version: catalog.version().to_owned(),
+        chosen: chosen.clone(),
+        selection,
+        why: String::new(),
+        matched_hint,
+        tie,
+        skipped_hints: hints.skipped,
+        priorities,
+        estimated_input_tokens: chosen_index.map(|i| candidates[i].estimated_input_tokens),
+        token_method: chosen_index.map(|i| candidates[i].token_method),
+        estimated_output_tokens: max_tokens,
+        estimated_cost_usd: chosen_index.map(|i| candidates[i].estimated_cost_usd),
+        budget_cap_usd: cap,
+        exclusions,
+        downgrades: hints.downgrades,
+        candidates,
+    };
+    receipt.why = Why::of(&receipt)
+        .map(|why| why.english())
+        .unwrap_or_default();
+    RouteOutcome { chosen, receipt }
+}
+
+/// What the gates look at of one request.
+struct Request<'a> {
+    params: &'a Value,
+    server: &'a str,
+    needs: Needs,
+    max_tokens: u64,
+    cap: Option<f64>,
+}
+
+/// Every model as a candidate with its estimated cost, and why each excluded one is (step 1).
+fn gate(request: &Request<'_>, models: &[&ModelConfig]) -> (Vec<Candidate>, Vec<Exclusion>) {
     let mut candidates = Vec::with_capacity(models.len());
     let mut exclusions = Vec::new();
     // One count per tokenizer family, shared by the models of that family.
     let mut estimates: Vec<TokenEstimate> = Vec::new();
-    for m in &models {
+    for m in models {
         let method = method_for(&m.id);
         let estimate = match estimates.iter().find(|e| e.method == method) {
             Some(e) => *e,
             None => {
-                let e = estimate_input_tokens(params, &m.id);
+                let e = estimate_input_tokens(request.params, &m.id);
                 estimates.push(e);
                 e
             }
         };
         let cost = estimate.tokens as f64 * m.input_usd_per_mtok / 1e6
-            + max_tokens as f64 * m.output_usd_per_mtok / 1e6;
-        let mut reasons = Vec::new();
-        if needs.tools && !m.tools {
-            reasons.push(ExclusionReason::NoToolSupport);
-        }
-        if needs.image && !m.images {
-            reasons.push(ExclusionReason::MissingModality {
-                modality: Modality::Image,
-            });
-        }
-        if needs.audio && !m.audio {
-            reasons.push(ExclusionReason::MissingModality {
-                modality: Modality::Audio,
-            });
-        }
-        if let Some(cap_usd) = cap
-            && cost > cap_usd
-        {
-            reasons.push(ExclusionReason::OverBudget {
-                estimated_cost_usd: cost,
-                cap_usd,
-            });
-        }
-        if !m.allows_server(server) {
-            reasons.push(ExclusionReason::ServerNotAllowed {
-                server: server.to_owned(),
-            });
-        }
+            + request.max_tokens as f64 * m.output_usd_per_mtok / 1e6;
+        let reasons = exclusion_reasons(request, m, cost);
         let eligible = reasons.is_empty();
         if !eligible {
             exclusions.push(Exclusion {
@@ -270,8 +308,44 @@ pub fn route(
             score: None,
         });
     }
+    (candidates, exclusions)
+}
 
-    // Priorities score over the eligible candidates.
+/// Why `m` cannot run the request at `cost`, in gate order; empty when it can.
+fn exclusion_reasons(request: &Request<'_>, m: &ModelConfig, cost: f64) -> Vec<ExclusionReason> {
+    let needs = request.needs;
+    let mut reasons = Vec::new();
+    if needs.tools && !m.tools {
+        reasons.push(ExclusionReason::NoToolSupport);
+    }
+    if needs.image && !m.images {
+        reasons.push(ExclusionReason::MissingModality {
+            modality: Modality::Image,
+        });
+    }
+    if needs.audio && !m.audio {
+        reasons.push(ExclusionReason::MissingModality {
+            modality: Modality::Audio,
+        });
+    }
+    if let Some(cap_usd) = request.cap
+        && cost > cap_usd
+    {
+        reasons.push(ExclusionReason::OverBudget {
+            estimated_cost_usd: cost,
+            cap_usd,
+        });
+    }
+    if !m.allows_server(request.server) {
+        reasons.push(ExclusionReason::ServerNotAllowed {
+            server: request.server.to_owned(),
+        });
+    }
+    reasons
+}
+
+/// The priorities score of every eligible candidate (step 3).
+fn score(candidates: &mut [Candidate], priorities: Priorities) {
     let eligible_costs = candidates
         .iter()
         .filter(|c| c.eligible)
@@ -290,63 +364,75 @@ pub fn route(
                 + priorities.intelligence * c.intelligence,
         );
     }
+}
 
-    // Best of a set: highest score, then the lower estimated cost, then the smaller id
-    // (candidates are in id order, so the first of equals wins). Also says what broke a tie
-    // on the score, if anything had to.
-    let best = |ids: &[usize]| -> Option<(usize, Option<Tie>)> {
-        let score = |i: usize| candidates[i].score.unwrap_or(0.0);
-        let top = ids.iter().copied().reduce(|j, i| {
-            if score(i).total_cmp(&score(j)).is_gt() {
+/// Best of the candidates at `ids`: highest score, then the lower estimated cost, then the
+/// smaller id (candidates are in id order, so the first of equals wins); with what broke a tie
+/// on the score, if anything had to (step 4).
+fn best(candidates: &[Candidate], ids: &[usize]) -> Option<(usize, Option<Tie>)> {
+    let score = |i: usize| candidates[i].score.unwrap_or(0.0);
+    let top = ids.iter().copied().reduce(|j, i| {
+        if score(i).total_cmp(&score(j)).is_gt() {
+            i
+        } else {
+            j
+        }
+    })?;
+    let tied: Vec<usize> = ids
+        .iter()
+        .copied()
+        .filter(|&i| score(i).total_cmp(&score(top)).is_eq())
+        .collect();
+    let cost = |i: usize| candidates[i].estimated_cost_usd;
+    let cheapest = tied
+        .iter()
+        .copied()
+        .reduce(|j, i| {
+            if cost(i).total_cmp(&cost(j)).is_lt() {
                 i
             } else {
                 j
             }
-        })?;
-        let tied: Vec<usize> = ids
-            .iter()
-            .copied()
-            .filter(|&i| score(i).total_cmp(&score(top)).is_eq())
-            .collect();
-        let cost = |i: usize| candidates[i].estimated_cost_usd;
-        let cheapest = tied
-            .iter()
-            .copied()
-            .reduce(|j, i| {
-                if cost(i).total_cmp(&cost(j)).is_lt() {
-                    i
-                } else {
-                    j
-                }
-            })
-            .unwrap_or(top);
-        if tied.len() < 2 {
-            return Some((top, None));
-        }
-        let equally_cheap = tied
-            .iter()
-            .filter(|&&i| cost(i).total_cmp(&cost(cheapest)).is_eq())
-            .count();
-        let by = if equally_cheap == tied.len() {
-            TieBreak::Id
-        } else {
-            TieBreak::Cheaper
-        };
-        Some((
-            cheapest,
-            Some(Tie {
-                models: tied.iter().map(|&i| candidates[i].id.clone()).collect(),
-                by,
-            }),
-        ))
+        })
+        .unwrap_or(top);
+    if tied.len() < 2 {
+        return Some((top, None));
+    }
+    let equally_cheap = tied
+        .iter()
+        .filter(|&&i| cost(i).total_cmp(&cost(cheapest)).is_eq())
+        .count();
+    let by = if equally_cheap == tied.len() {
+        TieBreak::Id
+    } else {
+        TieBreak::Cheaper
     };
+    Some((
+        cheapest,
+        Some(Tie {
+            models: tied.iter().map(|&i| candidates[i].id.clone()).collect(),
+            by,
+        }),
+    ))
+}
 
-    let mut skipped_hints = Vec::new();
-    let mut downgrades = Vec::new();
-    let mut decided: Option<(usize, MatchedHint, Option<Tie>)> = None;
+/// What the hints did (step 2): the one that decided, if any, and those skipped.
+struct Hints {
+    decided: Option<(usize, MatchedHint, Option<Tie>)>,
+    skipped: Vec<SkippedHint>,
+    downgrades: Vec<Downgrade>,
+}
+
+/// Follows the request's hints in order until one matches an eligible model.
+fn follow_hints(params: &Value, models: &[&ModelConfig], candidates: &[Candidate]) -> Hints {
+    let mut hints = Hints {
+        decided: None,
+        skipped: Vec::new(),
+        downgrades: Vec::new(),
+    };
     for (index, name) in hints_of(params).into_iter().enumerate() {
         if name.is_empty() {
-            skipped_hints.push(SkippedHint {
+            hints.skipped.push(SkippedHint {
                 index,
                 name,
                 reason: "no name".to_owned(),
@@ -363,12 +449,12 @@ pub fn route(
             .filter(|(i, _)| candidates[*i].eligible)
             .map(|(i, _)| *i)
             .collect();
-        if let Some((i, tie)) = best(&eligible) {
+        if let Some((i, tie)) = best(candidates, &eligible) {
             let via = matches
                 .iter()
                 .find(|(j, _)| *j == i)
                 .map_or(HintMatch::Id, |(_, h)| h.clone());
-            decided = Some((
+            hints.decided = Some((
                 i,
                 MatchedHint {
                     index,
@@ -381,13 +467,13 @@ pub fn route(
             break;
         }
         if matches.is_empty() {
-            skipped_hints.push(SkippedHint {
+            hints.skipped.push(SkippedHint {
                 index,
                 name,
                 reason: "matched no model".to_owned(),
             });
         } else {
-            downgrades.push(Downgrade {
+            hints.downgrades.push(Downgrade {
                 hint_index: index,
                 hint: name.clone(),
                 matched_excluded: matches
@@ -395,129 +481,12 @@ pub fn route(
                     .map(|(i, _)| candidates[*i].id.clone())
                     .collect(),
             });
-            skipped_hints.push(SkippedHint {
+            hints.skipped.push(SkippedHint {
                 index,
                 name,
                 reason: "matched only excluded models".to_owned(),
             });
         }
     }
-
-    let (chosen_index, selection, matched_hint, tie) = match decided {
-        Some((i, hint, tie)) => (Some(i), Selection::Hint, Some(hint), tie),
-        None => {
-            let eligible: Vec<usize> = (0..candidates.len())
-                .filter(|&i| candidates[i].eligible)
-                .collect();
-            match best(&eligible) {
-                Some((i, tie)) => (Some(i), Selection::Priorities, None, tie),
-                None => (None, Selection::NoPermittedRoute, None, None),
-            }
-        }
-    };
-    let why = why_sentence(
-        selection,
-        matched_hint.as_ref(),
-        tie.as_ref(),
-        chosen_index.map(|i| &candidates[i]),
-        &candidates,
-    );
-
-    let chosen = chosen_index.map(|i| ChosenModel {
-        id: candidates[i].id.clone(),
-        provider: candidates[i].provider,
-    });
-    let receipt = Receipt {
-        policy_version: POLICY_VERSION.to_owned(),
-        request_digest: request_digest(params),
-        server: server.to_owned(),
-        catalog_version: catalog.version().to_owned(),
-        chosen: chosen.clone(),
-        selection,
-        why,
-        matched_hint,
-        tie,
-        skipped_hints,
-        priorities,
-        estimated_input_tokens: chosen_index.map(|i| candidates[i].estimated_input_tokens),
-        token_method: chosen_index.map(|i| candidates[i].token_method),
-        estimated_output_tokens: max_tokens,
-        estimated_cost_usd: chosen_index.map(|i| candidates[i].estimated_cost_usd),
-        budget_cap_usd: cap,
-        exclusions,
-        downgrades,
-        candidates,
-    };
-    RouteOutcome { chosen, receipt }
-}
-
-/// The receipt's English sentence saying why (the pages rebuild it in their language from the
-/// same fields, `route-why-*` in `i18n/`).
-fn why_sentence(
-    selection: Selection,
-    hint: Option<&MatchedHint>,
-    tie: Option<&Tie>,
-    chosen: Option<&Candidate>,
-    candidates: &[Candidate],
-) -> String {
-    let eligible = candidates.iter().filter(|c| c.eligible).count();
-    let score = format!("{:.2}", chosen.and_then(|c| c.score).unwrap_or(0.0));
-    let then = |tie: &Tie| match tie.by {
-        TieBreak::Cheaper => format!(
-            "the cheapest was chosen (estimated at most {})",
-            chosen.map_or_else(String::new, |c| Usd(c.estimated_cost_usd).to_string())
-        ),
-        TieBreak::Id => "they cost the same, so the first by id was chosen".to_owned(),
-    };
-    match (selection, hint) {
-        (Selection::Hint, Some(hint)) => {
-            let why = match &hint.via {
-                HintMatch::Id => format!(
-                    "hint {:?} (#{}) is part of the model id",
-                    hint.name,
-                    hint.index + 1
-                ),
-                HintMatch::Alias(a) => format!(
-                    "hint {:?} (#{}) matches the configured alias {a:?}",
-                    hint.name,
-                    hint.index + 1
-                ),
-            };
-            match tie {
-                Some(tie) => format!(
-                    "{why}; it matched {} eligible models and {} of them share the highest priorities score: {}",
-                    hint.matched.len(),
-                    tie.models.len(),
-                    then(tie)
-                ),
-                None if hint.matched.len() > 1 => format!(
-                    "{why}; it matched {} eligible models and this one scored highest on the priorities",
-                    hint.matched.len()
-                ),
-                None => why,
-            }
-        }
-        (Selection::Priorities, _) if eligible == 1 => {
-            "no hint matched an eligible model; it is the only eligible model".to_owned()
-        }
-        (Selection::Priorities, _) => match tie {
-            Some(tie) if tie.models.len() == eligible => format!(
-                "no hint matched an eligible model and the priorities do not tell the {eligible} eligible models apart: {}",
-                then(tie)
-            ),
-            Some(tie) => format!(
-                "no hint matched an eligible model; {} of the {eligible} eligible models share the highest priorities score ({score}): {}",
-                tie.models.len(),
-                then(tie)
-            ),
-            None => format!(
-                "no hint matched an eligible model; highest priorities score {score} of {eligible} eligible models"
-            ),
-        },
-        _ if candidates.is_empty() => "no permitted route: no model is configured".to_owned(),
-        _ => format!(
-            "no permitted route: all {} configured models were excluded",
-            candidates.len()
-        ),
-    }
+    hints
 }

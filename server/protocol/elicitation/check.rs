@@ -4,7 +4,7 @@
 use jsonschema::error::ValidationErrorKind;
 use serde_json::{Value, json};
 
-use super::schema::{FieldKind, TextFormat};
+use super::field::{FieldKind, TextFormat};
 use crate::protocol::{FieldError, Problem};
 
 pub(super) fn check_value(kind: &FieldKind, value: &Value) -> Result<(), Problem> {

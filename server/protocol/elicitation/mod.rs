@@ -7,16 +7,18 @@
 //! `ElicitResult`).
 
 //!
-//! Files: this one (requests and results), [`schema`] (the form subset of `requestedSchema`),
-//! [`check`] (one value against its field).
+//! Files: this one (requests and results), [`schema`] (parsing the form subset of
+//! `requestedSchema`), [`field`] (its vocabulary), [`check`] (one value against its field).
 
 mod check;
+mod field;
 mod schema;
 
 use serde_json::{Value, json};
 
 pub(crate) use check::json_schema_errors;
-pub use schema::{Choice, Field, FieldKind, FormSchema, TextFormat};
+pub use field::{Choice, Field, FieldKind, TextFormat};
+pub use schema::FormSchema;
 
 use super::era::Era;
 use super::jsonrpc::{RpcError, Violation};

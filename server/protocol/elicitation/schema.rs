@@ -4,6 +4,7 @@
 use serde_json::{Map, Number, Value};
 
 use super::check::{check_value, json_schema_errors};
+use super::field::{Choice, Field, FieldKind, TextFormat};
 use crate::protocol::era::Era;
 use crate::protocol::{FieldError, Problem};
 
@@ -14,113 +15,6 @@ pub struct FormSchema {
     pub fields: Vec<Field>,
     /// The schema exactly as sent (kept for JSON Schema validation, `$schema` included).
     pub raw: Value,
-}
-
-/// One property of a form.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Field {
-    /// Property name (the key in `content`).
-    pub name: String,
-    /// `title`, if given.
-    pub title: Option<String>,
-    /// `description`, if given.
-    pub description: Option<String>,
-    /// Listed in `required`.
-    pub required: bool,
-    /// Type and constraints.
-    pub kind: FieldKind,
-}
-
-impl Field {
-    /// The label to show: the title, else the property name.
-    pub fn label(&self) -> &str {
-        self.title.as_deref().unwrap_or(&self.name)
-    }
-
-    /// The `default`, as the JSON value that would be sent.
-    pub fn default_value(&self) -> Option<Value> {
-        match &self.kind {
-            FieldKind::Text { default, .. } => default.clone().map(Value::String),
-            FieldKind::Number { default, .. } => default.clone().map(Value::Number),
-            FieldKind::Boolean { default } => default.map(Value::Bool),
-            FieldKind::Select { default, .. } => default.clone().map(Value::String),
-            FieldKind::MultiSelect { default, .. } => default
-                .clone()
-                .map(|d| Value::Array(d.into_iter().map(Value::String).collect())),
-        }
-    }
-}
-
-/// `format` values of `StringSchema` (2025-06-18+ `schema.ts`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TextFormat {
-    /// `email`
-    Email,
-    /// `uri`
-    Uri,
-    /// `date` (RFC 3339 full-date)
-    Date,
-    /// `date-time` (RFC 3339 date-time)
-    DateTime,
-}
-
-/// The primitive schemas of the form subset (2025-11-25 `PrimitiveSchemaDefinition`).
-#[derive(Debug, Clone, PartialEq)]
-pub enum FieldKind {
-    /// `StringSchema`.
-    Text {
-        /// `format`, if any.
-        format: Option<TextFormat>,
-        /// `minLength` in characters.
-        min_length: Option<u64>,
-        /// `maxLength` in characters.
-        max_length: Option<u64>,
-        /// `default` (2025-11-25+; tolerated earlier).
-        default: Option<String>,
-    },
-    /// `NumberSchema` with `type` `number` or `integer`.
-    Number {
-        /// `type: "integer"`.
-        integer: bool,
-        /// `minimum`, inclusive.
-        minimum: Option<f64>,
-        /// `maximum`, inclusive.
-        maximum: Option<f64>,
-        /// `default`.
-        default: Option<Number>,
-    },
-    /// `BooleanSchema`.
-    Boolean {
-        /// `default`.
-        default: Option<bool>,
-    },
-    /// Single-select: untitled `enum`, titled `oneOf` of `{const, title}`, or legacy `enumNames`.
-    Select {
-        /// The choices, in order.
-        options: Vec<Choice>,
-        /// `default`, one of the option values.
-        default: Option<String>,
-    },
-    /// Multi-select: `type: "array"` whose `items` is an untitled `enum` or titled `anyOf`.
-    MultiSelect {
-        /// The choices, in order.
-        options: Vec<Choice>,
-        /// `minItems`.
-        min_items: Option<u64>,
-        /// `maxItems`.
-        max_items: Option<u64>,
-        /// `default`, option values.
-        default: Option<Vec<String>>,
-    },
-}
-
-/// One choice of a select: the value sent (`const`/enum entry) and the label shown.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Choice {
-    /// What is sent.
-    pub value: String,
-    /// What is shown (the title, else the value).
-    pub title: String,
 }
 
 impl FormSchema {
@@ -393,25 +287,7 @@ fn parse_kind(era: Era, prop: &Value) -> Result<FieldKind, String> {
     let ty = obj.get("type").and_then(Value::as_str);
     let rich = era.has_rich_enums();
     match ty {
-        Some("string") if obj.contains_key("enum") => {
-            let values = strings(&obj["enum"], "enum")?;
-            let titles = match obj.get("enumNames") {
-                Some(names) => {
-                    let names = strings(names, "enumNames")?;
-                    if names.len() != values.len() {
-                        return Err("enumNames must have one name per enum value".into());
-                    }
-                    names
-                }
-                None => values.clone(),
-            };
-            let options = values
-                .into_iter()
-                .zip(titles)
-                .map(|(value, title)| Choice { value, title })
-                .collect();
-            select(options, obj.get("default"))
-        }
+        Some("string") if obj.contains_key("enum") => enum_select(obj),
         Some("string") | None if obj.contains_key("oneOf") => {
             if !rich {
                 return Err(format!(
@@ -420,56 +296,8 @@ fn parse_kind(era: Era, prop: &Value) -> Result<FieldKind, String> {
             }
             select(titled_choices(&obj["oneOf"], "oneOf")?, obj.get("default"))
         }
-        Some("string") => {
-            let format = match obj.get("format").map(|f| f.as_str()) {
-                None => None,
-                Some(Some("email")) => Some(TextFormat::Email),
-                Some(Some("uri")) => Some(TextFormat::Uri),
-                Some(Some("date")) => Some(TextFormat::Date),
-                Some(Some("date-time")) => Some(TextFormat::DateTime),
-                Some(f) => {
-                    return Err(format!(
-                        "format {} is not one of email, uri, date, date-time",
-                        f.map_or_else(|| "(not a string)".to_owned(), |f| format!("{f:?}"))
-                    ));
-                }
-            };
-            let default = match obj.get("default") {
-                None => None,
-                Some(Value::String(s)) => Some(s.clone()),
-                Some(_) => return Err("default must be a string".into()),
-            };
-            let (min_length, max_length) =
-                (opt_u64(prop, "minLength")?, opt_u64(prop, "maxLength")?);
-            ordered(min_length, max_length, "minLength", "maxLength")?;
-            Ok(FieldKind::Text {
-                format,
-                min_length,
-                max_length,
-                default,
-            })
-        }
-        Some(t @ ("number" | "integer")) => {
-            let integer = t == "integer";
-            let default = match obj.get("default") {
-                None => None,
-                Some(Value::Number(n)) if !integer || n.is_i64() || n.is_u64() => Some(n.clone()),
-                Some(_) => {
-                    return Err(format!(
-                        "default must be a{} {t}",
-                        if integer { "n" } else { "" }
-                    ));
-                }
-            };
-            let (minimum, maximum) = (opt_f64(prop, "minimum")?, opt_f64(prop, "maximum")?);
-            ordered(minimum, maximum, "minimum", "maximum")?;
-            Ok(FieldKind::Number {
-                integer,
-                minimum,
-                maximum,
-                default,
-            })
-        }
+        Some("string") => text_kind(prop, obj),
+        Some(t @ ("number" | "integer")) => number_kind(prop, obj, t),
         Some("boolean") => {
             let default = match obj.get("default") {
                 None => None,
@@ -482,54 +310,131 @@ fn parse_kind(era: Era, prop: &Value) -> Result<FieldKind, String> {
             if !rich {
                 return Err(format!("multi-select (array) does not exist in {era}"));
             }
-            let items = obj
-                .get("items")
-                .and_then(Value::as_object)
-                .ok_or("items must be an object")?;
-            let options = if let Some(values) = items.get("enum") {
-                if items.get("type").and_then(Value::as_str) != Some("string") {
-                    return Err("items of a multi-select must have type \"string\"".into());
-                }
-                strings(values, "items.enum")?
-                    .into_iter()
-                    .map(|v| Choice {
-                        title: v.clone(),
-                        value: v,
-                    })
-                    .collect()
-            } else if let Some(any) = items.get("anyOf") {
-                titled_choices(any, "items.anyOf")?
-            } else {
-                return Err(
-                    "arrays are only allowed as multi-selects (items with enum or anyOf)".into(),
-                );
-            };
-            let default = match obj.get("default") {
-                None => None,
-                Some(d) => {
-                    let d = strings(d, "default")?;
-                    if let Some(bad) = d
-                        .iter()
-                        .find(|v| !options.iter().any(|o: &Choice| &o.value == *v))
-                    {
-                        return Err(format!("default {bad:?} is not one of the options"));
-                    }
-                    Some(d)
-                }
-            };
-            let (min_items, max_items) = (opt_u64(prop, "minItems")?, opt_u64(prop, "maxItems")?);
-            ordered(min_items, max_items, "minItems", "maxItems")?;
-            Ok(FieldKind::MultiSelect {
-                options,
-                min_items,
-                max_items,
-                default,
-            })
+            multi_select(prop, obj)
         }
         Some("object") => Err("nested objects are outside the form subset".into()),
         Some(t) => Err(format!("type {t:?} is outside the form subset")),
         None => Err("a property needs a type".into()),
     }
+}
+
+/// An untitled single-select: `enum`, titled by the legacy `enumNames` when given.
+fn enum_select(obj: &Map<String, Value>) -> Result<FieldKind, String> {
+    let values = strings(&obj["enum"], "enum")?;
+    let titles = match obj.get("enumNames") {
+        Some(names) => {
+            let names = strings(names, "enumNames")?;
+            if names.len() != values.len() {
+                return Err("enumNames must have one name per enum value".into());
+            }
+            names
+        }
+        None => values.clone(),
+    };
+    let options = values
+        .into_iter()
+        .zip(titles)
+        .map(|(value, title)| Choice { value, title })
+        .collect();
+    select(options, obj.get("default"))
+}
+
+/// `StringSchema`: its format, lengths and default.
+fn text_kind(prop: &Value, obj: &Map<String, Value>) -> Result<FieldKind, String> {
+    let format = match obj.get("format").map(|f| f.as_str()) {
+        None => None,
+        Some(Some("email")) => Some(TextFormat::Email),
+        Some(Some("uri")) => Some(TextFormat::Uri),
+        Some(Some("date")) => Some(TextFormat::Date),
+        Some(Some("date-time")) => Some(TextFormat::DateTime),
+        Some(f) => {
+            return Err(format!(
+                "format {} is not one of email, uri, date, date-time",
+                f.map_or_else(|| "(not a string)".to_owned(), |f| format!("{f:?}"))
+            ));
+        }
+    };
+    let default = match obj.get("default") {
+        None => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => return Err("default must be a string".into()),
+    };
+    let (min_length, max_length) = (opt_u64(prop, "minLength")?, opt_u64(prop, "maxLength")?);
+    ordered(min_length, max_length, "minLength", "maxLength")?;
+    Ok(FieldKind::Text {
+        format,
+        min_length,
+        max_length,
+        default,
+    })
+}
+
+/// `NumberSchema` of type `t` (`number` or `integer`): its bounds and default.
+fn number_kind(prop: &Value, obj: &Map<String, Value>, t: &str) -> Result<FieldKind, String> {
+    let integer = t == "integer";
+    let default = match obj.get("default") {
+        None => None,
+        Some(Value::Number(n)) if !integer || n.is_i64() || n.is_u64() => Some(n.clone()),
+        Some(_) => {
+            return Err(format!(
+                "default must be a{} {t}",
+                if integer { "n" } else { "" }
+            ));
+        }
+    };
+    let (minimum, maximum) = (opt_f64(prop, "minimum")?, opt_f64(prop, "maximum")?);
+    ordered(minimum, maximum, "minimum", "maximum")?;
+    Ok(FieldKind::Number {
+        integer,
+        minimum,
+        maximum,
+        default,
+    })
+}
+
+/// A multi-select (`type: "array"`): its options from `items`, its item counts and default.
+fn multi_select(prop: &Value, obj: &Map<String, Value>) -> Result<FieldKind, String> {
+    let items = obj
+        .get("items")
+        .and_then(Value::as_object)
+        .ok_or("items must be an object")?;
+    let options = if let Some(values) = items.get("enum") {
+        if items.get("type").and_then(Value::as_str) != Some("string") {
+            return Err("items of a multi-select must have type \"string\"".into());
+        }
+        strings(values, "items.enum")?
+            .into_iter()
+            .map(|v| Choice {
+                title: v.clone(),
+                value: v,
+            })
+            .collect()
+    } else if let Some(any) = items.get("anyOf") {
+        titled_choices(any, "items.anyOf")?
+    } else {
+        return Err("arrays are only allowed as multi-selects (items with enum or anyOf)".into());
+    };
+    let default = match obj.get("default") {
+        None => None,
+        Some(d) => {
+            let d = strings(d, "default")?;
+            if let Some(bad) = d
+                .iter()
+                .find(|v| !options.iter().any(|o: &Choice| &o.value == *v))
+            {
+                return Err(format!("default {bad:?} is not one of the options"));
+            }
+            Some(d)
+        }
+    };
+    let (min_items, max_items) = (opt_u64(prop, "minItems")?, opt_u64(prop, "maxItems")?);
+    ordered(min_items, max_items, "minItems", "maxItems")?;
+    Ok(FieldKind::MultiSelect {
+        options,
+        min_items,
+        max_items,
+        default,
+    })
 }
 
 /// A lower bound above its upper bound makes a field no answer can satisfy.

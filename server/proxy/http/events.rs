@@ -13,7 +13,7 @@ use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures_util::{Stream, StreamExt};
 use reqwest::Response;
 
-use super::remote::describe;
+use super::net::describe;
 
 /// Why the byte stream under the parser stopped.
 #[derive(Debug, thiserror::Error)]

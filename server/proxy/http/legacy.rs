@@ -8,8 +8,9 @@ use std::sync::Arc;
 use reqwest::Method;
 
 use super::events::{Cursor, Events};
+use super::net::{describe, media_type};
 use super::post::Outgoing;
-use super::remote::{ACCEPT_SSE, Mode, Remote, describe, media_type};
+use super::remote::{ACCEPT_SSE, Mode, Remote};
 use super::sink::Sink;
 
 /// Opens the GET stream and waits for its `endpoint` event; then reads the rest into `sink`

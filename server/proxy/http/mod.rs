@@ -20,6 +20,7 @@ pub mod headers;
 mod legacy;
 mod listen;
 mod mirror;
+mod net;
 mod post;
 pub mod remote;
 mod sink;

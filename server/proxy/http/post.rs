@@ -13,7 +13,8 @@ use serde_json::value::RawValue;
 
 use super::events::{Cursor, Events};
 use super::mirror;
-use super::remote::{ACCEPT_SSE, LAST_EVENT_ID, Remote, describe, media_type, read_body};
+use super::net::{BodyError, describe, media_type, read_body};
+use super::remote::{ACCEPT_SSE, LAST_EVENT_ID, Remote};
 use super::sink::Sink;
 use crate::protocol::method::Method as McpMethod;
 
@@ -226,7 +227,12 @@ async fn reply(remote: &Arc<Remote>, sink: &Sink, msg: &Outgoing, response: Resp
     }
     let body = match read_body(response, remote.limit).await {
         Ok(body) => body,
-        Err(why) => {
+        Err(BodyError::TooLarge { limit }) => {
+            let why = format!("sent a body over the line limit ({limit} bytes)");
+            fail(sink, msg, &why).await;
+            return;
+        }
+        Err(BodyError::Transfer(why)) => {
             fail(sink, msg, &why).await;
             return;
         }

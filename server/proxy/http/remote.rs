@@ -12,6 +12,7 @@ use reqwest::{Client, Method, RequestBuilder, Response};
 use url::Url;
 
 use super::HttpError;
+use super::net::{describe, is_loopback};
 
 /// `Accept` of every POST (transport spec: the client MUST list both).
 pub(super) const ACCEPT_POST: &str = "application/json, text/event-stream";
@@ -56,19 +57,6 @@ pub(super) struct Remote {
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Whether `url` points at this machine (`localhost`, `*.localhost`, 127.0.0.0/8, `::1`).
-pub fn is_loopback(url: &Url) -> bool {
-    match url.host() {
-        Some(url::Host::Domain(d)) => {
-            let d = d.trim_end_matches('.').to_ascii_lowercase();
-            d == "localhost" || d.ends_with(".localhost")
-        }
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
 }
 
 /// An HTTP client that follows redirects only within `origin`'s scheme, host and port.
@@ -210,80 +198,5 @@ impl Remote {
             .request(Method::DELETE, &self.url, None)
             .timeout(Duration::from_secs(2));
         let _ = rb.send().await;
-    }
-}
-
-/// A transport error as text, without the URL (it may carry a secret in its query).
-pub fn describe(e: &reqwest::Error) -> String {
-    use std::error::Error as _;
-    let mut text = if e.is_redirect() {
-        "refused a redirect".to_owned()
-    } else if e.is_connect() {
-        "could not be reached".to_owned()
-    } else if e.is_timeout() {
-        "did not answer in time".to_owned()
-    } else {
-        "failed".to_owned()
-    };
-    let mut source = e.source();
-    while let Some(s) = source {
-        let s_text = s.to_string();
-        if !s_text.contains("://") {
-            text.push_str(": ");
-            text.push_str(&s_text);
-        }
-        source = s.source();
-    }
-    text
-}
-
-/// The media type of a response, lower case without parameters.
-pub fn media_type(response: &Response) -> String {
-    response
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .map(|v| v.trim().to_ascii_lowercase())
-        .unwrap_or_default()
-}
-
-/// Reads a whole response body up to `limit` bytes.
-///
-/// # Errors
-/// Text naming the cause: the body is over the limit, or the transfer broke.
-pub async fn read_body(mut response: Response, limit: usize) -> Result<Vec<u8>, String> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| describe(&e))? {
-        if body.len() + chunk.len() > limit {
-            return Err(format!("sent a body over the line limit ({limit} bytes)"));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn loopback_names_and_addresses() {
-        for u in [
-            "http://localhost:1/",
-            "http://LOCALHOST./x",
-            "http://a.localhost/",
-            "http://127.0.0.2/",
-            "http://[::1]:8/",
-        ] {
-            assert!(is_loopback(&Url::parse(u).unwrap()), "{u}");
-        }
-        for u in [
-            "http://example.com/",
-            "http://localhost.example.com/",
-            "http://10.0.0.1/",
-        ] {
-            assert!(!is_loopback(&Url::parse(u).unwrap()), "{u}");
-        }
     }
 }

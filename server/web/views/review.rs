@@ -3,7 +3,8 @@
 use super::diff::{BlockDiff, prompt_diffs};
 use super::prompt::{PromptBox, block_label, prompt_boxes, rows_for};
 use super::*;
-use crate::sampling::receipt::{ExclusionReason, HintMatch, Modality, Selection, Tie, TieBreak};
+use crate::sampling::receipt::{ExclusionReason, Modality};
+use crate::sampling::why::{HintWhy, Then, Why};
 use crate::sampling::{ProviderError, Receipt, TokenMethod};
 
 /// The model review as the page shows it.
@@ -61,84 +62,89 @@ pub struct RunView {
     pub summary: String,
 }
 
-/// Why the route chose what it chose, in the page's language: the receipt's `why` sentence
-/// rebuilt from its structured fields (the receipt itself keeps its English sentence).
+/// Why the route chose what it chose, in the page's language: the receipt's [`Why`] (decided
+/// once, in `sampling::why`) said with the catalogue (the receipt itself keeps its English
+/// sentence).
 fn why_text(i18n: &I18n, receipt: &Receipt) -> String {
-    let eligible = receipt.candidates.iter().filter(|c| c.eligible).count();
-    let chosen = receipt
-        .chosen
-        .as_ref()
-        .and_then(|c| receipt.candidates.iter().find(|x| x.id == c.id));
-    let score = Arg::Number {
-        value: chosen.and_then(|c| c.score).unwrap_or(0.0),
+    match Why::of(receipt) {
+        Some(why) => say_why(i18n, &why),
+        None => receipt.why.clone(),
+    }
+}
+
+fn say_why(i18n: &I18n, why: &Why<'_>) -> String {
+    let hint = |hint: &HintWhy<'_>| match *hint {
+        HintWhy::Id { name, number } => i18n.t2(
+            "route-why-hint-id",
+            "name",
+            format!("{name:?}"),
+            "index",
+            number,
+        ),
+        HintWhy::Alias {
+            name,
+            number,
+            alias,
+        } => i18n.t3(
+            "route-why-hint-alias",
+            "name",
+            format!("{name:?}"),
+            "index",
+            number,
+            "alias",
+            format!("{alias:?}"),
+        ),
+    };
+    let then = |then: &Then| match *then {
+        Then::Cheaper { cost } => i18n.t1("route-tie-cheaper", "cost", i18n.usd(cost)),
+        Then::Id => i18n.t("route-tie-id"),
+    };
+    let score = |value: f64| Arg::Number {
+        value,
         fraction: Some((0, 2)),
     };
-    let then = |tie: &Tie| match tie.by {
-        TieBreak::Cheaper => i18n.t1(
-            "route-tie-cheaper",
-            "cost",
-            i18n.usd(chosen.map(|c| c.estimated_cost_usd)),
+    match why {
+        Why::Hint(h) => hint(h),
+        Why::HintScored { hint: h, count } => {
+            i18n.t2("route-why-hint-tie", "why", hint(h), "count", *count)
+        }
+        Why::HintShared {
+            hint: h,
+            count,
+            tied,
+            then: t,
+        } => i18n.message(
+            "route-why-hint-shared",
+            &[
+                ("why", Arg::from(hint(h))),
+                ("count", Arg::from(*count)),
+                ("tied", Arg::from(*tied)),
+                ("then", Arg::from(then(t))),
+            ],
         ),
-        TieBreak::Id => i18n.t("route-tie-id"),
-    };
-    match receipt.selection {
-        Selection::Hint => match &receipt.matched_hint {
-            Some(h) => {
-                let name = format!("{:?}", h.name);
-                let why = match &h.via {
-                    HintMatch::Id => {
-                        i18n.t2("route-why-hint-id", "name", name, "index", h.index + 1)
-                    }
-                    HintMatch::Alias(alias) => i18n.t3(
-                        "route-why-hint-alias",
-                        "name",
-                        name,
-                        "index",
-                        h.index + 1,
-                        "alias",
-                        format!("{alias:?}"),
-                    ),
-                };
-                match &receipt.tie {
-                    Some(tie) => i18n.message(
-                        "route-why-hint-shared",
-                        &[
-                            ("why", Arg::from(why)),
-                            ("count", Arg::from(h.matched.len())),
-                            ("tied", Arg::from(tie.models.len())),
-                            ("then", Arg::from(then(tie))),
-                        ],
-                    ),
-                    None if h.matched.len() > 1 => {
-                        i18n.t2("route-why-hint-tie", "why", why, "count", h.matched.len())
-                    }
-                    None => why,
-                }
-            }
-            None => receipt.why.clone(),
-        },
-        Selection::Priorities if eligible == 1 => i18n.t("route-why-only-one"),
-        Selection::Priorities => match &receipt.tie {
-            Some(tie) if tie.models.len() == eligible => {
-                i18n.t2("route-why-all-tied", "count", eligible, "then", then(tie))
-            }
-            Some(tie) => i18n.message(
-                "route-why-some-tied",
-                &[
-                    ("tied", Arg::from(tie.models.len())),
-                    ("count", Arg::from(eligible)),
-                    ("score", score),
-                    ("then", Arg::from(then(tie))),
-                ],
-            ),
-            None => i18n.t2("route-why-priorities", "score", score, "count", eligible),
-        },
-        Selection::NoPermittedRoute if receipt.candidates.is_empty() => {
-            i18n.t("route-why-no-models")
+        Why::OnlyOne => i18n.t("route-why-only-one"),
+        Why::AllTied { count, then: t } => {
+            i18n.t2("route-why-all-tied", "count", *count, "then", then(t))
         }
-        Selection::NoPermittedRoute => {
-            i18n.t1("route-why-all-excluded", "count", receipt.candidates.len())
+        Why::SomeTied {
+            tied,
+            count,
+            score: s,
+            then: t,
+        } => i18n.message(
+            "route-why-some-tied",
+            &[
+                ("tied", Arg::from(*tied)),
+                ("count", Arg::from(*count)),
+                ("score", score(*s)),
+                ("then", Arg::from(then(t))),
+            ],
+        ),
+        Why::Priorities { score: s, count } => {
+            i18n.t2("route-why-priorities", "score", score(*s), "count", *count)
         }
+        Why::NoModels => i18n.t("route-why-no-models"),
+        Why::AllExcluded { count } => i18n.t1("route-why-all-excluded", "count", *count),
     }
 }
 

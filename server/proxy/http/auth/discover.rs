@@ -11,7 +11,7 @@ use serde::Deserialize;
 use url::Url;
 
 use super::AuthError;
-use crate::proxy::http::remote::is_loopback;
+use crate::proxy::http::net::{describe, is_loopback};
 
 /// The parameters of a `Bearer` challenge (RFC 6750 §3, RFC 9728 §5.1).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -265,7 +265,7 @@ async fn fetch<T: serde::de::DeserializeOwned>(
         .header(reqwest::header::ACCEPT, "application/json")
         .send()
         .await
-        .map_err(|e| AuthError::Discovery(crate::proxy::http::remote::describe(&e)))?;
+        .map_err(|e| AuthError::Discovery(describe(&e)))?;
     let status = response.status();
     if status.is_client_error() || status == StatusCode::NOT_IMPLEMENTED {
         return Ok(None);

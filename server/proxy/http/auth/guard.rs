@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use url::{Host, Url};
 
 use crate::protocol::url_safety::is_local_ip;
-use crate::proxy::http::remote::is_loopback;
+use crate::proxy::http::net::is_loopback;
 
 /// Why the guard refused a request (the text names the host, never a path or query).
 #[derive(Debug, thiserror::Error)]

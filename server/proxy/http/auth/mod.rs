@@ -22,7 +22,7 @@ use std::sync::{Mutex, PoisonError};
 use oauth2::basic::BasicClient;
 use oauth2::{
     AuthType, AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, PkceCodeChallenge,
-    RedirectUrl, RefreshToken, Scope, TokenResponse, TokenUrl,
+    PkceCodeVerifier, RedirectUrl, RefreshToken, Scope, TokenResponse, TokenUrl,
 };
 use serde::{Deserialize, Serialize};
 use url::Url;
@@ -239,41 +239,9 @@ impl Auth {
             &callback.redirect_uri,
         )
         .await?;
-        // A step-up keeps what was asked before (2026-07-28 §Step-Up Authorization Flow).
-        let asked_before = lock(&self.current).as_ref().and_then(|s| s.scope.clone());
-        let scope = challenge
-            .scope
-            .clone()
-            .or_else(|| prm.scopes_supported.as_ref().map(|s| s.join(" ")));
-        let scope = union(asked_before.as_deref(), scope.as_deref());
-        let mut stored = Stored {
-            resource: resource.to_string(),
-            // Exactly as published: a parsed URL would gain a "/" on a pathless identifier.
-            indicator: Some(prm.resource.clone()),
-            authorization_server: Some(issuer.clone()),
-            scope: scope.clone(),
-            client_id: registered.client_id,
-            client_secret: registered.client_secret,
-            auth_method: registered.auth,
-            token_endpoint: meta.token_endpoint.clone(),
-            access_token: String::new(),
-            refresh_token: None,
-        };
-        let client = oauth_client(&stored)?
-            .set_auth_uri(
-                AuthUrl::new(meta.authorization_endpoint.clone())
-                    .map_err(|e| AuthError::Discovery(e.to_string()))?,
-            )
-            .set_redirect_uri(RedirectUrl::from_url(callback.redirect_uri.clone()));
-        let (challenge_pkce, verifier) = PkceCodeChallenge::new_random_sha256();
-        let mut request = client
-            .authorize_url(CsrfToken::new_random)
-            .set_pkce_challenge(challenge_pkce)
-            .add_extra_param("resource", stored.indicator().to_owned());
-        if let Some(scope) = &scope {
-            request = request.add_scopes(scope.split(' ').map(|s| Scope::new(s.to_owned())));
-        }
-        let (authorize, state) = request.url();
+        let mut stored = self.new_stored(resource, challenge, &prm, issuer, &meta, registered);
+        let (authorize, state, verifier) =
+            authorization_request(&stored, &meta, &callback.redirect_uri)?;
         let redirect = signin::ask(
             &self.service,
             &self.name,
@@ -289,7 +257,8 @@ impl Auth {
         check_issuer(&meta, redirect.iss.as_deref())?;
         let code = redirect.outcome.map_err(AuthError::Denied)?;
         let http = self.http.exchanger();
-        let token = client
+        let token = oauth_client(&stored)?
+            .set_redirect_uri(RedirectUrl::from_url(callback.redirect_uri.clone()))
             .exchange_code(AuthorizationCode::new(code))
             .set_pkce_verifier(verifier)
             .add_extra_param("resource", stored.indicator().to_owned())
@@ -301,6 +270,39 @@ impl Auth {
         self.keep(stored);
         tracing::info!(server = %self.name, "signed in to the remote server");
         Ok(())
+    }
+
+    /// What a new sign-in will keep, before its tokens: the resource and its indicator, the
+    /// authorization server, the scopes to ask for, the registered client.
+    fn new_stored(
+        &self,
+        resource: &Url,
+        challenge: &Challenge,
+        prm: &discover::ResourceMetadata,
+        issuer: &str,
+        meta: &discover::ServerMetadata,
+        registered: register::Registered,
+    ) -> Stored {
+        // A step-up keeps what was asked before (2026-07-28 §Step-Up Authorization Flow).
+        let asked_before = lock(&self.current).as_ref().and_then(|s| s.scope.clone());
+        let scope = challenge
+            .scope
+            .clone()
+            .or_else(|| prm.scopes_supported.as_ref().map(|s| s.join(" ")));
+        let scope = union(asked_before.as_deref(), scope.as_deref());
+        Stored {
+            resource: resource.to_string(),
+            // Exactly as published: a parsed URL would gain a "/" on a pathless identifier.
+            indicator: Some(prm.resource.clone()),
+            authorization_server: Some(issuer.to_owned()),
+            scope,
+            client_id: registered.client_id,
+            client_secret: registered.client_secret,
+            auth_method: registered.auth,
+            token_endpoint: meta.token_endpoint.clone(),
+            access_token: String::new(),
+            refresh_token: None,
+        }
     }
 
     /// Keeps `stored` in memory and on disk (owner-only; a failure to write is logged).
@@ -367,6 +369,31 @@ fn check_issuer(meta: &discover::ServerMetadata, iss: Option<&str>) -> Result<()
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The authorization request the person is sent to (authorization code flow, PKCE S256, the
+/// `resource` indicator, the scopes), with its `state` and the PKCE verifier.
+fn authorization_request(
+    stored: &Stored,
+    meta: &discover::ServerMetadata,
+    redirect_uri: &Url,
+) -> Result<(Url, CsrfToken, PkceCodeVerifier), AuthError> {
+    let client = oauth_client(stored)?
+        .set_auth_uri(
+            AuthUrl::new(meta.authorization_endpoint.clone())
+                .map_err(|e| AuthError::Discovery(e.to_string()))?,
+        )
+        .set_redirect_uri(RedirectUrl::from_url(redirect_uri.clone()));
+    let (challenge_pkce, verifier) = PkceCodeChallenge::new_random_sha256();
+    let mut request = client
+        .authorize_url(CsrfToken::new_random)
+        .set_pkce_challenge(challenge_pkce)
+        .add_extra_param("resource", stored.indicator().to_owned());
+    if let Some(scope) = &stored.scope {
+        request = request.add_scopes(scope.split(' ').map(|s| Scope::new(s.to_owned())));
+    }
+    let (authorize, state) = request.url();
+    Ok((authorize, state, verifier))
 }
 
 type Configured = oauth2::Client<

@@ -10,6 +10,7 @@ use url::Url;
 
 use super::AuthError;
 use super::discover::ServerMetadata;
+use crate::proxy::http::net::describe;
 
 /// The proxy's client options for MCP authorization (flattened into `mcp-consent proxy`).
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -193,7 +194,7 @@ async fn dynamic(
         }))
         .send()
         .await
-        .map_err(|e| AuthError::Registration(crate::proxy::http::remote::describe(&e)))?;
+        .map_err(|e| AuthError::Registration(describe(&e)))?;
     if !response.status().is_success() {
         return Err(AuthError::Registration(format!(
             "HTTP {}",

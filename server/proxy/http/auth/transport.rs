@@ -11,7 +11,7 @@ use reqwest::Client;
 use url::Url;
 
 use super::guard::Guard;
-use crate::proxy::http::remote::{describe, is_loopback};
+use crate::proxy::http::net::{describe, is_loopback, read_body};
 
 /// The largest metadata, token or registration reply read, in bytes.
 pub const REPLY_LIMIT: usize = 256 * 1024;
@@ -102,13 +102,8 @@ impl AuthHttp {
 ///
 /// # Errors
 /// Text naming the cause: over the limit, too slow, or a broken transfer.
-pub async fn read_reply(mut response: reqwest::Response) -> Result<Vec<u8>, String> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| describe(&e))? {
-        if body.len() + chunk.len() > REPLY_LIMIT {
-            return Err(format!("sent a reply over {REPLY_LIMIT} bytes"));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
+pub async fn read_reply(response: reqwest::Response) -> Result<Vec<u8>, String> {
+    read_body(response, REPLY_LIMIT)
+        .await
+        .map_err(|e| e.to_string())
 }

@@ -1,0 +1,117 @@
+//! The leaf every HTTP request to a remote party stands on, the MCP transport and the
+//! authorization client alike: whether a URL is this machine, a transport error in words without
+//! the URL, a response's media type, and the one bounded body read. It imports nothing of the
+//! transport or of authorization, so both can use it without an arrow back up.
+
+use reqwest::Response;
+use reqwest::header::CONTENT_TYPE;
+use url::Url;
+
+/// Whether `url` points at this machine (`localhost`, `*.localhost`, 127.0.0.0/8, `::1`).
+pub fn is_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(d)) => {
+            let d = d.trim_end_matches('.').to_ascii_lowercase();
+            d == "localhost" || d.ends_with(".localhost")
+        }
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+/// A transport error as text, without the URL (it may carry a secret in its query).
+pub fn describe(e: &reqwest::Error) -> String {
+    use std::error::Error as _;
+    let mut text = if e.is_redirect() {
+        "refused a redirect".to_owned()
+    } else if e.is_connect() {
+        "could not be reached".to_owned()
+    } else if e.is_timeout() {
+        "did not answer in time".to_owned()
+    } else {
+        "failed".to_owned()
+    };
+    let mut source = e.source();
+    while let Some(s) = source {
+        let s_text = s.to_string();
+        if !s_text.contains("://") {
+            text.push_str(": ");
+            text.push_str(&s_text);
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// The media type of a response, lower case without parameters.
+pub fn media_type(response: &Response) -> String {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase())
+        .unwrap_or_default()
+}
+
+/// Why a bounded body read stopped short. Nothing read is kept: the caller never sees part of a
+/// body.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BodyError {
+    /// The body went over `limit` bytes; reading stopped there.
+    #[error("sent a body over {limit} bytes")]
+    TooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
+    /// The transfer broke or timed out ([`describe`]'s text).
+    #[error("{0}")]
+    Transfer(String),
+}
+
+/// Reads a whole response body, chunk by chunk, stopping as soon as it passes `limit` bytes (so
+/// an endless body costs at most `limit` bytes of memory). How long it may take is the client's
+/// or the caller's timeout.
+///
+/// # Errors
+/// [`BodyError::TooLarge`] past `limit`; [`BodyError::Transfer`] when the transfer broke.
+pub async fn read_body(mut response: Response, limit: usize) -> Result<Vec<u8>, BodyError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| BodyError::Transfer(describe(&e)))?
+    {
+        if body.len() + chunk.len() > limit {
+            return Err(BodyError::TooLarge { limit });
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_names_and_addresses() {
+        for u in [
+            "http://localhost:1/",
+            "http://LOCALHOST./x",
+            "http://a.localhost/",
+            "http://127.0.0.2/",
+            "http://[::1]:8/",
+        ] {
+            assert!(is_loopback(&Url::parse(u).unwrap()), "{u}");
+        }
+        for u in [
+            "http://example.com/",
+            "http://localhost.example.com/",
+            "http://10.0.0.1/",
+        ] {
+            assert!(!is_loopback(&Url::parse(u).unwrap()), "{u}");
+        }
+    }
+}

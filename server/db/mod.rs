@@ -32,6 +32,7 @@ pub mod listen;
 pub mod models;
 pub mod postgres;
 pub mod prune;
+pub mod rows;
 pub mod schema;
 pub mod schema_check;
 pub mod sessions;

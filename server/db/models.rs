@@ -7,49 +7,9 @@ use super::conn::Conn;
 
 use super::schema::{api_tokens, login_links, questions, web_sessions};
 use super::sql::{DecideQuestion, InsertQuestion, Pending};
-use crate::domain::{Audience, Kind, Phase, State};
+use crate::domain::{Audience, Kind, State};
 
-/// A stored question (see `migrations/` for the column meanings). Times are Unix milliseconds.
-#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
-#[diesel(table_name = questions, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
-pub struct QuestionRow {
-    pub id: String,
-    pub kind: Kind,
-    pub server: String,
-    pub session: String,
-    pub tool: Option<String>,
-    pub audience: Audience,
-    pub state: State,
-    pub phase: Option<Phase>,
-    pub protocol_version: String,
-    pub era: String,
-    pub client_capabilities: String,
-    pub rpc_id: String,
-    pub request: String,
-    pub response: Option<String>,
-    pub elicitation_id: Option<String>,
-    pub created_at: i64,
-    pub expires_at: i64,
-    pub decided_at: Option<i64>,
-    pub opened_at: Option<i64>,
-    pub revision: i32,
-    pub conversation: Option<String>,
-    /// A tool call's `toolInfo` (what the server claimed about the tool), as JSON.
-    pub tool_info: Option<String>,
-}
-
-/// The columns of a list entry, in order: id, kind, server, tool, audience, state,
-/// created_at, expires_at (a list reads no request or response text).
-pub type SummaryRow = (
-    String,
-    Kind,
-    String,
-    Option<String>,
-    Audience,
-    State,
-    i64,
-    i64,
-);
+pub use super::rows::{QuestionRow, SummaryRow};
 
 impl QuestionRow {
     /// Inserts a new question.

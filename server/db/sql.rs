@@ -20,7 +20,7 @@ use diesel::sql_types::{BigInt, Integer, Nullable, Text};
 use diesel::sqlite::{Sqlite, SqliteConnection};
 
 use super::conn::{Conn, MultiBackend};
-use super::models::QuestionRow;
+use super::rows::QuestionRow;
 use crate::domain::State;
 
 /// The SQL literal `'pending'`, a `Text` expression (compare `questions::state` with it).

@@ -34,8 +34,9 @@ pub(super) fn from_host<'a>(ctx: &Context, line: &'a [u8]) -> Option<Cow<'a, [u8
         return Some(Cow::Borrowed(line));
     };
     let Some(id_key) = msg.id_key() else {
-        if msg.method() == Some("notifications/cancelled") {
-            host_cancelled(ctx, &msg);
+        if msg.method() == Some("notifications/cancelled") && host_cancelled(ctx, &msg) {
+            // The call was held for the person: the server never got it, so nothing to cancel.
+            return None;
         }
         return Some(Cow::Borrowed(line));
     };
@@ -284,26 +285,27 @@ const NOT_THE_SAME_REQUEST: &str = "mcp-consent refused this retry: it is not th
 const NOT_HANDED: &str = "mcp-consent could not read this request's inputResponses";
 
 /// The host cancelled one of its requests: withdraw the questions opened for it and, when a
-/// proxy retry of it is in flight, tell the server about that one too.
-fn host_cancelled(ctx: &Context, msg: &Envelope<'_>) {
+/// proxy retry of it is in flight, tell the server about that one too. True when the request
+/// is a tool call still held for the person (the server never received it).
+fn host_cancelled(ctx: &Context, msg: &Envelope<'_>) -> bool {
     let Some(request_id) = msg
         .params
         .and_then(|p| serde_json::from_str::<Value>(p).ok())
         .and_then(|p| p.get("requestId").cloned())
     else {
-        return;
+        return false;
     };
     let key = request_id.to_string();
-    let retry = {
+    let (retry, held) = {
         let mut s = lock(&ctx.shared);
         let Some(request) = s.host_requests.get_mut(&key) else {
-            return;
+            return false;
         };
         request.cancelled = true;
         for ask in &request.asks {
             ask.cancel();
         }
-        request.retry_id.clone()
+        (request.retry_id.clone(), request.awaiting_person)
     };
     if let Some(retry) = retry {
         let note = serde_json::json!({
@@ -319,4 +321,5 @@ fn host_cancelled(ctx: &Context, msg: &Envelope<'_>) {
             });
         }
     }
+    held
 }

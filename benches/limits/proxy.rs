@@ -346,12 +346,17 @@ impl Serve {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()?;
-        let out = child.stdout.take().ok_or_else(no_pipe)?;
+        let mut out = BufReader::new(child.stdout.take().ok_or_else(no_pipe)?);
         let serve = Serve(child);
-        for line in BufReader::new(out).lines() {
-            if let Some(url) = line?.strip_prefix("listening on ") {
-                return Ok((serve, url.trim().to_owned()));
+        let mut line = String::new();
+        while out.read_line(&mut line)? > 0 {
+            if let Some(url) = line.strip_prefix("listening on ") {
+                let url = url.trim().to_owned();
+                // Whatever it prints later is read and dropped: it never writes to a closed pipe.
+                std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+                return Ok((serve, url));
             }
+            line.clear();
         }
         Err(std::io::Error::other("serve ended before listening"))
     }

@@ -8,6 +8,7 @@ line: {"calls", "median_ms", "p90_ms", "init_ms"}. Used by benches/limits (the t
 """
 
 import json
+import os
 import statistics
 import sys
 import time
@@ -18,7 +19,9 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 
 async def main(calls: int, command: list[str]) -> None:
-    params = StdioServerParameters(command=command[0], args=command[1:])
+    # The whole environment (the SDK passes only a few variables by default): the proxy reads
+    # MCP_CONSENT_CONFIG from it.
+    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
     started = time.perf_counter()
     async with Client(stdio_client(params)) as client:
         init_ms = (time.perf_counter() - started) * 1000

@@ -321,11 +321,79 @@ pub fn serve_role() {
     }
 }
 
-/// The Python SDK host calling server-everything's `echo`, directly and through the proxy: every
-/// call through the proxy is judged by the tool rules (here the default, `allow`, from the
-/// cached policy), so this row is the cost of tool-call consent on an allowed call.
+/// The `[tools]` rules of the tool-call row: `echo` on `everything` allowed by a rule, every
+/// other call asked about (so a call the rule did not match would fail closed and end the
+/// row, not be timed as if allowed).
+const ALLOW_ECHO: &str = r#"[tools]
+default = "ask"
+[[tools.rules]]
+server = "everything"
+tool = "echo"
+action = "allow"
+"#;
+
+/// A `serve` of the bench's own, on a state directory the proxy then finds it in; ended on drop.
+struct Serve(Child);
+
+impl Serve {
+    fn start(opts: &Opts, state: &Path, config: &Path) -> std::io::Result<(Serve, String)> {
+        let mut child = Command::new(&opts.bin)
+            .args(["serve", "--listen", "127.0.0.1:0", "--state-dir"])
+            .arg(state)
+            .arg("--config")
+            .arg(config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let mut out = BufReader::new(child.stdout.take().ok_or_else(no_pipe)?);
+        let serve = Serve(child);
+        let mut line = String::new();
+        while out.read_line(&mut line)? > 0 {
+            if let Some(url) = line.strip_prefix("listening on ") {
+                let url = url.trim().to_owned();
+                // Whatever it prints later is read and dropped: it never writes to a closed pipe.
+                std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+                return Ok((serve, url));
+            }
+            line.clear();
+        }
+        Err(std::io::Error::other("serve ended before listening"))
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `mcp_consent_tool_calls_total{decision="allowed"}` from the service's `/metrics`.
+fn allowed_calls(url: &str) -> Option<u64> {
+    let addr = url.strip_prefix("http://")?.trim_end_matches('/');
+    let mut stream = std::net::TcpStream::connect(addr).ok()?;
+    write!(
+        stream,
+        "GET /metrics HTTP/1.0\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut text = String::new();
+    stream.read_to_string(&mut text).ok()?;
+    text.lines()
+        .find(|l| l.starts_with(r#"mcp_consent_tool_calls_total{decision="allowed"}"#))
+        .and_then(|l| l.split_whitespace().last())
+        .and_then(|n| n.parse::<f64>().ok())
+        .map(|n| n as u64)
+}
+
+/// The Python SDK host calling server-everything's `echo`, directly and through the proxy in
+/// front of a running service whose `[tools]` allow `echo` by a rule ([`ALLOW_ECHO`]): each
+/// proxied call is judged from the proxy's cached policy and passed byte for byte, and its
+/// decision queued for the service's audit. So this row is the cost of tool-call consent on
+/// an allowed call. The service's count of allowed calls afterwards shows they were judged.
 fn sdk_echo(opts: &Opts, state: &Path, table: &mut Table) {
-    const MEASURE: &str = "tool-call round trip judged `allow` (the default rule), Python SDK host ↔ server-everything `echo`: proxy vs direct";
+    const MEASURE: &str = "`tools/call` allowed by a `[tools]` rule (service running, rules cached), Python SDK host ↔ server-everything `echo`: proxy vs direct";
     const GOAL: &str = "≤ 1.05×";
     let (Some(python), Some(everything)) = (&opts.python, &opts.everything) else {
         return table.skip(
@@ -333,6 +401,14 @@ fn sdk_echo(opts: &Opts, state: &Path, table: &mut Table) {
             "no .venv or tests/e2e/node_modules (benches/run.sh installs them)",
             GOAL,
         );
+    };
+    let config = state.with_file_name("tools.toml");
+    if let Err(e) = std::fs::write(&config, ALLOW_ECHO) {
+        return table.skip(MEASURE, &format!("cannot write the config: {e}"), GOAL);
+    }
+    let (_serve, url) = match Serve::start(opts, state, &config) {
+        Ok(started) => started,
+        Err(e) => return table.skip(MEASURE, &format!("serve failed: {e}"), GOAL),
     };
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/sdk_echo.py");
     let calls = if opts.quick { "200" } else { "1000" };
@@ -347,8 +423,6 @@ fn sdk_echo(opts: &Opts, state: &Path, table: &mut Table) {
         "proxy",
         "--name",
         "everything",
-        "--broker",
-        "http://127.0.0.1:9",
         "--",
     ];
     proxied.extend(&direct);
@@ -361,6 +435,8 @@ fn sdk_echo(opts: &Opts, state: &Path, table: &mut Table) {
                 .arg(calls)
                 .arg("--")
                 .args(server.iter())
+                .env("MCP_CONSENT_CONFIG", &config)
+                .env_remove("MCP_CONSENT_BROKER")
                 .stderr(Stdio::inherit())
                 .output();
             let median_ms = out
@@ -373,6 +449,16 @@ fn sdk_echo(opts: &Opts, state: &Path, table: &mut Table) {
                 None => return table.skip(MEASURE, "benches/sdk_echo.py failed", GOAL),
             }
         }
+    }
+    // Every proxied call (and its warm-up) was reported as allowed once the proxies ended.
+    let timed: u64 = calls.parse().unwrap_or(0);
+    let judged = allowed_calls(&url).unwrap_or(0);
+    if judged < timed * reps as u64 {
+        return table.skip(
+            MEASURE,
+            &format!("the service counted {judged} allowed calls, not every timed one"),
+            GOAL,
+        );
     }
     let (d, p) = (median(&mut d), median(&mut p));
     table.add(Row {

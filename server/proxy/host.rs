@@ -41,8 +41,11 @@ pub(super) fn from_host<'a>(
         return Some(Cow::Borrowed(line));
     };
     let Some(id_key) = msg.id_key().map(RequestKey::canonical) else {
-        if msg.method().map(Method::named) == Some(Method::Cancelled) {
-            host_cancelled(ctx, s, &msg);
+        if msg.method().map(Method::named) == Some(Method::Cancelled)
+            && host_cancelled(ctx, s, &msg)
+        {
+            // The call was held for the person: the server never got it, so nothing to cancel.
+            return None;
         }
         return Some(Cow::Borrowed(line));
     };
@@ -257,24 +260,27 @@ fn bound_retry<'a>(
 }
 
 /// The host cancelled one of its requests: withdraw the questions opened for it and, when a
-/// proxy retry of it is in flight, tell the server about that one too.
-fn host_cancelled(ctx: &Context, s: &mut Session, msg: &Envelope<'_>) {
+/// proxy retry of it is in flight, tell the server about that one too. True when the request
+/// is a tool call still held for the person (the server never received it).
+fn host_cancelled(ctx: &Context, s: &mut Session, msg: &Envelope<'_>) -> bool {
     let Some(request_id) = msg
         .params
         .and_then(|p| serde_json::from_str::<Value>(p).ok())
         .and_then(|p| p.get("requestId").cloned())
     else {
-        return;
+        return false;
     };
     let Some(request) = s.requests.get_mut(&RequestKey::of_value(&request_id)) else {
-        return;
+        return false;
     };
+    let held = matches!(request.phase, Phase::AwaitingPerson { .. });
     if let Some(retry) = request.phase.cancel() {
         ctx.tell_server(notifications::cancelled_line(
             &retry.to_value(),
             CANCELLED_BY_HOST,
         ));
     }
+    held
 }
 
 /// Why the server is told to stop working on the proxy's retry.

@@ -13,6 +13,14 @@ use crate::protocol::FieldError;
 /// makes itself. A host may read it; none needs to.
 pub const REFUSAL_META: &str = "io.github.mcp-consent/refusal";
 
+/// The `_meta` key of the authorization denial envelope (the draft SEP-2643 shape, `reason`
+/// `insufficient_authorization`: the person's approval is missing) on a call refused for want of
+/// consent. Additive: a host that does not know the draft reads the text.
+pub const AUTHORIZATION_META: &str = "authorization";
+
+/// SEP-2643's one `reason`: the failure is an authorization denial.
+const INSUFFICIENT_AUTHORIZATION: &str = "insufficient_authorization";
+
 /// A `tools/call`'s params as shown: the tool's name and its arguments.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCall {
@@ -218,15 +226,25 @@ impl Refusal {
         }
     }
 
-    /// The `CallToolResult` for the host: `isError: true`, the text, and a note under
-    /// [`REFUSAL_META`]; `resultType: "complete"` when the session speaks 2026-07-28 (hosts of
-    /// that revision refuse a result without it).
+    /// Whether the call was refused for want of the person's consent (a rule, the person, no
+    /// answer in time, no service to ask), as opposed to a call that could not be judged.
+    fn for_want_of_consent(&self) -> bool {
+        !matches!(self, Refusal::Failed(_))
+    }
+
+    /// The `CallToolResult` for the host: `isError: true`, the text, a note under
+    /// [`REFUSAL_META`] and, when consent is what is missing, the SEP-2643 envelope under
+    /// [`AUTHORIZATION_META`]; `resultType: "complete"` when the session speaks 2026-07-28
+    /// (hosts of that revision refuse a result without it).
     pub fn result(&self, server: &str, tool: &str, complete: bool) -> Value {
         let mut result = json!({
             "content": [{"type": "text", "text": self.text(server, tool)}],
             "isError": true,
             "_meta": {REFUSAL_META: {"reason": self.reason(), "server": server, "tool": tool}},
         });
+        if self.for_want_of_consent() {
+            result["_meta"][AUTHORIZATION_META] = json!({"reason": INSUFFICIENT_AUTHORIZATION});
+        }
         if complete {
             result["resultType"] = json!("complete");
         }
@@ -288,6 +306,12 @@ mod tests {
         let text = r["content"][0]["text"].as_str().unwrap();
         assert!(text.contains("delete_repo") && text.contains("github") && text.contains("rules"));
         assert_eq!(r["_meta"][REFUSAL_META]["reason"], "denied_by_rule");
+        assert_eq!(
+            r["_meta"][AUTHORIZATION_META]["reason"],
+            "insufficient_authorization"
+        );
+        let unjudged = Refusal::Failed("x".into()).result("s", "t", false);
+        assert!(unjudged["_meta"].get(AUTHORIZATION_META).is_none());
         assert!(
             Refusal::Declined
                 .result("s", "t", false)

@@ -117,6 +117,25 @@ async def test_an_asked_call_reaches_the_server_only_as_the_person_allowed_it(
     assert [p for p in real_browser.problems() if "422" not in p] == [], real_browser.problems()
 
 
+async def test_an_asked_call_accepted_as_it_was_reaches_the_server_unchanged(
+    real_browser: RealBrowser, host: Host
+) -> None:
+    page = real_browser.page
+    call = asyncio.create_task(host.client.call_tool("delete_file", {"path": "/home/me/old.log"}))
+    try:
+        qpath = await open_question(real_browser, call)
+        assert host.received() == [], "held until the person answers"
+        response, _ = await click_answer(page, qpath, "Allow once")
+        assert response.status == 303, response.status
+        result = await asyncio.wait_for(call, 30)
+    finally:
+        call.cancel()
+    assert not result.is_error, result
+    assert text_of(result) == "deleted /home/me/old.log"
+    assert host.received() == [{"tool": "delete_file", "arguments": {"path": "/home/me/old.log"}}]
+    real_browser.assert_clean()
+
+
 async def test_a_declined_call_is_never_forwarded(real_browser: RealBrowser, host: Host) -> None:
     page = real_browser.page
     call = asyncio.create_task(host.client.call_tool("delete_file", {"path": "/home/me/notes.txt"}))

@@ -2,13 +2,15 @@
 three tools that record every call they receive (one JSON line each, to the file named by
 ``TOOLS_RECORD``), so "never forwarded" is observed at the server, not assumed.
 
-Run as: TOOLS_RECORD=/path python tools_server.py  (stdio)
+Run as: TOOLS_RECORD=/path python tools_server.py             (stdio)
+        TOOLS_RECORD=/path python tools_server.py --http PORT (Streamable HTTP, /mcp on 127.0.0.1)
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 
 from mcp.server.mcpserver import MCPServer
 
@@ -42,4 +44,7 @@ def drop_db() -> str:
 
 
 if __name__ == "__main__":
-    app.run()
+    if sys.argv[1:2] == ["--http"]:
+        app.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        app.run()

@@ -28,6 +28,16 @@ pub(crate) struct Proxy {
 
 impl Proxy {
     pub(crate) fn start(state: &Path, broker: Option<&str>, script: Value) -> Proxy {
+        Proxy::start_with_env(state, broker, script, &[])
+    }
+
+    /// [`Proxy::start`] with these variables set in the proxy's environment.
+    pub(crate) fn start_with_env(
+        state: &Path,
+        broker: Option<&str>,
+        script: Value,
+        env: &[(&str, &Path)],
+    ) -> Proxy {
         let dir = tempfile::tempdir().unwrap();
         let script_file = dir.path().join("script.json");
         std::fs::write(&script_file, script.to_string()).unwrap();
@@ -39,7 +49,8 @@ impl Proxy {
             .arg("proxy")
             .arg("--state-dir")
             .arg(state)
-            .args(["--name", "fake"]);
+            .args(["--name", "fake"])
+            .envs(env.iter().copied());
         if let Some(b) = broker {
             cmd.args(["--broker", b]);
         }

@@ -50,7 +50,11 @@ fn server(calls: usize) -> Value {
 }
 
 async fn started(app: &TestApp, calls: usize) -> Proxy {
-    let mut proxy = Proxy::start(&app.state, None, server(calls));
+    listed(Proxy::start(&app.state, None, server(calls))).await
+}
+
+/// The proxy once initialized and the tools listed (so it knows their schemas and claims).
+async fn listed(mut proxy: Proxy) -> Proxy {
     proxy.initialized().await;
     proxy
         .send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#)
@@ -329,6 +333,15 @@ async fn the_host_cancelling_withdraws_the_question_and_nothing_is_forwarded() {
     assert!(withdrawn.is_some());
     flush(&mut proxy, "after-cancel").await;
     assert!(calls_received(&proxy).is_empty());
+    // The server never had the call, so it is not told of its cancellation either.
+    assert!(
+        !proxy
+            .server_log()
+            .iter()
+            .any(|l| l.contains("notifications/cancelled")),
+        "{:?}",
+        proxy.server_log()
+    );
 }
 
 #[tokio::test]
@@ -453,4 +466,61 @@ async fn the_proxy_follows_a_config_reload() {
     tokio::time::sleep(Duration::from_millis(2000)).await;
     proxy.send(&call(14, "read_file", "/a")).await;
     assert!(refusal_text(&host_line(&mut proxy).await).contains("rules"));
+}
+
+#[tokio::test]
+async fn a_read_only_rule_matches_the_servers_claim_and_asks_about_the_rest() {
+    let app = spawn_with(rules(
+        "default = \"ask\"\n[[rules]]\nread_only = true\naction = \"allow\"\n",
+    ))
+    .await;
+    let browser = app.login().await;
+    let mut proxy = started(&app, 1).await;
+    // `read_file` is listed with `readOnlyHint: true`: the person's rule allows it.
+    proxy.send(&call(15, "read_file", "/a")).await;
+    assert_eq!(
+        host_line(&mut proxy).await["result"]["content"][0]["text"],
+        "done"
+    );
+    // `delete_file` claims no such thing: the default asks.
+    proxy.send(&call(16, "delete_file", "/a")).await;
+    let q = pending_call(&app, &browser).await;
+    assert_eq!(q["tool"], "delete_file");
+    flush(&mut proxy, "after-delete").await;
+    let calls = calls_received(&proxy);
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["params"]["name"], "read_file");
+}
+
+#[tokio::test]
+async fn before_the_service_answers_the_proxy_judges_by_the_config_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        "[tools]\ndefault = \"allow\"\n[[tools.rules]]\ntool = \"delete_*\"\naction = \"ask\"\n[[tools.rules]]\ntool = \"drop_*\"\naction = \"deny\"\n",
+    )
+    .unwrap();
+    let state = dir.path().join("state");
+    let proxy = Proxy::start_with_env(
+        &state,
+        Some("http://127.0.0.1:9"),
+        server(1),
+        &[("MCP_CONSENT_CONFIG", &config)],
+    );
+    let mut proxy = listed(proxy).await;
+    // `ask` with no service to ask: fail closed.
+    proxy.send(&call(17, "delete_file", "/a")).await;
+    assert!(refusal_text(&host_line(&mut proxy).await).contains("cannot be reached"));
+    proxy.send(&call(18, "drop_db", "/a")).await;
+    assert!(refusal_text(&host_line(&mut proxy).await).contains("tools.rules[2]"));
+    // `allow` keeps working without the service.
+    proxy.send(&call(19, "read_file", "/a")).await;
+    assert_eq!(
+        host_line(&mut proxy).await["result"]["content"][0]["text"],
+        "done"
+    );
+    let calls = calls_received(&proxy);
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["params"]["name"], "read_file");
 }

@@ -111,7 +111,11 @@ pub async fn answer(
             arguments: None,
             grant: None,
         };
-        return match state.broker.answer(&q.id, &refusal, Answerer::Human).await {
+        return match state
+            .broker
+            .answer(&q.id, &refusal, Answerer::Browser)
+            .await
+        {
             Ok(_) => Ok(see_other(&format!("/questions/{}", q.id))),
             Err(BrokerError::AlreadyDecided(_)) => {
                 gone(&state, &i18n, &session, &q.id, |_| Vec::new()).await
@@ -126,7 +130,11 @@ pub async fn answer(
             return rerender(&state, &i18n, &session, &q, Some(&pairs), &errors).await;
         }
     };
-    match state.broker.preview(&q.id, &answer, Answerer::Human).await {
+    match state
+        .broker
+        .preview(&q.id, &answer, Answerer::Browser)
+        .await
+    {
         Ok(response) => {
             let result = response.get("result").cloned().unwrap_or(Value::Null);
             let summary = match (q.kind, &answer.content) {
@@ -216,7 +224,7 @@ pub async fn send(
             }
         }
     };
-    match state.broker.answer(&id, &answer, Answerer::Human).await {
+    match state.broker.answer(&id, &answer, Answerer::Browser).await {
         Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
         Err(BrokerError::AlreadyDecided(_)) => {
             gone(&state, &i18n, &session, &id, |q| {

@@ -13,6 +13,8 @@ pub struct AuditView {
     pub kind: Option<Kind>,
     /// The rule created or revoked (empty otherwise).
     pub rule: String,
+    /// The door the decision came through, when one was recorded.
+    pub via: Option<Via>,
     pub server: String,
     pub model: String,
     pub tokens: String,
@@ -100,6 +102,7 @@ pub async fn audit(
                 question: r.question_id.clone().unwrap_or_default(),
                 kind: r.kind,
                 rule: r.rule_id.clone().unwrap_or_default(),
+                via: r.via,
                 server: r.server.clone(),
                 model: r.model_id.clone().unwrap_or_default(),
                 tokens: match (r.input_tokens, r.output_tokens) {

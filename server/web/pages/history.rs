@@ -10,7 +10,12 @@ use crate::db::history::HistoryFilter;
 pub enum Place {
     /// A person in the browser.
     Browser,
-    /// A script or agent over the API or the `questions` commands.
+    /// The `mcp-consent questions` commands (the API token over the owner-only socket).
+    Cli,
+    /// A script holding the API token, over TCP.
+    Token,
+    /// A script or agent over the API or the CLI, door not recorded (decided before doors
+    /// were audited).
     Api,
     /// An auto-approve rule.
     Rule,
@@ -27,6 +32,8 @@ impl Place {
     pub fn key(self) -> &'static str {
         match self {
             Place::Browser => "place-browser",
+            Place::Cli => "place-cli",
+            Place::Token => "place-token",
             Place::Api => "place-api",
             Place::Rule => "place-rule",
             Place::Server => "place-server",
@@ -60,11 +67,13 @@ impl DecidedRow {
     pub fn of(d: &Decided, now: chrono::DateTime<chrono::Utc>) -> DecidedRow {
         let q = &d.question;
         let place = match (&d.entry, q.state) {
-            (Some(e), _) => match &e.actor {
-                Actor::Human => Place::Browser,
-                Actor::Agent => Place::Api,
-                Actor::Rule(_) => Place::Rule,
-                Actor::Server => Place::Server,
+            (Some(e), _) => match (&e.actor, e.via) {
+                (_, Some(Via::Cli)) => Place::Cli,
+                (_, Some(Via::Token)) => Place::Token,
+                (Actor::Human, _) => Place::Browser,
+                (Actor::Agent, _) => Place::Api,
+                (Actor::Rule(_), _) => Place::Rule,
+                (Actor::Server, _) => Place::Server,
             },
             (None, State::Expired) => Place::Deadline,
             (None, State::Withdrawn | State::Completed) => Place::Server,

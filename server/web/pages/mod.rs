@@ -17,7 +17,9 @@ use super::views::problem::{Shown, shown_broker, shown_fields};
 use super::{AppState, MAX_BODY_BYTES, read_body};
 use crate::auth::throttle::Attempt;
 use crate::broker::{Answerer, BrokerError, Kind, Question, State};
-use crate::domain::{Action, Actor, Audience, AuditAction, Phase, RuleScope, RunState, StopReason};
+use crate::domain::{
+    Action, Actor, Audience, AuditAction, Phase, RuleScope, RunState, StopReason, Via,
+};
 use crate::i18n::{Arg, I18n};
 use crate::protocol::{FieldError, Problem};
 use crate::review::{Decision, DecisionKind, Edit, TextEdit};

@@ -262,7 +262,7 @@ pub async fn decline_many(
     };
     let (mut declined, mut skipped) = (0, 0);
     for id in ids {
-        match state.broker.answer(id, &refusal, Answerer::Human).await {
+        match state.broker.answer(id, &refusal, Answerer::Browser).await {
             Ok(_) => declined += 1,
             Err(BrokerError::AlreadyDecided(_) | BrokerError::NotFound) => skipped += 1,
             Err(e) => return Err(e.into()),
@@ -291,6 +291,9 @@ pub async fn control_server(
     if server.is_empty() {
         return Err(PageError::Refused(Refusal::UnreadableForm));
     }
-    state.broker.set_control(server, change).await?;
+    state
+        .broker
+        .set_control(server, change, Via::Browser)
+        .await?;
     Ok(see_other("/#servers"))
 }

@@ -39,7 +39,11 @@ pub async fn decide(
         edit,
         over_cap_confirmed,
     };
-    match state.review.decide(&id, &decision, &Actor::Human).await {
+    match state
+        .review
+        .decide(&id, &decision, &Via::Browser.into())
+        .await
+    {
         // Back at the decision: the run's status and then its answer come where the eye is.
         Ok(_) => Ok(see_other(&format!("/questions/{id}#decision"))),
         Err(e) => {
@@ -63,7 +67,11 @@ pub async fn revise(
     let pairs = form_pairs(payload).await?;
     session.check_csrf(last(&pairs, "csrf"))?;
     let edit = edit_of(&pairs);
-    match state.review.edit_sampling(&id, &edit, &Actor::Human).await {
+    match state
+        .review
+        .edit_sampling(&id, &edit, &Via::Browser.into())
+        .await
+    {
         Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
         Err(e) => {
             refused(&state, &i18n, &session, &id, e, |_| {

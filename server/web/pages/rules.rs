@@ -213,7 +213,7 @@ pub async fn create_rule(
     }
     state
         .review
-        .create_rule(&form.server, &form.scope, Actor::Human, &form.reason, hours)
+        .create_rule(&form.server, &form.scope, Via::Browser, &form.reason, hours)
         .await?;
     Ok(see_other("/rules"))
 }
@@ -227,7 +227,7 @@ pub async fn revoke_rule(
 ) -> Result<HttpResponse, PageError> {
     let pairs = form_pairs(payload).await?;
     session.check_csrf(last(&pairs, "csrf"))?;
-    state.review.revoke_rule(&rule, Actor::Human).await?;
+    state.review.revoke_rule(&rule, Via::Browser).await?;
     Ok(see_other("/rules"))
 }
 

@@ -32,7 +32,7 @@ pub async fn answer_tool_call(
         },
         _ => return Err(PageError::Refused(Refusal::ChooseAction)),
     };
-    match state.broker.answer(&q.id, &answer, Answerer::Human).await {
+    match state.broker.answer(&q.id, &answer, Answerer::Browser).await {
         Ok(_) => Ok(see_other(&format!("/questions/{}", q.id))),
         Err(BrokerError::InvalidAnswer(errors)) => {
             let errors = shown_fields(i18n, &errors);

@@ -51,6 +51,8 @@ pub struct DecidedRow {
     pub tool: String,
     pub state: State,
     pub preview: String,
+    /// A URL question's host, its registrable domain emphasised ([`url_host`]).
+    pub host: Option<UrlHost>,
     /// When it was decided.
     pub decided_at: Moment,
     pub place: Place,
@@ -87,6 +89,7 @@ impl DecidedRow {
             tool: q.tool.clone().unwrap_or_default(),
             state: q.state,
             preview: preview(q),
+            host: url_host(q),
             decided_at: moment(q.decided_at.unwrap_or(q.created_at), now),
             place,
             action: entry.map(|e| e.action),

@@ -17,6 +17,8 @@ pub struct Row {
     pub expires_at: Moment,
     /// One line of what it asks ([`preview`]).
     pub preview: String,
+    /// A URL question's host, its registrable domain emphasised ([`url_host`]).
+    pub host: Option<UrlHost>,
 }
 
 impl Row {
@@ -30,6 +32,7 @@ impl Row {
             created_at: moment(q.created_at, now),
             expires_at: moment(q.expires_at, now),
             preview: preview(q),
+            host: url_host(q),
         }
     }
 }

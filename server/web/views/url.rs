@@ -11,6 +11,31 @@ pub enum UrlPiece {
     Hidden(String),
 }
 
+/// The host of a URL question's link as a preview shows it: the subdomain plain, the
+/// registrable domain (the part that decides who owns the site) emphasised, as the question
+/// page's URL box does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UrlHost {
+    /// `login.` of `login.example.com` (with its dot; empty when none).
+    pub subdomain: String,
+    /// `example.com`.
+    pub registrable: String,
+}
+
+/// The [`UrlHost`] of `q` when it is a URL question whose link names a host (`None` for the
+/// other kinds and for a link the service would refuse to open).
+pub fn url_host(q: &Question) -> Option<UrlHost> {
+    if q.kind != Kind::Url {
+        return None;
+    }
+    let raw = q.request.get("url").and_then(Value::as_str)?;
+    let r = url_safety::review(raw).ok()?;
+    (!r.registrable.is_empty()).then_some(UrlHost {
+        subdomain: r.subdomain,
+        registrable: r.registrable,
+    })
+}
+
 /// What the page shows about a URL question's link.
 pub struct UrlView {
     pub verbatim: String,

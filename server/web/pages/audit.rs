@@ -106,7 +106,11 @@ pub async fn audit(
                 server: r.server.clone(),
                 model: r.model_id.clone().unwrap_or_default(),
                 tokens: match (r.input_tokens, r.output_tokens) {
-                    (Some(i), Some(o)) => i18n.t2("audit-tokens-value", "input", i, "output", o),
+                    (Some(i), Some(o)) => i18n
+                        .msg("audit-tokens-value")
+                        .arg("input", i)
+                        .arg("output", o)
+                        .to_string(),
                     _ => String::new(),
                 },
                 cost: r.cost_usd.map(|c| i18n.usd(Some(c))).unwrap_or_default(),

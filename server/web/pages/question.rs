@@ -105,15 +105,12 @@ fn what_happened(i18n: &I18n, q: &Question) -> String {
         return String::new();
     };
     let clock = at.with_timezone(&chrono::Local).format("%H:%M").to_string();
-    i18n.message(
-        "outcome-when",
-        &[
-            ("state", Arg::from(q.state.as_str())),
-            ("kind", Arg::from(q.kind.as_str())),
-            ("server", Arg::server(&q.server)),
-            ("time", Arg::from(clock)),
-        ],
-    )
+    i18n.msg("outcome-when")
+        .arg("state", Arg::from(q.state.as_str()))
+        .arg("kind", Arg::from(q.kind.as_str()))
+        .arg("server", Arg::server(&q.server))
+        .arg("time", Arg::from(clock))
+        .to_string()
 }
 
 impl QuestionPage {
@@ -138,7 +135,11 @@ impl QuestionPage {
     /// The running step's status, naming the model when known.
     pub fn running_text(&self) -> String {
         match self.model.as_ref().and_then(|m| m.run.as_ref()) {
-            Some(r) => self.i18n.t1("review-running", "model", r.model.as_str()),
+            Some(r) => self
+                .i18n
+                .msg("review-running")
+                .arg("model", r.model.as_str())
+                .to_string(),
             None => self.i18n.t("review-running-unnamed"),
         }
     }
@@ -268,13 +269,11 @@ pub fn question_page(
         // Also the page of the POSTs that render it (422, 409): the switcher comes back here.
         i18n: i18n.clone().at(&format!("/questions/{}", q.id)),
         csrf: session.csrf.clone(),
-        title: i18n.t2(
-            "question-title",
-            "kind",
-            i18n.word("kind", &q.kind),
-            "server",
-            title_server(&q.server),
-        ),
+        title: i18n
+            .msg("question-title")
+            .arg("kind", i18n.word("kind", &q.kind))
+            .arg("server", title_server(&q.server))
+            .to_string(),
         bidi: bidi_places(i18n, &q.server, q.tool.as_deref(), &q.request),
         lost: Vec::new(),
         id: q.id.to_string(),
@@ -393,24 +392,27 @@ fn person_only_because(i18n: &I18n, q: &Question) -> Vec<String> {
             .map(|h| {
                 let place = match &h.place {
                     HintPlace::Message => i18n.t("form-place-message"),
-                    HintPlace::FieldName(f) => {
-                        i18n.t1("form-place-field-name", "field", Arg::server(f))
-                    }
-                    HintPlace::FieldTitle(f) => {
-                        i18n.t1("form-place-field-title", "field", Arg::server(f))
-                    }
-                    HintPlace::FieldDescription(f) => {
-                        i18n.t1("form-place-field-description", "field", Arg::server(f))
-                    }
-                    HintPlace::Choice(f) => i18n.t1("form-place-choice", "field", Arg::server(f)),
+                    HintPlace::FieldName(f) => i18n
+                        .msg("form-place-field-name")
+                        .arg("field", Arg::server(f))
+                        .to_string(),
+                    HintPlace::FieldTitle(f) => i18n
+                        .msg("form-place-field-title")
+                        .arg("field", Arg::server(f))
+                        .to_string(),
+                    HintPlace::FieldDescription(f) => i18n
+                        .msg("form-place-field-description")
+                        .arg("field", Arg::server(f))
+                        .to_string(),
+                    HintPlace::Choice(f) => i18n
+                        .msg("form-place-choice")
+                        .arg("field", Arg::server(f))
+                        .to_string(),
                 };
-                i18n.t2(
-                    "form-person-only-because",
-                    "word",
-                    h.word,
-                    "place",
-                    Arg::Text(place.into()),
-                )
+                i18n.msg("form-person-only-because")
+                    .arg("word", h.word)
+                    .arg("place", Arg::Text(place.into()))
+                    .to_string()
             })
             .collect(),
         Some(PersonOnly::EveryForm) => vec![i18n.t("form-person-only-every-form")],

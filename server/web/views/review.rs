@@ -74,11 +74,10 @@ fn why_text(i18n: &I18n, receipt: &Receipt) -> String {
         fraction: Some((0, 2)),
     };
     let then = |tie: &Tie| match tie.by {
-        TieBreak::Cheaper => i18n.t1(
-            "route-tie-cheaper",
-            "cost",
-            i18n.usd(chosen.map(|c| c.estimated_cost_usd)),
-        ),
+        TieBreak::Cheaper => i18n
+            .msg("route-tie-cheaper")
+            .arg("cost", i18n.usd(chosen.map(|c| c.estimated_cost_usd)))
+            .to_string(),
         TieBreak::Id => i18n.t("route-tie-id"),
     };
     match receipt.selection {
@@ -86,32 +85,31 @@ fn why_text(i18n: &I18n, receipt: &Receipt) -> String {
             Some(h) => {
                 let name = format!("{:?}", h.name);
                 let why = match &h.via {
-                    HintMatch::Id => {
-                        i18n.t2("route-why-hint-id", "name", name, "index", h.index + 1)
-                    }
-                    HintMatch::Alias(alias) => i18n.t3(
-                        "route-why-hint-alias",
-                        "name",
-                        name,
-                        "index",
-                        h.index + 1,
-                        "alias",
-                        format!("{alias:?}"),
-                    ),
+                    HintMatch::Id => i18n
+                        .msg("route-why-hint-id")
+                        .arg("name", name)
+                        .arg("index", h.index + 1)
+                        .to_string(),
+                    HintMatch::Alias(alias) => i18n
+                        .msg("route-why-hint-alias")
+                        .arg("name", name)
+                        .arg("index", h.index + 1)
+                        .arg("alias", format!("{alias:?}"))
+                        .to_string(),
                 };
                 match &receipt.tie {
-                    Some(tie) => i18n.message(
-                        "route-why-hint-shared",
-                        &[
-                            ("why", Arg::from(why)),
-                            ("count", Arg::from(h.matched.len())),
-                            ("tied", Arg::from(tie.models.len())),
-                            ("then", Arg::from(then(tie))),
-                        ],
-                    ),
-                    None if h.matched.len() > 1 => {
-                        i18n.t2("route-why-hint-tie", "why", why, "count", h.matched.len())
-                    }
+                    Some(tie) => i18n
+                        .msg("route-why-hint-shared")
+                        .arg("why", Arg::from(why))
+                        .arg("count", Arg::from(h.matched.len()))
+                        .arg("tied", Arg::from(tie.models.len()))
+                        .arg("then", Arg::from(then(tie)))
+                        .to_string(),
+                    None if h.matched.len() > 1 => i18n
+                        .msg("route-why-hint-tie")
+                        .arg("why", why)
+                        .arg("count", h.matched.len())
+                        .to_string(),
                     None => why,
                 }
             }
@@ -119,26 +117,31 @@ fn why_text(i18n: &I18n, receipt: &Receipt) -> String {
         },
         Selection::Priorities if eligible == 1 => i18n.t("route-why-only-one"),
         Selection::Priorities => match &receipt.tie {
-            Some(tie) if tie.models.len() == eligible => {
-                i18n.t2("route-why-all-tied", "count", eligible, "then", then(tie))
-            }
-            Some(tie) => i18n.message(
-                "route-why-some-tied",
-                &[
-                    ("tied", Arg::from(tie.models.len())),
-                    ("count", Arg::from(eligible)),
-                    ("score", score),
-                    ("then", Arg::from(then(tie))),
-                ],
-            ),
-            None => i18n.t2("route-why-priorities", "score", score, "count", eligible),
+            Some(tie) if tie.models.len() == eligible => i18n
+                .msg("route-why-all-tied")
+                .arg("count", eligible)
+                .arg("then", then(tie))
+                .to_string(),
+            Some(tie) => i18n
+                .msg("route-why-some-tied")
+                .arg("tied", Arg::from(tie.models.len()))
+                .arg("count", Arg::from(eligible))
+                .arg("score", score)
+                .arg("then", Arg::from(then(tie)))
+                .to_string(),
+            None => i18n
+                .msg("route-why-priorities")
+                .arg("score", score)
+                .arg("count", eligible)
+                .to_string(),
         },
         Selection::NoPermittedRoute if receipt.candidates.is_empty() => {
             i18n.t("route-why-no-models")
         }
-        Selection::NoPermittedRoute => {
-            i18n.t1("route-why-all-excluded", "count", receipt.candidates.len())
-        }
+        Selection::NoPermittedRoute => i18n
+            .msg("route-why-all-excluded")
+            .arg("count", receipt.candidates.len())
+            .to_string(),
     }
 }
 
@@ -149,29 +152,28 @@ fn reasons_text(i18n: &I18n, reasons: &[ExclusionReason]) -> String {
         .iter()
         .map(|r| match r {
             ExclusionReason::NoToolSupport => i18n.t("exclusion-no-tools"),
-            ExclusionReason::MissingModality { modality } => i18n.t1(
-                "exclusion-modality",
-                "modality",
-                match modality {
-                    Modality::Image => "image",
-                    Modality::Audio => "audio",
-                },
-            ),
+            ExclusionReason::MissingModality { modality } => i18n
+                .msg("exclusion-modality")
+                .arg(
+                    "modality",
+                    match modality {
+                        Modality::Image => "image",
+                        Modality::Audio => "audio",
+                    },
+                )
+                .to_string(),
             ExclusionReason::OverBudget {
                 estimated_cost_usd,
                 cap_usd,
-            } => i18n.t2(
-                "exclusion-over-budget",
-                "cost",
-                i18n.usd(Some(*estimated_cost_usd)),
-                "cap",
-                i18n.usd(Some(*cap_usd)),
-            ),
-            ExclusionReason::ServerNotAllowed { server } => i18n.t1(
-                "exclusion-server-not-allowed",
-                "server",
-                Arg::server(&format!("{server:?}")),
-            ),
+            } => i18n
+                .msg("exclusion-over-budget")
+                .arg("cost", i18n.usd(Some(*estimated_cost_usd)))
+                .arg("cap", i18n.usd(Some(*cap_usd)))
+                .to_string(),
+            ExclusionReason::ServerNotAllowed { server } => i18n
+                .msg("exclusion-server-not-allowed")
+                .arg("server", Arg::server(&format!("{server:?}")))
+                .to_string(),
         })
         .collect::<Vec<_>>()
         .join("; ")
@@ -185,28 +187,38 @@ fn run_error_text(i18n: &I18n, stored: &str) -> String {
         return stored.to_owned();
     };
     match error {
-        ProviderError::MissingKey { env, .. } => i18n.t1("run-error-missing-key", "env", env),
-        ProviderError::KeyFile { message, .. } => i18n.t1("run-error-key-file", "message", message),
-        ProviderError::Transport { message, .. } => {
-            i18n.t1("run-error-transport", "message", message)
-        }
-        ProviderError::Timeout { seconds, .. } => i18n.t1("run-error-timeout", "seconds", seconds),
+        ProviderError::MissingKey { env, .. } => i18n
+            .msg("run-error-missing-key")
+            .arg("env", env)
+            .to_string(),
+        ProviderError::KeyFile { message, .. } => i18n
+            .msg("run-error-key-file")
+            .arg("message", message)
+            .to_string(),
+        ProviderError::Transport { message, .. } => i18n
+            .msg("run-error-transport")
+            .arg("message", message)
+            .to_string(),
+        ProviderError::Timeout { seconds, .. } => i18n
+            .msg("run-error-timeout")
+            .arg("seconds", seconds)
+            .to_string(),
         ProviderError::Incomplete { .. } => i18n.t("run-error-incomplete"),
         ProviderError::Status {
             status, message, ..
-        } => i18n.t2(
-            "run-error-status",
-            "status",
-            status.to_string(),
-            "message",
-            message,
-        ),
-        ProviderError::Unparseable { message, .. } => {
-            i18n.t1("run-error-unparseable", "message", message)
-        }
-        ProviderError::Unsupported { message, .. } => {
-            i18n.t1("run-error-unsupported", "message", message)
-        }
+        } => i18n
+            .msg("run-error-status")
+            .arg("status", status.to_string())
+            .arg("message", message)
+            .to_string(),
+        ProviderError::Unparseable { message, .. } => i18n
+            .msg("run-error-unparseable")
+            .arg("message", message)
+            .to_string(),
+        ProviderError::Unsupported { message, .. } => i18n
+            .msg("run-error-unsupported")
+            .arg("message", message)
+            .to_string(),
     }
 }
 
@@ -306,16 +318,14 @@ pub async fn model_review(
         let tokens = |t: Option<i64>| t.map(|t| i18n.number(t)).unwrap_or_default();
         let cost = i18n.usd(r.cost_usd);
         RunView {
-            summary: i18n.message(
-                "review-answer-from",
-                &[
-                    ("model", Arg::from(r.model_id.as_str())),
-                    ("stop", Arg::from(stop_reason.as_str())),
-                    ("input", Arg::from(tokens(r.input_tokens))),
-                    ("output", Arg::from(tokens(r.output_tokens))),
-                    ("cost", Arg::from(cost.as_str())),
-                ],
-            ),
+            summary: i18n
+                .msg("review-answer-from")
+                .arg("model", Arg::from(r.model_id.as_str()))
+                .arg("stop", Arg::from(stop_reason.as_str()))
+                .arg("input", Arg::from(tokens(r.input_tokens)))
+                .arg("output", Arg::from(tokens(r.output_tokens)))
+                .arg("cost", Arg::from(cost.as_str()))
+                .to_string(),
             model: r.model_id.clone(),
             state: r.state,
             error: r

@@ -106,20 +106,19 @@ pub fn url_view(i18n: &I18n, raw: &str, message: &str) -> UrlView {
             let said = |f: Finding| {
                 let domain = Arg::server(&r.registrable);
                 match f {
-                    Finding::Imitates => i18n.t2(
-                        "url-warning-imitates",
-                        "known",
-                        r.imitates.unwrap_or_default(),
-                        "domain",
-                        domain,
-                    ),
-                    Finding::PosingInSubdomain => i18n.t2(
-                        "url-warning-posing",
-                        "known",
-                        Arg::server(r.posing_as.as_deref().unwrap_or_default()),
-                        "domain",
-                        domain,
-                    ),
+                    Finding::Imitates => i18n
+                        .msg("url-warning-imitates")
+                        .arg("known", r.imitates.unwrap_or_default())
+                        .arg("domain", domain)
+                        .to_string(),
+                    Finding::PosingInSubdomain => i18n
+                        .msg("url-warning-posing")
+                        .arg(
+                            "known",
+                            Arg::server(r.posing_as.as_deref().unwrap_or_default()),
+                        )
+                        .arg("domain", domain)
+                        .to_string(),
                     Finding::BrandMismatch => {
                         let known = r.brand.unwrap_or_default();
                         let label = known.split('.').next().unwrap_or(known);
@@ -128,16 +127,16 @@ pub fn url_view(i18n: &I18n, raw: &str, message: &str) -> UrlView {
                             .next()
                             .map(|c| c.to_uppercase().chain(brand).collect())
                             .unwrap_or_default();
-                        i18n.message(
-                            "url-warning-brand",
-                            &[
-                                ("brand", Arg::from(brand)),
-                                ("known", Arg::from(known)),
-                                ("domain", domain),
-                            ],
-                        )
+                        i18n.msg("url-warning-brand")
+                            .arg("brand", Arg::from(brand))
+                            .arg("known", Arg::from(known))
+                            .arg("domain", domain)
+                            .to_string()
                     }
-                    other => i18n.t1("url-finding", "finding", finding_word(other)),
+                    other => i18n
+                        .msg("url-finding")
+                        .arg("finding", finding_word(other))
+                        .to_string(),
                 }
             };
             let (danger, notes): (Vec<Finding>, Vec<Finding>) =

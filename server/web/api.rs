@@ -15,7 +15,7 @@ use super::{AppState, MAX_BODY_BYTES, read_body};
 use crate::broker::audience::Audience;
 use crate::broker::person_only::PersonOnly;
 use crate::broker::{BrokerError, OpenOutcome, Question, State, Waited, rfc3339};
-use crate::domain::{AuditAction, Kind, Via};
+use crate::domain::{AuditAction, Kind, QuestionId, Via};
 use crate::metrics::RejectReason;
 use crate::review::{self as approval};
 use crate::wire::{
@@ -109,7 +109,7 @@ struct WaitQuery {
 async fn request_response(
     state: web::Data<AppState>,
     caller: Caller,
-    id: web::Path<String>,
+    id: web::Path<QuestionId>,
     query: web::Query<WaitQuery>,
 ) -> Result<HttpResponse, ApiError> {
     caller.require_token()?;
@@ -128,7 +128,7 @@ async fn request_response(
 async fn cancel_request(
     state: web::Data<AppState>,
     caller: Caller,
-    id: web::Path<String>,
+    id: web::Path<QuestionId>,
 ) -> Result<HttpResponse, ApiError> {
     caller.require_token()?;
     state.broker.withdraw(&id).await?;
@@ -209,7 +209,7 @@ async fn list_questions(
 async fn show_question(
     state: web::Data<AppState>,
     caller: Caller,
-    id: web::Path<String>,
+    id: web::Path<QuestionId>,
 ) -> Result<HttpResponse, ApiError> {
     let q = state.broker.get(&id).await?;
     if q.audience == Audience::Human && caller.via().is_agent() {
@@ -228,7 +228,7 @@ async fn show_question(
 async fn answer_question(
     state: web::Data<AppState>,
     caller: Caller,
-    id: web::Path<String>,
+    id: web::Path<QuestionId>,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let answer: Answer = json_body(payload, MAX_BODY_BYTES).await?;
@@ -251,7 +251,7 @@ fn person_only(q: &Question) -> ApiError {
 async fn preview_answer(
     state: web::Data<AppState>,
     caller: Caller,
-    id: web::Path<String>,
+    id: web::Path<QuestionId>,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let answer: Answer = json_body(payload, MAX_BODY_BYTES).await?;
@@ -347,7 +347,7 @@ async fn events(state: web::Data<AppState>, _caller: Caller) -> HttpResponse {
 async fn decide_approval(
     state: web::Data<AppState>,
     caller: Caller,
-    id: web::Path<String>,
+    id: web::Path<QuestionId>,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let decision: Decision = json_body(payload, MAX_BODY_BYTES).await?;
@@ -372,7 +372,7 @@ async fn decide_approval(
 async fn edit_request(
     state: web::Data<AppState>,
     caller: Caller,
-    id: web::Path<String>,
+    id: web::Path<QuestionId>,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let edit: Edit = json_body(payload, MAX_BODY_BYTES).await?;

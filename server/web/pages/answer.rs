@@ -76,13 +76,14 @@ pub fn answer_from_form(
 /// input re-renders the form with the input kept and the fields marked (422).
 pub async fn answer(
     state: web::Data<AppState>,
-    session: WebSession,
     i18n: I18n,
-    id: web::Path<String>,
-    payload: web::Payload,
+    id: web::Path<QuestionId>,
+    form: CsrfForm,
 ) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
+    let CsrfForm {
+        session,
+        form: pairs,
+    } = form;
     let q = state.broker.get(&id).await?;
     if q.state != State::Pending {
         return gone(&state, &i18n, &session, &q.id, |q| {
@@ -184,13 +185,14 @@ pub async fn answer(
 /// the question's outcome.
 pub async fn send(
     state: web::Data<AppState>,
-    session: WebSession,
     i18n: I18n,
-    id: web::Path<String>,
-    payload: web::Payload,
+    id: web::Path<QuestionId>,
+    form: CsrfForm,
 ) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
+    let CsrfForm {
+        session,
+        form: pairs,
+    } = form;
     if last(&pairs, "action") != Some("send") {
         return Ok(see_other(&format!("/questions/{id}")));
     }

@@ -161,12 +161,9 @@ pub async fn login_with_passphrase(
 /// `POST /logout`.
 pub async fn logout(
     state: web::Data<AppState>,
-    session: WebSession,
-    payload: web::Payload,
+    form: CsrfForm<Checked>,
 ) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
-    state.auth.end_session(&session).await?;
+    state.auth.end_session(&form.session).await?;
     let mut removal = auth::session_cookie("", Lifetime::Day);
     removal.make_removal();
     Ok(HttpResponse::SeeOther()

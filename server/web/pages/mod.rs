@@ -18,7 +18,7 @@ use super::{AppState, MAX_BODY_BYTES, read_body};
 use crate::auth::throttle::Attempt;
 use crate::broker::{Answerer, BrokerError, Kind, Question, State};
 use crate::domain::{
-    Action, Actor, Audience, AuditAction, Phase, RuleScope, RunState, StopReason, Via,
+    Action, Actor, Audience, AuditAction, Phase, QuestionId, RuleScope, RunState, StopReason, Via,
 };
 use crate::i18n::{Arg, I18n};
 use crate::protocol::{FieldError, Problem};
@@ -27,6 +27,7 @@ use crate::wire::Answer;
 
 mod answer;
 mod audit;
+mod csrf_form;
 mod history;
 mod login;
 mod open;
@@ -50,6 +51,7 @@ use super::views::tool_call::*;
 use super::views::url::*;
 use answer::*;
 use audit::*;
+pub use csrf_form::{Checked, CsrfForm, Fields};
 use history::*;
 use login::*;
 pub use login::{return_to_question, safe_next};

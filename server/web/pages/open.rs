@@ -26,7 +26,7 @@ pub async fn open_url(
     state: web::Data<AppState>,
     session: WebSession,
     i18n: I18n,
-    id: web::Path<String>,
+    id: web::Path<QuestionId>,
 ) -> Result<HttpResponse, PageError> {
     open_or_confirm(&state, &session, &i18n, &id, false).await
 }
@@ -35,13 +35,14 @@ pub async fn open_url(
 /// only when the form carries `confirm=local-network`; otherwise shows the confirmation again.
 pub async fn open_url_confirmed(
     state: web::Data<AppState>,
-    session: WebSession,
     i18n: I18n,
-    id: web::Path<String>,
-    payload: web::Payload,
+    id: web::Path<QuestionId>,
+    form: CsrfForm,
 ) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
+    let CsrfForm {
+        session,
+        form: pairs,
+    } = form;
     let confirmed = last(&pairs, "confirm") == Some(CONFIRM_LOCAL);
     let i18n = i18n.at(&format!("/questions/{id}"));
     open_or_confirm(&state, &session, &i18n, &id, confirmed).await

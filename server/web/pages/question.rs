@@ -337,7 +337,7 @@ pub async fn question(
     state: web::Data<AppState>,
     session: WebSession,
     i18n: I18n,
-    id: web::Path<String>,
+    id: web::Path<QuestionId>,
 ) -> Result<HttpResponse, PageError> {
     let q = state.broker.get(&id).await?;
     let mut page = question_page(state.broker.now(), &i18n, &session, &q, None, &[])?;

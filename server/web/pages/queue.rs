@@ -223,12 +223,13 @@ pub struct DeclineManyPage {
 /// (the server of each gets a decline; the audit records each). Back to the queue with how many.
 pub async fn decline_many(
     state: web::Data<AppState>,
-    session: WebSession,
     i18n: I18n,
-    payload: web::Payload,
+    form: CsrfForm,
 ) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
+    let CsrfForm {
+        session,
+        form: pairs,
+    } = form;
     let mut ids: Vec<&str> = pairs
         .iter()
         .filter(|(k, _)| k == "id")
@@ -276,21 +277,24 @@ pub async fn decline_many(
     )))
 }
 
+/// The form of a server control's button.
+#[derive(Deserialize)]
+pub struct ControlForm {
+    pub server: String,
+    /// pause, resume, block, unblock, mute or unmute ([`ControlChange`]).
+    pub change: String,
+}
+
 /// `POST /servers/control` (`server`, `change` = pause, resume, block, unblock, mute, unmute).
 pub async fn control_server(
     state: web::Data<AppState>,
-    session: WebSession,
-    payload: web::Payload,
+    form: CsrfForm<ControlForm>,
 ) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
-    let server = last(&pairs, "server").unwrap_or_default();
-    let Ok(change) = last(&pairs, "change")
-        .unwrap_or_default()
-        .parse::<ControlChange>()
-    else {
+    let ControlForm { server, change } = form.form;
+    let Ok(change) = change.parse::<ControlChange>() else {
         return Err(PageError::Refused(Refusal::UnreadableForm));
     };
+    let server = server.as_str();
     if server.is_empty() {
         return Err(PageError::Refused(Refusal::UnreadableForm));
     }

@@ -6,13 +6,14 @@ use crate::sampling::receipt::ExclusionReason;
 /// `POST /questions/{id}/decide`: a review decision (`approvalId`, `decision`, `model`).
 pub async fn decide(
     state: web::Data<AppState>,
-    session: WebSession,
     i18n: I18n,
-    id: web::Path<String>,
-    payload: web::Payload,
+    id: web::Path<QuestionId>,
+    form: CsrfForm,
 ) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
+    let CsrfForm {
+        session,
+        form: pairs,
+    } = form;
     let Some(decision) = last(&pairs, "decision").and_then(|d| d.parse::<DecisionKind>().ok())
     else {
         return Err(PageError::Refused(Refusal::ChooseDecision));
@@ -59,13 +60,14 @@ pub async fn decide(
 /// revision (`baseRevision`, `systemPrompt`, `text.<message>.<block>`).
 pub async fn revise(
     state: web::Data<AppState>,
-    session: WebSession,
     i18n: I18n,
-    id: web::Path<String>,
-    payload: web::Payload,
+    id: web::Path<QuestionId>,
+    form: CsrfForm,
 ) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
+    let CsrfForm {
+        session,
+        form: pairs,
+    } = form;
     let edit = edit_of(&pairs);
     match state
         .review

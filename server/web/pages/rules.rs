@@ -178,12 +178,13 @@ fn closest(name: &str, seen: &[String]) -> Option<String> {
 /// shows the form again (422) with what was typed.
 pub async fn create_rule(
     state: web::Data<AppState>,
-    session: WebSession,
     i18n: I18n,
-    payload: web::Payload,
+    form: CsrfForm,
 ) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
+    let CsrfForm {
+        session,
+        form: pairs,
+    } = form;
     let get = |k: &str| last(&pairs, k).unwrap_or_default().trim().to_owned();
     let hours = get("hours").parse::<i64>().ok().or_else(|| {
         get("days")
@@ -221,12 +222,9 @@ pub async fn create_rule(
 /// `POST /rules/{rule}/revoke`.
 pub async fn revoke_rule(
     state: web::Data<AppState>,
-    session: WebSession,
     rule: web::Path<String>,
-    payload: web::Payload,
+    _form: CsrfForm<Checked>,
 ) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
     state.review.revoke_rule(&rule, Via::Browser).await?;
     Ok(see_other("/rules"))
 }
@@ -235,12 +233,9 @@ pub async fn revoke_rule(
 /// proxies follow within two seconds.
 pub async fn revoke_grant(
     state: web::Data<AppState>,
-    session: WebSession,
     grant: web::Path<String>,
-    payload: web::Payload,
+    _form: CsrfForm<Checked>,
 ) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
     state.broker.revoke_grant(&grant).await?;
     Ok(see_other("/rules"))
 }
@@ -249,12 +244,9 @@ pub async fn revoke_grant(
 /// already wait in request review.
 pub async fn apply_rule(
     state: web::Data<AppState>,
-    session: WebSession,
     rule: web::Path<String>,
-    payload: web::Payload,
+    _form: CsrfForm<Checked>,
 ) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
     state.review.apply_rule_to_waiting(&rule).await?;
     Ok(see_other("/rules"))
 }

@@ -1,7 +1,40 @@
 //! Answering a question from its page: the answer form's post, the confirm step that shows
 //! exactly what "Send" delivers, and the send itself.
 
-use super::*;
+use super::csrf_form::CsrfForm;
+use super::ok;
+use super::question::gone;
+use super::question::rerender;
+use super::see_other;
+use super::tool_call::answer_tool_call;
+use super::tool_call::grant_span;
+use crate::broker::Answerer;
+use crate::broker::BrokerError;
+use crate::broker::Kind;
+use crate::broker::Question;
+use crate::broker::State;
+use crate::domain::Action;
+use crate::domain::QuestionId;
+use crate::i18n::I18n;
+use crate::protocol::FieldError;
+use crate::protocol::Problem;
+use crate::web::AppState;
+use crate::web::error::PageError;
+use crate::web::error::Refusal;
+use crate::web::views::last;
+use crate::web::views::problem::shown_fields;
+use crate::web::views::sampling::SamplingInput;
+use crate::web::views::sampling::pretty;
+use crate::web::views::summary::SummaryRow;
+use crate::web::views::summary::content_summary;
+use crate::web::views::summary::result_summary;
+use crate::web::views::summary::typed_summary;
+use crate::web::views::tool_call::edited_arguments;
+use crate::wire::Answer;
+use actix_web::HttpResponse;
+use actix_web::web;
+use askama::Template;
+use serde_json::Value;
 
 #[derive(Template)]
 #[template(path = "confirm.html")]

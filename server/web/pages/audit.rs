@@ -1,6 +1,23 @@
 //! The audit log page: one audit over forms, URLs, sampling and the rules.
 
-use super::*;
+use super::ok;
+use crate::broker::Kind;
+use crate::domain::Actor;
+use crate::domain::AuditAction;
+use crate::domain::Via;
+use crate::i18n::I18n;
+use crate::web::AppState;
+use crate::web::auth::WebSession;
+use crate::web::error::PageError;
+use crate::web::views::spend::SPEND_DAYS;
+use crate::web::views::spend::SpendView;
+use crate::web::views::spend::spend_view;
+use crate::web::views::text::Moment;
+use crate::web::views::text::moment_ms;
+use actix_web::HttpResponse;
+use actix_web::web;
+use askama::Template;
+use serde::Deserialize;
 
 /// An audit entry as the page shows it.
 pub struct AuditView {

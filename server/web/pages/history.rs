@@ -1,7 +1,26 @@
 //! The history of decided questions, searchable by server, kind, outcome, time and text, with
 //! when, where (browser, API or CLI, rule) and by whom each was decided.
 
-use super::*;
+use super::ok;
+use crate::broker::Kind;
+use crate::broker::State;
+use crate::domain::Actor;
+use crate::domain::AuditAction;
+use crate::domain::Via;
+use crate::i18n::I18n;
+use crate::web::AppState;
+use crate::web::auth::WebSession;
+use crate::web::error::PageError;
+use crate::web::views::text::Moment;
+use crate::web::views::text::moment;
+use crate::web::views::text::preview;
+use crate::web::views::url::UrlHost;
+use crate::web::views::url::url_host;
+use actix_web::HttpResponse;
+use actix_web::web;
+use askama::Template;
+use serde::Deserialize;
+
 use crate::broker::Decided;
 use crate::db::history::HistoryFilter;
 

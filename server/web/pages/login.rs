@@ -1,6 +1,23 @@
 //! Login by one-time link or passphrase, and logout.
 
-use super::*;
+use super::csrf_form::Checked;
+use super::csrf_form::CsrfForm;
+use super::form_pairs;
+use super::html;
+use super::ok;
+use crate::auth::throttle::Attempt;
+use crate::i18n::I18n;
+use crate::web::AppState;
+use crate::web::auth;
+use crate::web::error::PageError;
+use crate::web::views::last;
+use actix_web::HttpResponse;
+use actix_web::http::StatusCode;
+use actix_web::http::header::LOCATION;
+use actix_web::web;
+use askama::Template;
+use serde::Deserialize;
+
 use crate::auth::{Lifetime, label};
 
 #[derive(Template)]

@@ -1,7 +1,22 @@
 //! Opening a URL question's link: the person's explicit click, and the second confirmation for
 //! an address on this computer, a private network or a bare IP.
 
-use super::*;
+use super::csrf_form::CsrfForm;
+use super::ok;
+use crate::broker::Kind;
+use crate::i18n::I18n;
+use crate::web::AppState;
+use crate::web::auth::WebSession;
+use crate::web::error::PageError;
+use crate::web::views::last;
+use crate::web::views::url::UrlView;
+use crate::web::views::url::url_view;
+use actix_web::HttpResponse;
+use actix_web::http::header::LOCATION;
+use actix_web::web;
+use askama::Template;
+use serde_json::Value;
+
 use crate::domain::QuestionId;
 
 /// The second confirmation before a URL to this computer, a private network or a bare IP opens.

@@ -1,6 +1,51 @@
 //! The review page of one question: what it shows, and the page again after a refused or lost answer.
 
-use super::*;
+use super::html;
+use super::ok;
+use super::why::WhyView;
+use super::why::why;
+use crate::broker::Kind;
+use crate::broker::Question;
+use crate::broker::State;
+use crate::domain::Audience;
+use crate::domain::Phase;
+use crate::domain::QuestionId;
+use crate::domain::RunState;
+use crate::domain::StopReason;
+use crate::i18n::{Arg, I18n};
+use crate::review::DecisionKind;
+use crate::web::AppState;
+use crate::web::auth::WebSession;
+use crate::web::error::PageError;
+use crate::web::views::diff::LineChange;
+use crate::web::views::form::Control;
+use crate::web::views::form::FieldView;
+use crate::web::views::form::field_views;
+use crate::web::views::problem::Shown;
+use crate::web::views::review::ModelReview;
+use crate::web::views::review::model_review;
+use crate::web::views::sampling::BlockKind;
+use crate::web::views::sampling::PERSON_MODEL;
+use crate::web::views::sampling::SamplingInput;
+use crate::web::views::sampling::SamplingView;
+use crate::web::views::sampling::pretty;
+use crate::web::views::sampling::sampling_view;
+use crate::web::views::summary::SummaryRow;
+use crate::web::views::text::Moment;
+use crate::web::views::text::bidi_places;
+use crate::web::views::text::is_bidi_control;
+use crate::web::views::text::moment;
+use crate::web::views::tool_call::ToolCallView;
+use crate::web::views::tool_call::tool_call_view;
+use crate::web::views::url::UrlPiece;
+use crate::web::views::url::UrlView;
+use crate::web::views::url::url_view;
+use actix_web::HttpResponse;
+use actix_web::http::StatusCode;
+use actix_web::web;
+use askama::Template;
+use serde_json::Value;
+use serde_json::json;
 
 #[derive(Template)]
 #[template(path = "question.html")]

@@ -2,7 +2,35 @@
 //! server, several declined at once after a confirmation, and each server's pause, block and
 //! muted notices.
 
-use super::*;
+use super::csrf_form::CsrfForm;
+use super::ok;
+use super::see_other;
+use crate::broker::Answerer;
+use crate::broker::BrokerError;
+use crate::broker::Kind;
+use crate::broker::Question;
+use crate::broker::State;
+use crate::domain::Action;
+use crate::domain::Audience;
+use crate::domain::Via;
+use crate::i18n::I18n;
+use crate::web::AppState;
+use crate::web::auth::WebSession;
+use crate::web::error::PageError;
+use crate::web::error::Refusal;
+use crate::web::views::last;
+use crate::web::views::text::Moment;
+use crate::web::views::text::moment;
+use crate::web::views::text::preview;
+use crate::web::views::url::UrlHost;
+use crate::web::views::url::url_host;
+use crate::wire::Answer;
+use actix_web::HttpResponse;
+use actix_web::web;
+use askama::Template;
+use serde::Deserialize;
+use serde_json::Value;
+
 use crate::broker::{ControlChange, ServerControl};
 use crate::web::api::MAX_LISTED;
 

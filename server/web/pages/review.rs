@@ -1,6 +1,33 @@
 //! The model review's decisions and edits posted from the question page.
 
-use super::*;
+use super::csrf_form::CsrfForm;
+use super::ok;
+use super::question::gone;
+use super::question::rerender;
+use super::see_other;
+use crate::broker::BrokerError;
+use crate::broker::Kind;
+use crate::broker::Question;
+use crate::broker::State;
+use crate::domain::QuestionId;
+use crate::domain::Via;
+use crate::i18n::I18n;
+use crate::review::Decision;
+use crate::review::DecisionKind;
+use crate::review::Edit;
+use crate::review::TextEdit;
+use crate::web::AppState;
+use crate::web::auth::WebSession;
+use crate::web::error::PageError;
+use crate::web::error::Refusal;
+use crate::web::views::last;
+use crate::web::views::problem::shown_broker;
+use crate::web::views::summary::SummaryRow;
+use crate::web::views::summary::typed_revision;
+use actix_web::HttpResponse;
+use actix_web::web;
+use askama::Template;
+
 use crate::sampling::receipt::ExclusionReason;
 
 /// `POST /questions/{id}/decide`: a review decision (`approvalId`, `decision`, `model`).

@@ -2,7 +2,26 @@
 //! asks for confirmation, with the closest seen name offered), "both steps" needs an explicit
 //! confirmation, and a rule lasts from an hour to a year.
 
-use super::*;
+use super::csrf_form::Checked;
+use super::csrf_form::CsrfForm;
+use super::html;
+use super::ok;
+use super::see_other;
+use crate::domain::Actor;
+use crate::domain::RuleScope;
+use crate::domain::Via;
+use crate::i18n::I18n;
+use crate::web::AppState;
+use crate::web::auth::WebSession;
+use crate::web::error::PageError;
+use crate::web::views::last;
+use crate::web::views::text::Moment;
+use crate::web::views::text::moment;
+use crate::web::views::text::moment_ms;
+use actix_web::HttpResponse;
+use actix_web::http::StatusCode;
+use actix_web::web;
+use askama::Template;
 
 /// A rule as the page shows it.
 pub struct RuleView {

@@ -1,7 +1,22 @@
 //! The sessions page: every logged-in browser, with Revoke, "Log out everywhere else" and
 //! "Remember this browser for 30 days".
 
-use super::*;
+use super::csrf_form::Checked;
+use super::csrf_form::CsrfForm;
+use super::ok;
+use super::see_other;
+use crate::i18n::I18n;
+use crate::web::AppState;
+use crate::web::auth;
+use crate::web::auth::WebSession;
+use crate::web::error::PageError;
+use crate::web::views::last;
+use crate::web::views::text::Moment;
+use crate::web::views::text::moment_ms;
+use actix_web::HttpResponse;
+use actix_web::web;
+use askama::Template;
+
 use crate::auth::Lifetime;
 
 /// One session as the page shows it.

@@ -79,6 +79,12 @@ audit-action-name = { $word ->
     [tool_expired] tool call expired
     [grant_made] grant made
     [grant_revoked] grant revoked
+    [server_paused] server paused
+    [server_resumed] pause ended
+    [server_blocked] server blocked
+    [server_unblocked] block lifted
+    [server_muted] notices muted
+    [server_unmuted] notices unmuted
    *[rule_revoked] rule revoked
 }
 actor = { $word ->
@@ -224,6 +230,8 @@ col-where = Where
 history-which-rule = (which rule)
 history-model = model { $model }
 place-browser = you, in the browser
+place-cli = the CLI (mcp-consent questions), over the local socket
+place-token = a script (API or CLI) with the API token, over TCP
 place-api = a script (API or CLI)
 place-rule = an auto-approve rule
 place-server = the server
@@ -247,6 +255,12 @@ why-before-count = { $count ->
 }
 why-before-all = Every question of this server in the history
 audit-filter-label = Filter the audit log
+audit-kind-server = server controls
+via = { $word ->
+    [browser] in the browser
+    [cli] CLI, local socket
+   *[token] API token
+}
 audit-kind-rule = rule
 rules-lifetime = Expires after
 rules-lifetime-hours = { $count ->

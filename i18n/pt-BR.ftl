@@ -79,6 +79,12 @@ audit-action-name = { $word ->
     [tool_expired] chamada expirada
     [grant_made] permissão concedida
     [grant_revoked] permissão revogada
+    [server_paused] servidor pausado
+    [server_resumed] pausa encerrada
+    [server_blocked] servidor bloqueado
+    [server_unblocked] bloqueio removido
+    [server_muted] avisos silenciados
+    [server_unmuted] avisos reativados
    *[rule_revoked] regra revogada
 }
 actor = { $word ->
@@ -224,6 +230,8 @@ col-where = Onde
 history-which-rule = (qual regra)
 history-model = modelo { $model }
 place-browser = você, no navegador
+place-cli = a CLI (mcp-consent questions), pelo socket local
+place-token = um script (API ou CLI) com o token da API, por TCP
 place-api = um script (API ou CLI)
 place-rule = uma regra de aprovação automática
 place-server = o servidor
@@ -247,6 +255,12 @@ why-before-count = { $count ->
 }
 why-before-all = Todas as perguntas deste servidor no histórico
 audit-filter-label = Filtrar o registro de auditoria
+audit-kind-server = controles do servidor
+via = { $word ->
+    [browser] no navegador
+    [cli] CLI, socket local
+   *[token] token da API
+}
 audit-kind-rule = regra
 rules-lifetime = Expira após
 rules-lifetime-hours = { $count ->

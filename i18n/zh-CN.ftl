@@ -63,6 +63,12 @@ audit-action-name = { $word ->
     [tool_expired] 工具调用已过期
     [grant_made] 已授予许可
     [grant_revoked] 已撤销许可
+    [server_paused] 服务器已暂停
+    [server_resumed] 暂停已结束
+    [server_blocked] 服务器已屏蔽
+    [server_unblocked] 屏蔽已解除
+    [server_muted] 通知已静音
+    [server_unmuted] 通知已恢复
    *[rule_revoked] 已撤销规则
 }
 actor = { $word ->
@@ -172,6 +178,8 @@ col-where = 决定方
 history-which-rule = （哪条规则）
 history-model = 模型 { $model }
 place-browser = 你（在浏览器中）
+place-cli = 命令行（mcp-consent questions），经本地套接字
+place-token = 脚本（API 或命令行），持 API 令牌经 TCP
 place-api = 脚本（API 或命令行）
 place-rule = 自动批准规则
 place-server = 服务器
@@ -189,6 +197,12 @@ why-before-never = 该服务器以前从未提问。
 why-before-count = 该服务器以前提问过 { $count } 次；最近几次及其回答方式：
 why-before-all = 历史中该服务器的所有问题
 audit-filter-label = 筛选审计日志
+audit-kind-server = 服务器控制
+via = { $word ->
+    [browser] 浏览器
+    [cli] 命令行，本地套接字
+   *[token] API 令牌
+}
 audit-kind-rule = 规则
 rules-lifetime = 有效期
 rules-lifetime-hours = { $count } 小时

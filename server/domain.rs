@@ -339,6 +339,64 @@ vocabulary! {
         GrantMade = "grant_made",
         /// The person revoked a grant.
         GrantRevoked = "grant_revoked",
+        /// New requests of a server are refused for an hour (the per-server pause).
+        ServerPaused = "server_paused",
+        /// A server's pause was ended early.
+        ServerResumed = "server_resumed",
+        /// New requests of a server are refused until the block is lifted.
+        ServerBlocked = "server_blocked",
+        /// A server's block was lifted.
+        ServerUnblocked = "server_unblocked",
+        /// No notice is sent for a server's questions.
+        ServerMuted = "server_muted",
+        /// Notices of a server's questions are sent again.
+        ServerUnmuted = "server_unmuted",
+    }
+}
+
+impl AuditAction {
+    /// Whether the entry is about a server's controls (no question, rule or tool).
+    pub fn is_server_control(self) -> bool {
+        matches!(
+            self,
+            AuditAction::ServerPaused
+                | AuditAction::ServerResumed
+                | AuditAction::ServerBlocked
+                | AuditAction::ServerUnblocked
+                | AuditAction::ServerMuted
+                | AuditAction::ServerUnmuted
+        )
+    }
+}
+
+vocabulary! {
+    /// The door a decision came through, as the audit and the history name it: the page (a
+    /// browser session, on a page or over the JSON API), the CLI (the API token over the
+    /// owner-only Unix socket, which is how `mcp-consent questions` reaches the service) or
+    /// the API token over TCP (a script, or the CLI given `--url`). Rules, expiry and
+    /// withdrawal have no door: their actor says what decided.
+    Via ("door") {
+        /// A logged-in browser session.
+        Browser = "browser",
+        /// The API token over the owner-only Unix socket.
+        Cli = "cli",
+        /// The API token over TCP.
+        Token = "token",
+    }
+}
+
+impl Via {
+    /// Who acts through this door: a person in the browser, else a script or agent.
+    pub fn actor(self) -> Actor {
+        match self {
+            Via::Browser => Actor::Human,
+            Via::Cli | Via::Token => Actor::Agent,
+        }
+    }
+
+    /// Whether a script or agent (not a person in the browser) acts.
+    pub fn is_agent(self) -> bool {
+        self != Via::Browser
     }
 }
 
@@ -364,6 +422,31 @@ impl Actor {
     /// Whether a rule (not a person or script) acted.
     pub fn is_rule(&self) -> bool {
         matches!(self, Actor::Rule(_))
+    }
+}
+
+/// Who decides and through which door: what an audit entry of a decision records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decider {
+    /// Who acted.
+    pub actor: Actor,
+    /// The door it came through; `None` for a rule (or the service itself).
+    pub via: Option<Via>,
+}
+
+impl From<Via> for Decider {
+    fn from(via: Via) -> Decider {
+        Decider {
+            actor: via.actor(),
+            via: Some(via),
+        }
+    }
+}
+
+impl From<Actor> for Decider {
+    /// An actor without a door (a rule).
+    fn from(actor: Actor) -> Decider {
+        Decider { actor, via: None }
     }
 }
 

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::domain::{
     Action, Actor, ApprovalId, Audience, AuditAction, DecisionKind, Kind, Phase, QuestionId,
-    RuleScope, RunState, State,
+    RuleScope, RunState, State, Via,
 };
 use crate::sampling::Receipt;
 
@@ -443,6 +443,11 @@ pub struct AuditEntry {
     pub request_digest: Option<String>,
     /// SHA-256 of the delivered result.
     pub response_digest: Option<String>,
+    /// The door the decision came through: `browser`, `cli` (the API token over the
+    /// owner-only socket) or `token` (the API token over TCP); `null` for rules, expiry,
+    /// withdrawal and entries written before doors were recorded.
+    #[serde(default)]
+    pub via: Option<Via>,
 }
 
 /// `GET /api/v1/audit` result.

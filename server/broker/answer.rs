@@ -83,18 +83,15 @@ impl Broker {
             State::Cancelled => AuditAction::Cancelled,
             _ => AuditAction::Declined,
         };
-        let actor = match by {
-            Answerer::Human => Actor::Human,
-            Answerer::Agent => Actor::Agent,
-        };
         let mut entry = NewAudit::question(
             self.now().timestamp_millis(),
-            actor,
+            by.actor(),
             action,
             question.kind,
             &question.id,
             &question.server,
-        );
+        )
+        .through(Some(by));
         entry.request_digest = Some(request_digest(&question.request));
         if let Some(result) = response.get("result") {
             // The `model` a hand-written answer names is the answerer's text, of any length: it
@@ -160,7 +157,8 @@ impl Broker {
                     Kind::Url,
                     &question.id,
                     &question.server,
-                );
+                )
+                .through(Some(Answerer::Browser));
                 audit.request_digest = Some(request_digest(&question.request));
                 match self
                     .decide_audited(&question, State::Accepted, Some(response), Some(audit))
@@ -287,7 +285,7 @@ fn check_may_answer(question: &Question, by: Answerer) -> Result<(), BrokerError
     if question.state != State::Pending {
         return Err(BrokerError::AlreadyDecided(question.state));
     }
-    if question.audience == Audience::Human && by == Answerer::Agent {
+    if question.audience == Audience::Human && by.is_agent() {
         return Err(BrokerError::HumanOnly);
     }
     Ok(())

@@ -8,8 +8,9 @@ use std::str::FromStr;
 use chrono::{DateTime, Utc};
 
 use super::{Broker, BrokerError};
+use crate::db::approvals::{NewAudit, append_audit};
 use crate::db::controls::{self, ControlRow};
-use crate::domain::UnknownName;
+use crate::domain::{AuditAction, UnknownName, Via};
 
 /// How long a pause lasts.
 pub const PAUSE: chrono::Duration = chrono::Duration::hours(1);
@@ -78,6 +79,30 @@ pub enum ControlChange {
     Unmute,
 }
 
+impl ControlChange {
+    /// The audit action that records it.
+    pub fn audit_action(self) -> AuditAction {
+        match self {
+            ControlChange::Pause => AuditAction::ServerPaused,
+            ControlChange::Resume => AuditAction::ServerResumed,
+            ControlChange::Block => AuditAction::ServerBlocked,
+            ControlChange::Unblock => AuditAction::ServerUnblocked,
+            ControlChange::Mute => AuditAction::ServerMuted,
+            ControlChange::Unmute => AuditAction::ServerUnmuted,
+        }
+    }
+
+    /// Whether the change only refuses more or tells the person more (pause, block,
+    /// unmute): a script holding the API token may make those. Lifting a pause or block, or
+    /// muting the notices, is the person's own choice in the browser.
+    pub fn tightens(self) -> bool {
+        matches!(
+            self,
+            ControlChange::Pause | ControlChange::Block | ControlChange::Unmute
+        )
+    }
+}
+
 impl FromStr for ControlChange {
     type Err = UnknownName;
 
@@ -128,7 +153,8 @@ impl Broker {
             .collect())
     }
 
-    /// Applies `change` to `server`'s controls; returns them as they now stand.
+    /// Applies `change` to `server`'s controls and audits it (who, through which door, when,
+    /// what); returns them as they now stand.
     ///
     /// # Errors
     /// [`BrokerError::Store`].
@@ -136,6 +162,7 @@ impl Broker {
         &self,
         server: &str,
         change: ControlChange,
+        by: Via,
     ) -> Result<ServerControl, BrokerError> {
         let mut c = self.control(server).await?;
         let now = self.now();
@@ -155,10 +182,17 @@ impl Broker {
             muted: i32::from(c.muted),
             updated_at: ms,
         };
+        let entry = NewAudit::server_control(ms, by.actor(), change.audit_action(), &c.server)
+            .through(Some(by));
         self.db
-            .write(move |conn| Ok(controls::put(conn, &row, ms)?))
+            .write(move |conn| {
+                Ok(conn.immediate_transaction(|conn| {
+                    controls::put(conn, &row, ms)?;
+                    append_audit(conn, &entry)
+                })?)
+            })
             .await?;
-        tracing::info!(server = %c.server, ?change, "server control changed");
+        tracing::info!(server = %c.server, ?change, via = %by, "server control changed");
         Ok(c)
     }
 }

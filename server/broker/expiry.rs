@@ -163,14 +163,14 @@ mod tests {
             grant: None,
         };
         broker
-            .answer(&ids[2], &decline, crate::broker::Answerer::Agent)
+            .answer(&ids[2], &decline, crate::broker::Answerer::Cli)
             .await
             .unwrap();
         assert_eq!(broker.waited_on(), 2);
         assert!(!answered.is_finished() && !withdrawn.is_finished());
 
         broker
-            .answer(&ids[0], &decline, crate::broker::Answerer::Agent)
+            .answer(&ids[0], &decline, crate::broker::Answerer::Cli)
             .await
             .unwrap();
         let response = match answered.await.unwrap().unwrap() {

@@ -12,14 +12,10 @@ use crate::protocol::era::Era;
 use crate::tools::ToolInfo;
 use crate::wire::{QuestionDetail, Summary};
 
-/// Who is answering: a logged-in person or an API client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Answerer {
-    /// A person in the browser (may answer every question).
-    Human,
-    /// A script or agent over the API or CLI (may answer `agent` questions only).
-    Agent,
-}
+/// Who is answering, by the door the answer comes through: a person in the browser (may
+/// answer every question) or a script or agent with the API token, over the CLI's socket or
+/// TCP (may answer `agent` questions only).
+pub use crate::domain::Via as Answerer;
 
 /// The outcome of a long-poll.
 #[derive(Debug, Clone)]

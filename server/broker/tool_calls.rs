@@ -97,10 +97,7 @@ impl Broker {
         response: &Value,
         by: Answerer,
     ) -> NewAudit {
-        let actor = match by {
-            Answerer::Human => Actor::Human,
-            Answerer::Agent => Actor::Agent,
-        };
+        let actor = by.actor();
         let sent = response
             .pointer("/result/arguments")
             .map(|a| crate::tools::call::arguments_text_digest(Some(&a.to_string())));
@@ -111,7 +108,7 @@ impl Broker {
             (State::Accepted, _) => AuditAction::ToolAccepted,
             _ => AuditAction::ToolDeclined,
         };
-        let mut entry = self.tool_entry(actor, action, q);
+        let mut entry = self.tool_entry(actor, action, q).through(Some(by));
         entry.response_digest = sent.filter(|_| state == State::Accepted);
         entry
     }

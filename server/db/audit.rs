@@ -6,7 +6,7 @@ use diesel::prelude::*;
 
 use super::conn::Conn;
 use super::schema::audit_log;
-use crate::domain::{Actor, AuditAction, Kind};
+use crate::domain::{Actor, AuditAction, Kind, Via};
 
 /// One audit entry (digests only, never text).
 #[derive(Debug, Clone, Queryable, Selectable)]
@@ -30,6 +30,8 @@ pub struct AuditRow {
     /// The rule created or revoked (entries about a rule only).
     pub rule_id: Option<String>,
     pub tool: Option<String>,
+    /// The door the decision came through (`None` for rules, expiry, withdrawal).
+    pub via: Option<Via>,
 }
 
 /// A new audit entry.
@@ -51,6 +53,8 @@ pub struct NewAudit {
     pub rule_id: Option<String>,
     /// The tool of a tool-call decision or grant.
     pub tool: Option<String>,
+    /// The door the decision came through ([`NewAudit::through`]).
+    pub via: Option<Via>,
 }
 
 impl NewAudit {
@@ -114,6 +118,17 @@ impl NewAudit {
         }
     }
 
+    /// An entry about a server's controls (paused, blocked, muted, or lifted): only the
+    /// server.
+    pub fn server_control(at: i64, actor: Actor, action: AuditAction, server: &str) -> NewAudit {
+        NewAudit::bare(at, actor, action, server)
+    }
+
+    /// The same entry, made through `via` (`None`: no door, e.g. a rule decided).
+    pub fn through(self, via: Option<Via>) -> NewAudit {
+        NewAudit { via, ..self }
+    }
+
     fn bare(at: i64, actor: Actor, action: AuditAction, server: &str) -> NewAudit {
         NewAudit {
             at,
@@ -130,6 +145,7 @@ impl NewAudit {
             kind: None,
             rule_id: None,
             tool: None,
+            via: None,
         }
     }
 }

@@ -15,7 +15,7 @@ use diesel::{PgConnection, QueryResult, SqliteConnection};
 
 use crate::domain::{
     Action, Actor, Audience, AuditAction, DecisionKind, IncludeContext, Kind, Phase, RuleScope,
-    RunState, State, Step, StopReason,
+    RunState, State, Step, StopReason, Via,
 };
 
 /// A store connection: the embedded SQLite file, or a PostgreSQL server.
@@ -78,6 +78,7 @@ text_words!(
     StopReason,
     AuditAction,
     Actor,
+    Via,
 );
 
 impl Conn {

@@ -38,6 +38,7 @@ diesel::table! {
         kind -> Nullable<Text>,
         rule_id -> Nullable<Text>,
         tool -> Nullable<Text>,
+        via -> Nullable<Text>,
     }
 }
 

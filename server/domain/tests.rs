@@ -67,11 +67,11 @@ fn actors_and_approval_ids_parse_what_they_print() {
 #[test]
 fn the_migration_checks_the_same_words() {
     // The kinds' CHECK was last widened by the tool-calls migration, the audit actions' by
-    // the one-audit migration.
+    // the audit-doors migration, which also added the doors.
     let sql = concat!(
         include_str!("../../migrations/2026-12-01-000000_vocabulary_checks/up.sql"),
         include_str!("../../migrations/2026-12-02-000000_tool_calls/up.sql"),
-        include_str!("../../migrations/2026-12-02-020000_one_audit/up.sql")
+        include_str!("../../migrations/2026-12-02-050000_audit_doors_and_controls/up.sql")
     );
     let check = |column: &str, words: Vec<&str>| {
         let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
@@ -96,4 +96,5 @@ fn the_migration_checks_the_same_words() {
         "action",
         AuditAction::ALL.iter().map(|k| k.as_str()).collect(),
     );
+    check("via", Via::ALL.iter().map(|k| k.as_str()).collect());
 }

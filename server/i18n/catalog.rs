@@ -104,6 +104,74 @@ pub fn decimal(lang: Lang, value: f64, min_fraction: usize, max_fraction: usize)
     Some(formatter.format(&d).to_string())
 }
 
+/// The variables the message `key` of `lang` refers to (`{ $name }`, in every variant and
+/// in the messages it references); `None` when the catalogue has no such message.
+pub fn variables(lang: Lang, key: &str) -> Option<std::collections::BTreeSet<String>> {
+    use fluent_syntax::ast::{Entry, Expression, InlineExpression, Pattern, PatternElement};
+    fn inline(e: &InlineExpression<&str>, out: &mut Vec<String>, refs: &mut Vec<String>) {
+        match e {
+            InlineExpression::VariableReference { id } => out.push(id.name.to_owned()),
+            InlineExpression::FunctionReference { arguments, .. } => {
+                for a in &arguments.positional {
+                    inline(a, out, refs);
+                }
+                for a in &arguments.named {
+                    inline(&a.value, out, refs);
+                }
+            }
+            InlineExpression::MessageReference { id, .. } => refs.push(id.name.to_owned()),
+            InlineExpression::Placeable { expression } => expr(expression, out, refs),
+            _ => {}
+        }
+    }
+    fn expr(e: &Expression<&str>, out: &mut Vec<String>, refs: &mut Vec<String>) {
+        match e {
+            Expression::Select { selector, variants } => {
+                inline(selector, out, refs);
+                for v in variants {
+                    pattern(&v.value, out, refs);
+                }
+            }
+            Expression::Inline(i) => inline(i, out, refs),
+        }
+    }
+    fn pattern(p: &Pattern<&str>, out: &mut Vec<String>, refs: &mut Vec<String>) {
+        for el in &p.elements {
+            if let PatternElement::Placeable { expression } = el {
+                expr(expression, out, refs);
+            }
+        }
+    }
+    let ast = match fluent_syntax::parser::parse(SOURCES[lang.index()]) {
+        Ok(ast) | Err((ast, _)) => ast,
+    };
+    let find = |name: &str| {
+        ast.body.iter().find_map(|e| match e {
+            Entry::Message(m) if m.id.name == name => Some(m.value.clone()),
+            _ => None,
+        })
+    };
+    let mut found = std::collections::BTreeSet::new();
+    let mut pending = vec![key.to_owned()];
+    let mut seen = std::collections::BTreeSet::new();
+    while let Some(name) = pending.pop() {
+        if !seen.insert(name.clone()) {
+            continue;
+        }
+        let value = find(&name);
+        if name == key && value.is_none() {
+            return None;
+        }
+        let (mut vars, mut refs) = (Vec::new(), Vec::new());
+        if let Some(Some(p)) = value {
+            pattern(&p, &mut vars, &mut refs);
+        }
+        found.extend(vars);
+        pending.extend(refs);
+    }
+    Some(found)
+}
+
 /// Every catalogue's problems: parse errors, duplicate ids, and ids (messages and terms) one
 /// language has and another lacks. Empty when all three agree.
 pub fn problems() -> Vec<String> {
@@ -137,6 +205,9 @@ pub fn problems() -> Vec<String> {
     }
     problems
 }
+
+#[cfg(test)]
+mod calls_check;
 
 #[cfg(test)]
 mod tests {
@@ -175,15 +246,10 @@ mod tests {
             let text = std::fs::read_to_string(&path).unwrap();
             for marker in [
                 ".t(\"",
-                ".t1(\"",
-                ".t2(\"",
-                ".t3(\"",
-                ".t4(\"",
-                ".parts(\"",
-                ".parts1(\"",
+                ".msg(\"",
+                "i18n.parts(\"",
                 ".parts2(\"",
                 ".word(\"",
-                ".message(\"",
             ] {
                 for (at, _) in text.match_indices(marker) {
                     let rest = &text[at + marker.len()..];

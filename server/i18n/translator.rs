@@ -3,6 +3,7 @@
 //! relative times and durations in the page's language.
 
 use std::borrow::Cow;
+use std::fmt;
 
 use fluent_bundle::FluentArgs;
 use fluent_bundle::FluentValue;
@@ -138,6 +139,35 @@ const SLOT2: &str = "\u{E001}";
 /// character no catalogue holds).
 const SLOT: &str = "\u{E000}";
 
+/// A message with its named arguments ([`I18n::msg`]), shown by its `Display` or split around
+/// a placeable by [`Message::parts`].
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct Message<'t, 'a> {
+    i18n: &'t I18n,
+    key: &'t str,
+    args: Vec<(&'t str, Arg<'a>)>,
+}
+
+impl<'t, 'a> Message<'t, 'a> {
+    /// The same message with the argument `name` set to `value`.
+    pub fn arg(mut self, name: &'t str, value: impl Into<Arg<'a>>) -> Message<'t, 'a> {
+        self.args.push((name, value.into()));
+        self
+    }
+
+    /// The message split where its placeable `slot` goes ([`Parts`]), the other arguments set.
+    pub fn parts(&self, slot: &str) -> Parts {
+        self.i18n.parts_with(self.key, slot, &self.args)
+    }
+}
+
+impl fmt::Display for Message<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.i18n.message(self.key, &self.args))
+    }
+}
+
 /// The translator of one page: its language, the messages and the formatting of numbers,
 /// money and relative times, and the page's own address for the language switcher.
 /// Templates call it as `{{ i18n.t("key") }}`; askama escapes what it returns like any other
@@ -182,7 +212,7 @@ impl I18n {
     }
 
     /// The message `key` with `args`; the key itself (logged) when the catalogue lacks it.
-    pub fn message(&self, key: &str, args: &[(&str, Arg<'_>)]) -> String {
+    fn message(&self, key: &str, args: &[(&str, Arg<'_>)]) -> String {
         let bundle = bundle_of(self.lang);
         let Some(pattern) = bundle.get_message(key).and_then(|m| m.value()) else {
             tracing::warn!(
@@ -214,68 +244,16 @@ impl I18n {
         self.message(key, &[])
     }
 
-    /// The message `key` with one argument.
-    pub fn t1<'a>(&self, key: &str, name: &str, value: impl Into<Arg<'a>>) -> String {
-        self.message(key, &[(name, value.into())])
-    }
-
-    /// The message `key` with two arguments.
-    pub fn t2<'a, 'b>(
-        &self,
-        key: &str,
-        name1: &str,
-        value1: impl Into<Arg<'a>>,
-        name2: &str,
-        value2: impl Into<Arg<'b>>,
-    ) -> String {
-        self.message(key, &[(name1, value1.into()), (name2, value2.into())])
-    }
-
-    /// The message `key` with three arguments.
-    #[allow(clippy::too_many_arguments)]
-    pub fn t3<'a, 'b, 'c>(
-        &self,
-        key: &str,
-        name1: &str,
-        value1: impl Into<Arg<'a>>,
-        name2: &str,
-        value2: impl Into<Arg<'b>>,
-        name3: &str,
-        value3: impl Into<Arg<'c>>,
-    ) -> String {
-        self.message(
+    /// The message `key` with named arguments, the one way a page passes values into a
+    /// message: `i18n.msg("queue-count").arg("count", total)` renders (it is [`fmt::Display`])
+    /// or splits around a placeable ([`Message::parts`]). The catalogue test checks every
+    /// call's argument names against the variables of its message.
+    pub fn msg<'t, 'a>(&'t self, key: &'t str) -> Message<'t, 'a> {
+        Message {
+            i18n: self,
             key,
-            &[
-                (name1, value1.into()),
-                (name2, value2.into()),
-                (name3, value3.into()),
-            ],
-        )
-    }
-
-    /// The message `key` with four arguments.
-    #[allow(clippy::too_many_arguments)]
-    pub fn t4<'a, 'b, 'c, 'd>(
-        &self,
-        key: &str,
-        name1: &str,
-        value1: impl Into<Arg<'a>>,
-        name2: &str,
-        value2: impl Into<Arg<'b>>,
-        name3: &str,
-        value3: impl Into<Arg<'c>>,
-        name4: &str,
-        value4: impl Into<Arg<'d>>,
-    ) -> String {
-        self.message(
-            key,
-            &[
-                (name1, value1.into()),
-                (name2, value2.into()),
-                (name3, value3.into()),
-                (name4, value4.into()),
-            ],
-        )
+            args: Vec::new(),
+        }
     }
 
     /// The message `key` split where its placeable `slot` goes ([`Parts`]).
@@ -284,7 +262,7 @@ impl I18n {
     }
 
     /// [`I18n::parts`] of a message that has other arguments too.
-    pub fn parts_with(&self, key: &str, slot: &str, args: &[(&str, Arg<'_>)]) -> Parts {
+    fn parts_with(&self, key: &str, slot: &str, args: &[(&str, Arg<'_>)]) -> Parts {
         let mut all: Vec<(&str, Arg<'_>)> = args.to_vec();
         all.push((slot, Arg::Text(Cow::Borrowed(SLOT))));
         let text = self.message(key, &all);
@@ -328,20 +306,9 @@ impl I18n {
         }
     }
 
-    /// [`I18n::parts_with`] with one other argument (for templates).
-    pub fn parts1<'a>(
-        &self,
-        key: &str,
-        slot: &str,
-        name: &str,
-        value: impl Into<Arg<'a>>,
-    ) -> Parts {
-        self.parts_with(key, slot, &[(name, value.into())])
-    }
-
     /// A number in the language's notation (grouping, decimal separator), e.g. `1.234` in pt-BR.
     pub fn number<'a>(&self, value: impl Into<Arg<'a>>) -> String {
-        self.t1("number", "value", value)
+        self.msg("number").arg("value", value).to_string()
     }
 
     /// An amount in US dollars rounded for people ([`crate::sampling::Usd`]: cents from ten
@@ -359,14 +326,15 @@ impl I18n {
             ("money-usd", v)
         };
         let (min, max) = crate::sampling::Usd(value).fraction_digits();
-        self.t1(
-            key,
-            "amount",
-            Arg::Number {
-                value,
-                fraction: Some((min, max)),
-            },
-        )
+        self.msg(key)
+            .arg(
+                "amount",
+                Arg::Number {
+                    value,
+                    fraction: Some((min, max)),
+                },
+            )
+            .to_string()
     }
 
     /// `seconds` from now (negative: past) in words, rounded to the largest unit: "just now",
@@ -415,13 +383,15 @@ impl I18n {
     /// page's language: the message `<group>` selects on it (`kind`, `state`, …); the word
     /// itself when the catalogue has no variant for it.
     pub fn word(&self, group: &str, word: &impl std::fmt::Display) -> String {
-        self.t1(group, "word", word.to_string())
+        self.msg(group).arg("word", word.to_string()).to_string()
     }
 
     /// Who acted (an audit entry, a rule's author) in the page's language; a rule keeps its id.
     pub fn actor(&self, actor: &crate::domain::Actor) -> String {
         match actor {
-            crate::domain::Actor::Rule(id) => self.t1("actor-rule", "id", id.as_str()),
+            crate::domain::Actor::Rule(id) => {
+                self.msg("actor-rule").arg("id", id.as_str()).to_string()
+            }
             other => self.word("actor", other),
         }
     }
@@ -441,8 +411,6 @@ impl I18n {
 mod tests {
     use super::*;
 
-    /// Every key a template or a page's code names literally (`i18n.t("…")`, `.t1("…"`, …,
-    /// `.word("…"`, `.parts("…"`) is in the catalogue: a typo would show the key itself.
     #[test]
     fn numbers_and_money_follow_the_language() {
         let en = I18n::new(Lang::En);
@@ -459,8 +427,14 @@ mod tests {
         assert_eq!(en.number(2.5_f64), "2.5");
         assert_eq!(pt.number(2.5_f64), "2,5");
         // Exact numeric variants match numbers passed in.
-        assert_eq!(en.t1("error-title", "status", 404_u32), "Not Found");
-        assert_eq!(en.t1("queue-title", "count", 0_i64), "Waiting");
+        assert_eq!(
+            en.msg("error-title").arg("status", 404_u32).to_string(),
+            "Not Found"
+        );
+        assert_eq!(
+            en.msg("queue-title").arg("count", 0_i64).to_string(),
+            "Waiting"
+        );
     }
 
     #[test]
@@ -500,7 +474,10 @@ mod tests {
     #[test]
     fn parts_split_a_message_around_markup_and_server_text_is_isolated() {
         let en = I18n::new(Lang::En);
-        let p = en.parts1("question-heading", "server", "kind", "form");
+        let p = en
+            .msg("question-heading")
+            .arg("kind", "form")
+            .parts("server");
         assert_eq!(p.before, "");
         assert_eq!(p.after, " asks for your input");
         // Messages split around two placeables keep them in the same order in every language.
@@ -517,13 +494,11 @@ mod tests {
                 );
             }
         }
-        let title = en.t2(
-            "question-title",
-            "kind",
-            "form",
-            "server",
-            Arg::server("x\u{202E}y"),
-        );
+        let title = en
+            .msg("question-title")
+            .arg("kind", "form")
+            .arg("server", Arg::server("x\u{202E}y"))
+            .to_string();
         assert!(title.contains("\u{2068}x\u{202E}y\u{2069}"), "{title}");
     }
 }

@@ -114,7 +114,9 @@ impl Shown {
     pub fn of(notice: &Notice, count: usize, lang: Lang) -> Shown {
         let i18n = I18n::new(lang);
         let body = if count > 1 {
-            i18n.t1("notification-waiting", "count", count)
+            i18n.msg("notification-waiting")
+                .arg("count", count)
+                .to_string()
         } else {
             // A tool call names its tool (never its arguments); other kinds do not (their
             // `tool` is only the call that led to them).
@@ -122,15 +124,11 @@ impl Shown {
                 (Kind::ToolCall, Some(tool)) => tool.as_str(),
                 _ => "",
             };
-            i18n.t3(
-                "notification-question",
-                "server",
-                Arg::from(notice.server.as_str()),
-                "kind",
-                notice.kind.as_str(),
-                "tool",
-                Arg::from(tool),
-            )
+            i18n.msg("notification-question")
+                .arg("server", Arg::from(notice.server.as_str()))
+                .arg("kind", notice.kind.as_str())
+                .arg("tool", Arg::from(tool))
+                .to_string()
         };
         Shown {
             title: "mcp-consent".to_owned(),

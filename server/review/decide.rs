@@ -21,7 +21,7 @@ impl Reviewer {
         &self,
         id: &str,
         decision: &Decision,
-        actor: &Actor,
+        actor: &Decider,
     ) -> Result<Applied, BrokerError> {
         let q = self.broker.get(id).await?;
         let engine = self.engine_for(&q)?;
@@ -105,7 +105,7 @@ impl Reviewer {
         engine: &Arc<SamplingEngine>,
         review: &Review,
         decision: &Decision,
-        actor: &Actor,
+        actor: &Decider,
         now: i64,
     ) -> Result<Applied, BrokerError> {
         let model_id = match &decision.model {
@@ -174,15 +174,16 @@ impl Reviewer {
             run_id: approval_id.run().map(str::to_owned),
             decision: decision.decision,
             model_id: Some(model_id.clone()),
-            actor: actor.clone(),
+            actor: actor.actor.clone(),
             created_at: now,
         };
-        let action = match (decision.decision, actor.is_rule()) {
+        let action = match (decision.decision, actor.actor.is_rule()) {
             (DecisionKind::Regenerate, _) => AuditAction::Regenerated,
             (_, true) => AuditAction::AutoApproved,
             _ => AuditAction::Approved,
         };
-        let mut audit = NewAudit::new(now, actor.clone(), action, &q.id, &q.server);
+        let mut audit =
+            NewAudit::new(now, actor.actor.clone(), action, &q.id, &q.server).through(actor.via);
         audit.model_id = Some(model_id.clone());
         audit.request_digest = Some(request_digest(&review.params));
         let run_for_db = run.clone();
@@ -307,7 +308,7 @@ impl Reviewer {
         &self,
         q: &Question,
         decision: &Decision,
-        actor: &Actor,
+        actor: &Decider,
         run: &RunRow,
         now: i64,
     ) -> Result<Applied, BrokerError> {
@@ -326,15 +327,16 @@ impl Reviewer {
             run_id: Some(run.id.clone()),
             decision: DecisionKind::Send,
             model_id: Some(run.model_id.clone()),
-            actor: actor.clone(),
+            actor: actor.actor.clone(),
             created_at: now,
         };
-        let action = if actor.is_rule() {
+        let action = if actor.actor.is_rule() {
             AuditAction::AutoApproved
         } else {
             AuditAction::Delivered
         };
-        let mut audit = NewAudit::new(now, actor.clone(), action, &q.id, &q.server);
+        let mut audit =
+            NewAudit::new(now, actor.actor.clone(), action, &q.id, &q.server).through(actor.via);
         audit.model_id = Some(run.model_id.clone());
         audit.input_tokens = run.input_tokens;
         audit.output_tokens = run.output_tokens;
@@ -366,7 +368,7 @@ impl Reviewer {
         &self,
         q: &Question,
         decision: &Decision,
-        actor: &Actor,
+        actor: &Decider,
         from: &[Phase],
         now: i64,
         run: Option<&RunRow>,
@@ -381,7 +383,7 @@ impl Reviewer {
         &self,
         q: &Question,
         decision: &Decision,
-        actor: &Actor,
+        actor: &Decider,
         from: &[Phase],
         now: i64,
         run: Option<&RunRow>,
@@ -402,10 +404,17 @@ impl Reviewer {
             run_id,
             decision: DecisionKind::Reject,
             model_id: run.map(|r| r.model_id.clone()),
-            actor: actor.clone(),
+            actor: actor.actor.clone(),
             created_at: now,
         };
-        let mut audit = NewAudit::new(now, actor.clone(), AuditAction::Rejected, &q.id, &q.server);
+        let mut audit = NewAudit::new(
+            now,
+            actor.actor.clone(),
+            AuditAction::Rejected,
+            &q.id,
+            &q.server,
+        )
+        .through(actor.via);
         audit.model_id = run.map(|r| r.model_id.clone());
         audit.request_digest = Some(request_digest(&q.request));
         let from = from.to_vec();
@@ -469,7 +478,7 @@ impl Reviewer {
     pub(super) async fn audit(
         &self,
         q: &Question,
-        actor: &Actor,
+        actor: &Decider,
         action: AuditAction,
         model: Option<String>,
         cost: Option<f64>,
@@ -478,11 +487,12 @@ impl Reviewer {
     ) -> Result<(), DbError> {
         let mut entry = NewAudit::new(
             self.broker.now().timestamp_millis(),
-            actor.clone(),
+            actor.actor.clone(),
             action,
             &q.id,
             &q.server,
-        );
+        )
+        .through(actor.via);
         entry.model_id = model;
         entry.cost_usd = cost;
         entry.request_digest = request_digest;

@@ -21,7 +21,7 @@ impl Reviewer {
         &self,
         id: &str,
         decision: &Decision,
-        actor: &Actor,
+        actor: &Decider,
     ) -> Result<Applied, BrokerError> {
         let Some(edit) = &decision.edit else {
             return self.decide_sampling(id, decision, actor).await;
@@ -84,7 +84,7 @@ impl Reviewer {
         &self,
         id: &str,
         edit: &Edit,
-        actor: &Actor,
+        actor: &Decider,
     ) -> Result<i32, BrokerError> {
         let q = self.broker.get(id).await?;
         if q.state != State::Pending {
@@ -139,7 +139,7 @@ impl Reviewer {
             question_id: q.id.to_string(),
             revision: new_revision,
             params: params.to_string(),
-            author: actor.clone(),
+            author: actor.actor.clone(),
             created_at: now,
         };
         let base = q.revision;

@@ -28,7 +28,7 @@ impl Reviewer {
             if step == Step::Response && rule.scope != RuleScope::Both {
                 return Ok(());
             }
-            let actor = Actor::Rule(rule.id);
+            let actor = Decider::from(Actor::Rule(rule.id));
             let result = match step {
                 Step::Request => {
                     let review = self.review(q).await?;
@@ -109,10 +109,11 @@ impl Reviewer {
         &self,
         server: &str,
         scope: &str,
-        author: Actor,
+        author: impl Into<Decider>,
         reason: &str,
         hours: Option<i64>,
     ) -> Result<approvals::RuleRow, BrokerError> {
+        let Decider { actor: author, via } = author.into();
         let Ok(scope) = scope.parse::<RuleScope>() else {
             return Err(invalid(StepRefusal::RuleScope));
         };
@@ -140,7 +141,8 @@ impl Reviewer {
                     AuditAction::RuleCreated,
                     &row.id,
                     &row.server,
-                );
+                )
+                .through(via);
                 Ok(c.immediate_transaction(|c| {
                     approvals::insert_rule(c, &row)?;
                     approvals::append_audit(c, &entry)
@@ -210,7 +212,8 @@ impl Reviewer {
     ///
     /// # Errors
     /// [`BrokerError::Store`].
-    pub async fn revoke_rule(&self, id: &str, by: Actor) -> Result<bool, BrokerError> {
+    pub async fn revoke_rule(&self, id: &str, by: impl Into<Decider>) -> Result<bool, BrokerError> {
+        let Decider { actor: by, via } = by.into();
         let id = id.to_owned();
         let now = self.broker.now().timestamp_millis();
         Ok(self
@@ -223,7 +226,8 @@ impl Reviewer {
                     let revoked = approvals::revoke_rule(c, &id, now)?;
                     if revoked {
                         let entry =
-                            NewAudit::rule(now, by, AuditAction::RuleRevoked, &id, &rule.server);
+                            NewAudit::rule(now, by, AuditAction::RuleRevoked, &id, &rule.server)
+                                .through(via);
                         approvals::append_audit(c, &entry)?;
                     }
                     Ok(revoked)

@@ -14,8 +14,8 @@ use super::error::ApiError;
 use super::{AppState, MAX_BODY_BYTES, read_body};
 use crate::broker::audience::Audience;
 use crate::broker::person_only::PersonOnly;
-use crate::broker::{Answerer, BrokerError, OpenOutcome, Question, State, Waited, rfc3339};
-use crate::domain::{Actor, AuditAction, Kind};
+use crate::broker::{BrokerError, OpenOutcome, Question, State, Waited, rfc3339};
+use crate::domain::{AuditAction, Kind, QuestionId, Via};
 use crate::metrics::RejectReason;
 use crate::review::{self as approval};
 use crate::wire::{
@@ -109,7 +109,7 @@ struct WaitQuery {
 async fn request_response(
     state: web::Data<AppState>,
     caller: Caller,
-    id: web::Path<String>,
+    id: web::Path<QuestionId>,
     query: web::Query<WaitQuery>,
 ) -> Result<HttpResponse, ApiError> {
     caller.require_token()?;
@@ -128,7 +128,7 @@ async fn request_response(
 async fn cancel_request(
     state: web::Data<AppState>,
     caller: Caller,
-    id: web::Path<String>,
+    id: web::Path<QuestionId>,
 ) -> Result<HttpResponse, ApiError> {
     caller.require_token()?;
     state.broker.withdraw(&id).await?;
@@ -191,7 +191,7 @@ async fn list_questions(
                 .map_err(|_| ApiError::BadRequest(format!("unknown audience {a:?}")))?,
         ),
     };
-    if matches!(caller, Caller::Token) {
+    if matches!(caller, Caller::Token(_)) {
         if audience == Some(Audience::Human) {
             return Ok(HttpResponse::Ok().json(QuestionList { questions: vec![] }));
         }
@@ -204,22 +204,15 @@ async fn list_questions(
     Ok(HttpResponse::Ok().json(QuestionList { questions }))
 }
 
-fn answerer(caller: &Caller) -> Answerer {
-    match caller {
-        Caller::Token => Answerer::Agent,
-        Caller::Session(_) => Answerer::Human,
-    }
-}
-
 /// `GET /api/v1/questions/{id}`: the full view; 403 for an agent asking about a `human`
 /// question.
 async fn show_question(
     state: web::Data<AppState>,
     caller: Caller,
-    id: web::Path<String>,
+    id: web::Path<QuestionId>,
 ) -> Result<HttpResponse, ApiError> {
     let q = state.broker.get(&id).await?;
-    if q.audience == Audience::Human && answerer(&caller) == Answerer::Agent {
+    if q.audience == Audience::Human && caller.via().is_agent() {
         return Err(person_only(&q));
     }
     let mut detail = q.detail();
@@ -235,11 +228,11 @@ async fn show_question(
 async fn answer_question(
     state: web::Data<AppState>,
     caller: Caller,
-    id: web::Path<String>,
+    id: web::Path<QuestionId>,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let answer: Answer = json_body(payload, MAX_BODY_BYTES).await?;
-    let new_state = match state.broker.answer(&id, &answer, answerer(&caller)).await {
+    let new_state = match state.broker.answer(&id, &answer, caller.via()).await {
         Err(BrokerError::HumanOnly) => return Err(person_only(&state.broker.get(&id).await?)),
         decided => decided?,
     };
@@ -258,11 +251,11 @@ fn person_only(q: &Question) -> ApiError {
 async fn preview_answer(
     state: web::Data<AppState>,
     caller: Caller,
-    id: web::Path<String>,
+    id: web::Path<QuestionId>,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let answer: Answer = json_body(payload, MAX_BODY_BYTES).await?;
-    let response = match state.broker.preview(&id, &answer, answerer(&caller)).await {
+    let response = match state.broker.preview(&id, &answer, caller.via()).await {
         Err(BrokerError::HumanOnly) => return Err(person_only(&state.broker.get(&id).await?)),
         previewed => previewed?,
     };
@@ -347,13 +340,6 @@ async fn events(state: web::Data<AppState>, _caller: Caller) -> HttpResponse {
         .streaming(futures_util::StreamExt::chain(hello, updates))
 }
 
-fn actor(caller: &Caller) -> Actor {
-    match caller {
-        Caller::Token => Actor::Agent,
-        Caller::Session(_) => Actor::Human,
-    }
-}
-
 /// `POST /api/v1/questions/{id}/approvals` `{"approvalId","decision","model"?}`: a decision of
 /// the request or response review of a model-run sampling question. 200 `{"applied":
 /// "done"|"replayed","state","phase"}`; 422 for an outdated approval id or a decision that does
@@ -361,15 +347,18 @@ fn actor(caller: &Caller) -> Actor {
 async fn decide_approval(
     state: web::Data<AppState>,
     caller: Caller,
-    id: web::Path<String>,
+    id: web::Path<QuestionId>,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let decision: Decision = json_body(payload, MAX_BODY_BYTES).await?;
     let q = state.broker.get(&id).await?;
-    if q.audience == Audience::Human && answerer(&caller) == Answerer::Agent {
+    if q.audience == Audience::Human && caller.via().is_agent() {
         return Err(person_only(&q));
     }
-    let applied = state.review.decide(&id, &decision, &actor(&caller)).await?;
+    let applied = state
+        .review
+        .decide(&id, &decision, &caller.via().into())
+        .await?;
     let q = state.broker.get(&id).await?;
     Ok(HttpResponse::Ok().json(Decided {
         applied,
@@ -383,13 +372,13 @@ async fn decide_approval(
 async fn edit_request(
     state: web::Data<AppState>,
     caller: Caller,
-    id: web::Path<String>,
+    id: web::Path<QuestionId>,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let edit: Edit = json_body(payload, MAX_BODY_BYTES).await?;
     let revision = state
         .review
-        .edit_sampling(&id, &edit, &actor(&caller))
+        .edit_sampling(&id, &edit, &caller.via().into())
         .await?;
     Ok(HttpResponse::Ok().json(Revised { revision }))
 }
@@ -422,7 +411,7 @@ async fn create_rule(
     caller: Caller,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    if matches!(caller, Caller::Token) {
+    if matches!(caller, Caller::Token(_)) {
         return Err(ApiError::Forbidden(
             "rules are made by a person in the browser".into(),
         ));
@@ -433,7 +422,7 @@ async fn create_rule(
         .create_rule(
             &rule.server,
             &rule.scope,
-            Actor::Human,
+            Via::Browser,
             &rule.reason,
             rule.hours.or(rule.days.map(|d| d.saturating_mul(24))),
         )
@@ -447,11 +436,7 @@ async fn revoke_rule(
     caller: Caller,
     rule: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let by = match answerer(&caller) {
-        Answerer::Human => Actor::Human,
-        Answerer::Agent => Actor::Agent,
-    };
-    state.review.revoke_rule(&rule, by).await?;
+    state.review.revoke_rule(&rule, caller.via()).await?;
     Ok(HttpResponse::Ok().json(Empty {}))
 }
 
@@ -516,6 +501,7 @@ async fn audit_log(
                 input_tokens: r.input_tokens,
                 output_tokens: r.output_tokens,
                 cost_usd: r.cost_usd,
+                via: r.via,
                 request_digest: r.request_digest,
                 response_digest: r.response_digest,
             })

@@ -9,6 +9,7 @@ use std::pin::Pin;
 use super::AppState;
 use super::error::{ApiError, PageError};
 use crate::auth::{AuthError, Lifetime, Session};
+use crate::domain::Via;
 use actix_web::body::BoxBody;
 use actix_web::cookie::{Cookie, SameSite, time::Duration as CookieDuration};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
@@ -101,8 +102,10 @@ impl FromRequest for WebSession {
 /// Who is calling the JSON API.
 #[derive(Debug, Clone)]
 pub enum Caller {
-    /// A local client holding the API token (proxy, CLI, scripts): answers as an agent.
-    Token,
+    /// A local client holding the API token (proxy, CLI, scripts): answers as an agent,
+    /// through the CLI's door ([`Via::Cli`], the owner-only socket) or over TCP
+    /// ([`Via::Token`]).
+    Token(Via),
     /// The logged-in person's browser: answers as a human; state changes need the CSRF token
     /// in `X-CSRF-Token`.
     Session(WebSession),
@@ -119,7 +122,11 @@ impl FromRequest for Caller {
                 app_state(&req).ok_or_else(|| ApiError::Internal("app state missing".into()))?;
             if let Some(token) = bearer(&req) {
                 return if state.tokens.verify(token) {
-                    Ok(Caller::Token)
+                    Ok(Caller::Token(if via_socket(&req) {
+                        Via::Cli
+                    } else {
+                        Via::Token
+                    }))
                 } else {
                     Err(ApiError::Unauthorized)
                 };
@@ -142,13 +149,21 @@ impl FromRequest for Caller {
 }
 
 impl Caller {
+    /// The door the call came through (who acts follows from it: [`Via::actor`]).
+    pub fn via(&self) -> Via {
+        match self {
+            Caller::Token(via) => *via,
+            Caller::Session(_) => Via::Browser,
+        }
+    }
+
     /// The caller must hold the API token (local clients only).
     ///
     /// # Errors
     /// [`ApiError::Forbidden`] for a browser session.
     pub fn require_token(&self) -> Result<(), ApiError> {
         match self {
-            Caller::Token => Ok(()),
+            Caller::Token(_) => Ok(()),
             Caller::Session(_) => Err(ApiError::Forbidden(
                 "this endpoint needs the API token".into(),
             )),

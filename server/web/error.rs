@@ -251,8 +251,14 @@ impl PageError {
             PageError::Step(r) => refusal(i18n, r),
             PageError::NotFound => i18n.t("error-no-question"),
             PageError::NoPage => i18n.t("error-no-page"),
-            PageError::Conflict(s) => i18n.t1("error-conflict", "state", i18n.word("state", s)),
-            PageError::TooLarge(n) => i18n.t1("error-too-large", "bytes", Arg::from(*n)),
+            PageError::Conflict(s) => i18n
+                .msg("error-conflict")
+                .arg("state", i18n.word("state", s))
+                .to_string(),
+            PageError::TooLarge(n) => i18n
+                .msg("error-too-large")
+                .arg("bytes", Arg::from(*n))
+                .to_string(),
             PageError::Refused(r) => i18n.t(r.key()),
             PageError::Internal(_) => i18n.t("error-internal"),
             PageError::Unavailable => i18n.t("error-unavailable"),
@@ -275,11 +281,10 @@ impl PageError {
         let status = self.status_code();
         let page = ErrorPage {
             i18n: i18n.clone(),
-            title: i18n.t1(
-                "error-title",
-                "status",
-                Arg::from(u32::from(status.as_u16())),
-            ),
+            title: i18n
+                .msg("error-title")
+                .arg("status", Arg::from(u32::from(status.as_u16())))
+                .to_string(),
             message: self.message(i18n),
             status: status.as_u16(),
         };

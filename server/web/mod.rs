@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod api_local;
+pub mod api_servers;
 pub mod api_tools;
 pub mod assets;
 pub mod auth;
@@ -59,6 +60,7 @@ pub struct AppState {
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.configure(api_local::configure)
         .configure(api_tools::configure)
+        .configure(api_servers::configure)
         .configure(api::configure)
         .configure(lang::configure)
         .configure(pages::configure)

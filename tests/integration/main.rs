@@ -7,6 +7,7 @@ mod approvals;
 mod boundary;
 mod channels;
 mod cli;
+mod decided_where;
 mod doors;
 mod edit_approve;
 mod events;

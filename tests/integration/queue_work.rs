@@ -24,7 +24,8 @@ async fn post_form(
     (status, res.text().await.unwrap())
 }
 
-async fn audit(app: &TestApp, query: &str) -> Vec<Value> {
+/// The entries of `GET /api/v1/audit{query}`.
+pub(crate) async fn audit(app: &TestApp, query: &str) -> Vec<Value> {
     let body: Value = app
         .get(&format!("/api/v1/audit{query}"))
         .await

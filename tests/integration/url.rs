@@ -217,3 +217,43 @@ async fn a_local_network_url_opens_only_after_a_second_confirmation() {
     let res = get_open(&app, &browser, &id).await;
     assert_eq!(res.status(), StatusCode::SEE_OTHER);
 }
+
+#[tokio::test]
+async fn queue_and_history_previews_of_a_url_question_show_its_domain() {
+    let app = spawn_app().await;
+    let id = app
+        .open_ok(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "elicitation/create", "params": {
+            "mode": "url", "elicitationId": "e-1",
+            "url": "https://login.microsoftonline.com.evil.example/connect",
+            "message": "Sign in to continue"}}),
+        )
+        .await;
+    let browser = app.login().await;
+    let queue = app.html(&browser, "/").await;
+    let row = queue
+        .split(&format!("data-question-id=\"{id}\""))
+        .nth(1)
+        .and_then(|rest| rest.split("</tr>").next())
+        .unwrap_or_else(|| panic!("no row of {id}: {queue}"));
+    assert!(
+        row.contains("<span class=\"subdomain\">login.microsoftonline.com.</span><strong class=\"domain\">evil.example</strong>"),
+        "the registrable domain is the emphasised part: {row}"
+    );
+    let res = browser
+        .post(format!("{}/questions/decline", app.base))
+        .form(&[
+            ("csrf", csrf_of(&queue).as_str()),
+            ("id", id.as_str()),
+            ("confirmed", "1"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    let history = app.html(&browser, "/history").await;
+    assert!(
+        history.contains("<strong class=\"domain\">evil.example</strong>"),
+        "{history}"
+    );
+}

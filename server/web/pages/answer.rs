@@ -1,7 +1,40 @@
 //! Answering a question from its page: the answer form's post, the confirm step that shows
 //! exactly what "Send" delivers, and the send itself.
 
-use super::*;
+use super::csrf_form::CsrfForm;
+use super::ok;
+use super::question::gone;
+use super::question::rerender;
+use super::see_other;
+use super::tool_call::answer_tool_call;
+use super::tool_call::grant_span;
+use crate::broker::Answerer;
+use crate::broker::BrokerError;
+use crate::broker::Kind;
+use crate::broker::Question;
+use crate::broker::State;
+use crate::domain::Action;
+use crate::domain::QuestionId;
+use crate::i18n::I18n;
+use crate::protocol::FieldError;
+use crate::protocol::Problem;
+use crate::web::AppState;
+use crate::web::error::PageError;
+use crate::web::error::Refusal;
+use crate::web::views::last;
+use crate::web::views::problem::shown_fields;
+use crate::web::views::sampling::SamplingInput;
+use crate::web::views::sampling::pretty;
+use crate::web::views::summary::SummaryRow;
+use crate::web::views::summary::content_summary;
+use crate::web::views::summary::result_summary;
+use crate::web::views::summary::typed_summary;
+use crate::web::views::tool_call::edited_arguments;
+use crate::wire::Answer;
+use actix_web::HttpResponse;
+use actix_web::web;
+use askama::Template;
+use serde_json::Value;
 
 #[derive(Template)]
 #[template(path = "confirm.html")]
@@ -76,13 +109,14 @@ pub fn answer_from_form(
 /// input re-renders the form with the input kept and the fields marked (422).
 pub async fn answer(
     state: web::Data<AppState>,
-    session: WebSession,
     i18n: I18n,
-    id: web::Path<String>,
-    payload: web::Payload,
+    id: web::Path<QuestionId>,
+    form: CsrfForm,
 ) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
+    let CsrfForm {
+        session,
+        form: pairs,
+    } = form;
     let q = state.broker.get(&id).await?;
     if q.state != State::Pending {
         return gone(&state, &i18n, &session, &q.id, |q| {
@@ -111,7 +145,11 @@ pub async fn answer(
             arguments: None,
             grant: None,
         };
-        return match state.broker.answer(&q.id, &refusal, Answerer::Human).await {
+        return match state
+            .broker
+            .answer(&q.id, &refusal, Answerer::Browser)
+            .await
+        {
             Ok(_) => Ok(see_other(&format!("/questions/{}", q.id))),
             Err(BrokerError::AlreadyDecided(_)) => {
                 gone(&state, &i18n, &session, &q.id, |_| Vec::new()).await
@@ -126,7 +164,11 @@ pub async fn answer(
             return rerender(&state, &i18n, &session, &q, Some(&pairs), &errors).await;
         }
     };
-    match state.broker.preview(&q.id, &answer, Answerer::Human).await {
+    match state
+        .broker
+        .preview(&q.id, &answer, Answerer::Browser)
+        .await
+    {
         Ok(response) => {
             let result = response.get("result").cloned().unwrap_or(Value::Null);
             let summary = match (q.kind, &answer.content) {
@@ -176,13 +218,14 @@ pub async fn answer(
 /// the question's outcome.
 pub async fn send(
     state: web::Data<AppState>,
-    session: WebSession,
     i18n: I18n,
-    id: web::Path<String>,
-    payload: web::Payload,
+    id: web::Path<QuestionId>,
+    form: CsrfForm,
 ) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
+    let CsrfForm {
+        session,
+        form: pairs,
+    } = form;
     if last(&pairs, "action") != Some("send") {
         return Ok(see_other(&format!("/questions/{id}")));
     }
@@ -216,7 +259,7 @@ pub async fn send(
             }
         }
     };
-    match state.broker.answer(&id, &answer, Answerer::Human).await {
+    match state.broker.answer(&id, &answer, Answerer::Browser).await {
         Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
         Err(BrokerError::AlreadyDecided(_)) => {
             gone(&state, &i18n, &session, &id, |q| {

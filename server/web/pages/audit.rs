@@ -1,6 +1,23 @@
 //! The audit log page: one audit over forms, URLs, sampling and the rules.
 
-use super::*;
+use super::ok;
+use crate::broker::Kind;
+use crate::domain::Actor;
+use crate::domain::AuditAction;
+use crate::domain::Via;
+use crate::i18n::I18n;
+use crate::web::AppState;
+use crate::web::auth::WebSession;
+use crate::web::error::PageError;
+use crate::web::views::spend::SPEND_DAYS;
+use crate::web::views::spend::SpendView;
+use crate::web::views::spend::spend_view;
+use crate::web::views::text::Moment;
+use crate::web::views::text::moment_ms;
+use actix_web::HttpResponse;
+use actix_web::web;
+use askama::Template;
+use serde::Deserialize;
 
 /// An audit entry as the page shows it.
 pub struct AuditView {
@@ -13,6 +30,8 @@ pub struct AuditView {
     pub kind: Option<Kind>,
     /// The rule created or revoked (empty otherwise).
     pub rule: String,
+    /// The door the decision came through, when one was recorded.
+    pub via: Option<Via>,
     pub server: String,
     pub model: String,
     pub tokens: String,
@@ -100,10 +119,15 @@ pub async fn audit(
                 question: r.question_id.clone().unwrap_or_default(),
                 kind: r.kind,
                 rule: r.rule_id.clone().unwrap_or_default(),
+                via: r.via,
                 server: r.server.clone(),
                 model: r.model_id.clone().unwrap_or_default(),
                 tokens: match (r.input_tokens, r.output_tokens) {
-                    (Some(i), Some(o)) => i18n.t2("audit-tokens-value", "input", i, "output", o),
+                    (Some(i), Some(o)) => i18n
+                        .msg("audit-tokens-value")
+                        .arg("input", i)
+                        .arg("output", o)
+                        .to_string(),
                     _ => String::new(),
                 },
                 cost: r.cost_usd.map(|c| i18n.usd(Some(c))).unwrap_or_default(),

@@ -1,7 +1,26 @@
 //! The history of decided questions, searchable by server, kind, outcome, time and text, with
 //! when, where (browser, API or CLI, rule) and by whom each was decided.
 
-use super::*;
+use super::ok;
+use crate::broker::Kind;
+use crate::broker::State;
+use crate::domain::Actor;
+use crate::domain::AuditAction;
+use crate::domain::Via;
+use crate::i18n::I18n;
+use crate::web::AppState;
+use crate::web::auth::WebSession;
+use crate::web::error::PageError;
+use crate::web::views::text::Moment;
+use crate::web::views::text::moment;
+use crate::web::views::text::preview;
+use crate::web::views::url::UrlHost;
+use crate::web::views::url::url_host;
+use actix_web::HttpResponse;
+use actix_web::web;
+use askama::Template;
+use serde::Deserialize;
+
 use crate::broker::Decided;
 use crate::db::history::HistoryFilter;
 
@@ -10,7 +29,12 @@ use crate::db::history::HistoryFilter;
 pub enum Place {
     /// A person in the browser.
     Browser,
-    /// A script or agent over the API or the `questions` commands.
+    /// The `mcp-consent questions` commands (the API token over the owner-only socket).
+    Cli,
+    /// A script holding the API token, over TCP.
+    Token,
+    /// A script or agent over the API or the CLI, door not recorded (decided before doors
+    /// were audited).
     Api,
     /// An auto-approve rule.
     Rule,
@@ -27,6 +51,8 @@ impl Place {
     pub fn key(self) -> &'static str {
         match self {
             Place::Browser => "place-browser",
+            Place::Cli => "place-cli",
+            Place::Token => "place-token",
             Place::Api => "place-api",
             Place::Rule => "place-rule",
             Place::Server => "place-server",
@@ -44,6 +70,8 @@ pub struct DecidedRow {
     pub tool: String,
     pub state: State,
     pub preview: String,
+    /// A URL question's host, its registrable domain emphasised ([`url_host`]).
+    pub host: Option<UrlHost>,
     /// When it was decided.
     pub decided_at: Moment,
     pub place: Place,
@@ -60,11 +88,13 @@ impl DecidedRow {
     pub fn of(d: &Decided, now: chrono::DateTime<chrono::Utc>) -> DecidedRow {
         let q = &d.question;
         let place = match (&d.entry, q.state) {
-            (Some(e), _) => match &e.actor {
-                Actor::Human => Place::Browser,
-                Actor::Agent => Place::Api,
-                Actor::Rule(_) => Place::Rule,
-                Actor::Server => Place::Server,
+            (Some(e), _) => match (&e.actor, e.via) {
+                (_, Some(Via::Cli)) => Place::Cli,
+                (_, Some(Via::Token)) => Place::Token,
+                (Actor::Human, _) => Place::Browser,
+                (Actor::Agent, _) => Place::Api,
+                (Actor::Rule(_), _) => Place::Rule,
+                (Actor::Server, _) => Place::Server,
             },
             (None, State::Expired) => Place::Deadline,
             (None, State::Withdrawn | State::Completed) => Place::Server,
@@ -78,6 +108,7 @@ impl DecidedRow {
             tool: q.tool.clone().unwrap_or_default(),
             state: q.state,
             preview: preview(q),
+            host: url_host(q),
             decided_at: moment(q.decided_at.unwrap_or(q.created_at), now),
             place,
             action: entry.map(|e| e.action),

@@ -1,6 +1,23 @@
 //! Login by one-time link or passphrase, and logout.
 
-use super::*;
+use super::csrf_form::Checked;
+use super::csrf_form::CsrfForm;
+use super::form_pairs;
+use super::html;
+use super::ok;
+use crate::auth::throttle::Attempt;
+use crate::i18n::I18n;
+use crate::web::AppState;
+use crate::web::auth;
+use crate::web::error::PageError;
+use crate::web::views::last;
+use actix_web::HttpResponse;
+use actix_web::http::StatusCode;
+use actix_web::http::header::LOCATION;
+use actix_web::web;
+use askama::Template;
+use serde::Deserialize;
+
 use crate::auth::{Lifetime, label};
 
 #[derive(Template)]
@@ -161,12 +178,9 @@ pub async fn login_with_passphrase(
 /// `POST /logout`.
 pub async fn logout(
     state: web::Data<AppState>,
-    session: WebSession,
-    payload: web::Payload,
+    form: CsrfForm<Checked>,
 ) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
-    state.auth.end_session(&session).await?;
+    state.auth.end_session(&form.session).await?;
     let mut removal = auth::session_cookie("", Lifetime::Day);
     removal.make_removal();
     Ok(HttpResponse::SeeOther()

@@ -4,27 +4,17 @@
 //! reaches a server from these pages except through the confirm page's "Send" (accept) or the
 //! Decline/Cancel buttons.
 
-use actix_web::http::StatusCode;
 use actix_web::http::header::{CONTENT_TYPE, LOCATION};
 use actix_web::{HttpResponse, web};
 use askama::Template;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::auth::{self, WebSession};
 use super::error::{PageError, Refusal};
-use super::views::problem::{Shown, shown_broker, shown_fields};
-use super::{AppState, MAX_BODY_BYTES, read_body};
-use crate::auth::throttle::Attempt;
-use crate::broker::{Answerer, BrokerError, Kind, Question, State};
-use crate::domain::{Action, Actor, Audience, AuditAction, Phase, RuleScope, RunState, StopReason};
-use crate::i18n::{Arg, I18n};
-use crate::protocol::{FieldError, Problem};
-use crate::review::{Decision, DecisionKind, Edit, TextEdit};
-use crate::wire::Answer;
+use super::{MAX_BODY_BYTES, read_body};
 
 mod answer;
 mod audit;
+mod csrf_form;
 mod history;
 mod login;
 mod open;
@@ -36,29 +26,19 @@ mod sessions;
 mod tool_call;
 mod why;
 
-use super::views::diff::LineChange;
-use super::views::form::*;
-use super::views::last;
-use super::views::review::*;
-use super::views::sampling::*;
-use super::views::spend::{SPEND_DAYS, SpendView, spend_view};
-use super::views::summary::*;
-use super::views::text::*;
-use super::views::tool_call::*;
-use super::views::url::*;
-use answer::*;
-use audit::*;
-use history::*;
-use login::*;
+pub use csrf_form::{Checked, CsrfForm, Fields};
 pub use login::{return_to_question, safe_next};
-use open::*;
-use question::*;
-use queue::*;
-use review::*;
-use rules::*;
-use sessions::*;
-use tool_call::*;
-use why::*;
+
+use answer::{answer, send};
+use audit::audit;
+use history::history;
+use login::{login, login_with_passphrase, logout};
+use open::{open_url, open_url_confirmed};
+use question::question;
+use queue::{control_server, decline_many, queue};
+use review::{decide, revise};
+use rules::{apply_rule, create_rule, revoke_grant, revoke_rule, rules};
+use sessions::{remember_session, revoke_other_sessions, revoke_session, sessions};
 
 /// Registers the page routes.
 pub fn configure(cfg: &mut web::ServiceConfig) {

@@ -1,7 +1,22 @@
 //! Opening a URL question's link: the person's explicit click, and the second confirmation for
 //! an address on this computer, a private network or a bare IP.
 
-use super::*;
+use super::csrf_form::CsrfForm;
+use super::ok;
+use crate::broker::Kind;
+use crate::i18n::I18n;
+use crate::web::AppState;
+use crate::web::auth::WebSession;
+use crate::web::error::PageError;
+use crate::web::views::last;
+use crate::web::views::url::UrlView;
+use crate::web::views::url::url_view;
+use actix_web::HttpResponse;
+use actix_web::http::header::LOCATION;
+use actix_web::web;
+use askama::Template;
+use serde_json::Value;
+
 use crate::domain::QuestionId;
 
 /// The second confirmation before a URL to this computer, a private network or a bare IP opens.
@@ -26,7 +41,7 @@ pub async fn open_url(
     state: web::Data<AppState>,
     session: WebSession,
     i18n: I18n,
-    id: web::Path<String>,
+    id: web::Path<QuestionId>,
 ) -> Result<HttpResponse, PageError> {
     open_or_confirm(&state, &session, &i18n, &id, false).await
 }
@@ -35,13 +50,14 @@ pub async fn open_url(
 /// only when the form carries `confirm=local-network`; otherwise shows the confirmation again.
 pub async fn open_url_confirmed(
     state: web::Data<AppState>,
-    session: WebSession,
     i18n: I18n,
-    id: web::Path<String>,
-    payload: web::Payload,
+    id: web::Path<QuestionId>,
+    form: CsrfForm,
 ) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
+    let CsrfForm {
+        session,
+        form: pairs,
+    } = form;
     let confirmed = last(&pairs, "confirm") == Some(CONFIRM_LOCAL);
     let i18n = i18n.at(&format!("/questions/{id}"));
     open_or_confirm(&state, &session, &i18n, &id, confirmed).await

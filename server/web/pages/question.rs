@@ -1,6 +1,51 @@
 //! The review page of one question: what it shows, and the page again after a refused or lost answer.
 
-use super::*;
+use super::html;
+use super::ok;
+use super::why::WhyView;
+use super::why::why;
+use crate::broker::Kind;
+use crate::broker::Question;
+use crate::broker::State;
+use crate::domain::Audience;
+use crate::domain::Phase;
+use crate::domain::QuestionId;
+use crate::domain::RunState;
+use crate::domain::StopReason;
+use crate::i18n::{Arg, I18n};
+use crate::review::DecisionKind;
+use crate::web::AppState;
+use crate::web::auth::WebSession;
+use crate::web::error::PageError;
+use crate::web::views::diff::LineChange;
+use crate::web::views::form::Control;
+use crate::web::views::form::FieldView;
+use crate::web::views::form::field_views;
+use crate::web::views::problem::Shown;
+use crate::web::views::review::ModelReview;
+use crate::web::views::review::model_review;
+use crate::web::views::sampling::BlockKind;
+use crate::web::views::sampling::PERSON_MODEL;
+use crate::web::views::sampling::SamplingInput;
+use crate::web::views::sampling::SamplingView;
+use crate::web::views::sampling::pretty;
+use crate::web::views::sampling::sampling_view;
+use crate::web::views::summary::SummaryRow;
+use crate::web::views::text::Moment;
+use crate::web::views::text::bidi_places;
+use crate::web::views::text::is_bidi_control;
+use crate::web::views::text::moment;
+use crate::web::views::tool_call::ToolCallView;
+use crate::web::views::tool_call::tool_call_view;
+use crate::web::views::url::UrlPiece;
+use crate::web::views::url::UrlView;
+use crate::web::views::url::url_view;
+use actix_web::HttpResponse;
+use actix_web::http::StatusCode;
+use actix_web::web;
+use askama::Template;
+use serde_json::Value;
+use serde_json::json;
 
 #[derive(Template)]
 #[template(path = "question.html")]
@@ -105,15 +150,12 @@ fn what_happened(i18n: &I18n, q: &Question) -> String {
         return String::new();
     };
     let clock = at.with_timezone(&chrono::Local).format("%H:%M").to_string();
-    i18n.message(
-        "outcome-when",
-        &[
-            ("state", Arg::from(q.state.as_str())),
-            ("kind", Arg::from(q.kind.as_str())),
-            ("server", Arg::server(&q.server)),
-            ("time", Arg::from(clock)),
-        ],
-    )
+    i18n.msg("outcome-when")
+        .arg("state", Arg::from(q.state.as_str()))
+        .arg("kind", Arg::from(q.kind.as_str()))
+        .arg("server", Arg::server(&q.server))
+        .arg("time", Arg::from(clock))
+        .to_string()
 }
 
 impl QuestionPage {
@@ -138,7 +180,11 @@ impl QuestionPage {
     /// The running step's status, naming the model when known.
     pub fn running_text(&self) -> String {
         match self.model.as_ref().and_then(|m| m.run.as_ref()) {
-            Some(r) => self.i18n.t1("review-running", "model", r.model.as_str()),
+            Some(r) => self
+                .i18n
+                .msg("review-running")
+                .arg("model", r.model.as_str())
+                .to_string(),
             None => self.i18n.t("review-running-unnamed"),
         }
     }
@@ -268,13 +314,11 @@ pub fn question_page(
         // Also the page of the POSTs that render it (422, 409): the switcher comes back here.
         i18n: i18n.clone().at(&format!("/questions/{}", q.id)),
         csrf: session.csrf.clone(),
-        title: i18n.t2(
-            "question-title",
-            "kind",
-            i18n.word("kind", &q.kind),
-            "server",
-            title_server(&q.server),
-        ),
+        title: i18n
+            .msg("question-title")
+            .arg("kind", i18n.word("kind", &q.kind))
+            .arg("server", title_server(&q.server))
+            .to_string(),
         bidi: bidi_places(i18n, &q.server, q.tool.as_deref(), &q.request),
         lost: Vec::new(),
         id: q.id.to_string(),
@@ -338,7 +382,7 @@ pub async fn question(
     state: web::Data<AppState>,
     session: WebSession,
     i18n: I18n,
-    id: web::Path<String>,
+    id: web::Path<QuestionId>,
 ) -> Result<HttpResponse, PageError> {
     let q = state.broker.get(&id).await?;
     let mut page = question_page(state.broker.now(), &i18n, &session, &q, None, &[])?;
@@ -393,24 +437,27 @@ fn person_only_because(i18n: &I18n, q: &Question) -> Vec<String> {
             .map(|h| {
                 let place = match &h.place {
                     HintPlace::Message => i18n.t("form-place-message"),
-                    HintPlace::FieldName(f) => {
-                        i18n.t1("form-place-field-name", "field", Arg::server(f))
-                    }
-                    HintPlace::FieldTitle(f) => {
-                        i18n.t1("form-place-field-title", "field", Arg::server(f))
-                    }
-                    HintPlace::FieldDescription(f) => {
-                        i18n.t1("form-place-field-description", "field", Arg::server(f))
-                    }
-                    HintPlace::Choice(f) => i18n.t1("form-place-choice", "field", Arg::server(f)),
+                    HintPlace::FieldName(f) => i18n
+                        .msg("form-place-field-name")
+                        .arg("field", Arg::server(f))
+                        .to_string(),
+                    HintPlace::FieldTitle(f) => i18n
+                        .msg("form-place-field-title")
+                        .arg("field", Arg::server(f))
+                        .to_string(),
+                    HintPlace::FieldDescription(f) => i18n
+                        .msg("form-place-field-description")
+                        .arg("field", Arg::server(f))
+                        .to_string(),
+                    HintPlace::Choice(f) => i18n
+                        .msg("form-place-choice")
+                        .arg("field", Arg::server(f))
+                        .to_string(),
                 };
-                i18n.t2(
-                    "form-person-only-because",
-                    "word",
-                    h.word,
-                    "place",
-                    Arg::Text(place.into()),
-                )
+                i18n.msg("form-person-only-because")
+                    .arg("word", h.word)
+                    .arg("place", Arg::Text(place.into()))
+                    .to_string()
             })
             .collect(),
         Some(PersonOnly::EveryForm) => vec![i18n.t("form-person-only-every-form")],

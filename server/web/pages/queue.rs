@@ -2,7 +2,35 @@
 //! server, several declined at once after a confirmation, and each server's pause, block and
 //! muted notices.
 
-use super::*;
+use super::csrf_form::CsrfForm;
+use super::ok;
+use super::see_other;
+use crate::broker::Answerer;
+use crate::broker::BrokerError;
+use crate::broker::Kind;
+use crate::broker::Question;
+use crate::broker::State;
+use crate::domain::Action;
+use crate::domain::Audience;
+use crate::domain::Via;
+use crate::i18n::I18n;
+use crate::web::AppState;
+use crate::web::auth::WebSession;
+use crate::web::error::PageError;
+use crate::web::error::Refusal;
+use crate::web::views::last;
+use crate::web::views::text::Moment;
+use crate::web::views::text::moment;
+use crate::web::views::text::preview;
+use crate::web::views::url::UrlHost;
+use crate::web::views::url::url_host;
+use crate::wire::Answer;
+use actix_web::HttpResponse;
+use actix_web::web;
+use askama::Template;
+use serde::Deserialize;
+use serde_json::Value;
+
 use crate::broker::{ControlChange, ServerControl};
 use crate::web::api::MAX_LISTED;
 
@@ -17,6 +45,8 @@ pub struct Row {
     pub expires_at: Moment,
     /// One line of what it asks ([`preview`]).
     pub preview: String,
+    /// A URL question's host, its registrable domain emphasised ([`url_host`]).
+    pub host: Option<UrlHost>,
 }
 
 impl Row {
@@ -30,6 +60,7 @@ impl Row {
             created_at: moment(q.created_at, now),
             expires_at: moment(q.expires_at, now),
             preview: preview(q),
+            host: url_host(q),
         }
     }
 }
@@ -220,12 +251,13 @@ pub struct DeclineManyPage {
 /// (the server of each gets a decline; the audit records each). Back to the queue with how many.
 pub async fn decline_many(
     state: web::Data<AppState>,
-    session: WebSession,
     i18n: I18n,
-    payload: web::Payload,
+    form: CsrfForm,
 ) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
+    let CsrfForm {
+        session,
+        form: pairs,
+    } = form;
     let mut ids: Vec<&str> = pairs
         .iter()
         .filter(|(k, _)| k == "id")
@@ -262,7 +294,7 @@ pub async fn decline_many(
     };
     let (mut declined, mut skipped) = (0, 0);
     for id in ids {
-        match state.broker.answer(id, &refusal, Answerer::Human).await {
+        match state.broker.answer(id, &refusal, Answerer::Browser).await {
             Ok(_) => declined += 1,
             Err(BrokerError::AlreadyDecided(_) | BrokerError::NotFound) => skipped += 1,
             Err(e) => return Err(e.into()),
@@ -273,24 +305,30 @@ pub async fn decline_many(
     )))
 }
 
+/// The form of a server control's button.
+#[derive(Deserialize)]
+pub struct ControlForm {
+    pub server: String,
+    /// pause, resume, block, unblock, mute or unmute ([`ControlChange`]).
+    pub change: String,
+}
+
 /// `POST /servers/control` (`server`, `change` = pause, resume, block, unblock, mute, unmute).
 pub async fn control_server(
     state: web::Data<AppState>,
-    session: WebSession,
-    payload: web::Payload,
+    form: CsrfForm<ControlForm>,
 ) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
-    let server = last(&pairs, "server").unwrap_or_default();
-    let Ok(change) = last(&pairs, "change")
-        .unwrap_or_default()
-        .parse::<ControlChange>()
-    else {
+    let ControlForm { server, change } = form.form;
+    let Ok(change) = change.parse::<ControlChange>() else {
         return Err(PageError::Refused(Refusal::UnreadableForm));
     };
+    let server = server.as_str();
     if server.is_empty() {
         return Err(PageError::Refused(Refusal::UnreadableForm));
     }
-    state.broker.set_control(server, change).await?;
+    state
+        .broker
+        .set_control(server, change, Via::Browser)
+        .await?;
     Ok(see_other("/#servers"))
 }

@@ -1,18 +1,46 @@
 //! The model review's decisions and edits posted from the question page.
 
-use super::*;
+use super::csrf_form::CsrfForm;
+use super::ok;
+use super::question::gone;
+use super::question::rerender;
+use super::see_other;
+use crate::broker::BrokerError;
+use crate::broker::Kind;
+use crate::broker::Question;
+use crate::broker::State;
+use crate::domain::QuestionId;
+use crate::domain::Via;
+use crate::i18n::I18n;
+use crate::review::Decision;
+use crate::review::DecisionKind;
+use crate::review::Edit;
+use crate::review::TextEdit;
+use crate::web::AppState;
+use crate::web::auth::WebSession;
+use crate::web::error::PageError;
+use crate::web::error::Refusal;
+use crate::web::views::last;
+use crate::web::views::problem::shown_broker;
+use crate::web::views::summary::SummaryRow;
+use crate::web::views::summary::typed_revision;
+use actix_web::HttpResponse;
+use actix_web::web;
+use askama::Template;
+
 use crate::sampling::receipt::ExclusionReason;
 
 /// `POST /questions/{id}/decide`: a review decision (`approvalId`, `decision`, `model`).
 pub async fn decide(
     state: web::Data<AppState>,
-    session: WebSession,
     i18n: I18n,
-    id: web::Path<String>,
-    payload: web::Payload,
+    id: web::Path<QuestionId>,
+    form: CsrfForm,
 ) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
+    let CsrfForm {
+        session,
+        form: pairs,
+    } = form;
     let Some(decision) = last(&pairs, "decision").and_then(|d| d.parse::<DecisionKind>().ok())
     else {
         return Err(PageError::Refused(Refusal::ChooseDecision));
@@ -39,7 +67,11 @@ pub async fn decide(
         edit,
         over_cap_confirmed,
     };
-    match state.review.decide(&id, &decision, &Actor::Human).await {
+    match state
+        .review
+        .decide(&id, &decision, &Via::Browser.into())
+        .await
+    {
         // Back at the decision: the run's status and then its answer come where the eye is.
         Ok(_) => Ok(see_other(&format!("/questions/{id}#decision"))),
         Err(e) => {
@@ -55,15 +87,20 @@ pub async fn decide(
 /// revision (`baseRevision`, `systemPrompt`, `text.<message>.<block>`).
 pub async fn revise(
     state: web::Data<AppState>,
-    session: WebSession,
     i18n: I18n,
-    id: web::Path<String>,
-    payload: web::Payload,
+    id: web::Path<QuestionId>,
+    form: CsrfForm,
 ) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
+    let CsrfForm {
+        session,
+        form: pairs,
+    } = form;
     let edit = edit_of(&pairs);
-    match state.review.edit_sampling(&id, &edit, &Actor::Human).await {
+    match state
+        .review
+        .edit_sampling(&id, &edit, &Via::Browser.into())
+        .await
+    {
         Ok(_) => Ok(see_other(&format!("/questions/{id}"))),
         Err(e) => {
             refused(&state, &i18n, &session, &id, e, |_| {

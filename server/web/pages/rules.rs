@@ -2,7 +2,26 @@
 //! asks for confirmation, with the closest seen name offered), "both steps" needs an explicit
 //! confirmation, and a rule lasts from an hour to a year.
 
-use super::*;
+use super::csrf_form::Checked;
+use super::csrf_form::CsrfForm;
+use super::html;
+use super::ok;
+use super::see_other;
+use crate::domain::Actor;
+use crate::domain::RuleScope;
+use crate::domain::Via;
+use crate::i18n::I18n;
+use crate::web::AppState;
+use crate::web::auth::WebSession;
+use crate::web::error::PageError;
+use crate::web::views::last;
+use crate::web::views::text::Moment;
+use crate::web::views::text::moment;
+use crate::web::views::text::moment_ms;
+use actix_web::HttpResponse;
+use actix_web::http::StatusCode;
+use actix_web::web;
+use askama::Template;
 
 /// A rule as the page shows it.
 pub struct RuleView {
@@ -178,12 +197,13 @@ fn closest(name: &str, seen: &[String]) -> Option<String> {
 /// shows the form again (422) with what was typed.
 pub async fn create_rule(
     state: web::Data<AppState>,
-    session: WebSession,
     i18n: I18n,
-    payload: web::Payload,
+    form: CsrfForm,
 ) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
+    let CsrfForm {
+        session,
+        form: pairs,
+    } = form;
     let get = |k: &str| last(&pairs, k).unwrap_or_default().trim().to_owned();
     let hours = get("hours").parse::<i64>().ok().or_else(|| {
         get("days")
@@ -213,7 +233,7 @@ pub async fn create_rule(
     }
     state
         .review
-        .create_rule(&form.server, &form.scope, Actor::Human, &form.reason, hours)
+        .create_rule(&form.server, &form.scope, Via::Browser, &form.reason, hours)
         .await?;
     Ok(see_other("/rules"))
 }
@@ -221,13 +241,10 @@ pub async fn create_rule(
 /// `POST /rules/{rule}/revoke`.
 pub async fn revoke_rule(
     state: web::Data<AppState>,
-    session: WebSession,
     rule: web::Path<String>,
-    payload: web::Payload,
+    _form: CsrfForm<Checked>,
 ) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
-    state.review.revoke_rule(&rule, Actor::Human).await?;
+    state.review.revoke_rule(&rule, Via::Browser).await?;
     Ok(see_other("/rules"))
 }
 
@@ -235,12 +252,9 @@ pub async fn revoke_rule(
 /// proxies follow within two seconds.
 pub async fn revoke_grant(
     state: web::Data<AppState>,
-    session: WebSession,
     grant: web::Path<String>,
-    payload: web::Payload,
+    _form: CsrfForm<Checked>,
 ) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
     state.broker.revoke_grant(&grant).await?;
     Ok(see_other("/rules"))
 }
@@ -249,12 +263,9 @@ pub async fn revoke_grant(
 /// already wait in request review.
 pub async fn apply_rule(
     state: web::Data<AppState>,
-    session: WebSession,
     rule: web::Path<String>,
-    payload: web::Payload,
+    _form: CsrfForm<Checked>,
 ) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
     state.review.apply_rule_to_waiting(&rule).await?;
     Ok(see_other("/rules"))
 }

@@ -1,7 +1,22 @@
 //! The sessions page: every logged-in browser, with Revoke, "Log out everywhere else" and
 //! "Remember this browser for 30 days".
 
-use super::*;
+use super::csrf_form::Checked;
+use super::csrf_form::CsrfForm;
+use super::ok;
+use super::see_other;
+use crate::i18n::I18n;
+use crate::web::AppState;
+use crate::web::auth;
+use crate::web::auth::WebSession;
+use crate::web::error::PageError;
+use crate::web::views::last;
+use crate::web::views::text::Moment;
+use crate::web::views::text::moment_ms;
+use actix_web::HttpResponse;
+use actix_web::web;
+use askama::Template;
+
 use crate::auth::Lifetime;
 
 /// One session as the page shows it.
@@ -56,12 +71,9 @@ pub async fn sessions(
 /// `POST /sessions/{handle}/revoke`: ends that session (this browser's too, if named).
 pub async fn revoke_session(
     state: web::Data<AppState>,
-    session: WebSession,
     handle: web::Path<String>,
-    payload: web::Payload,
+    _form: CsrfForm<Checked>,
 ) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
     if !state.auth.revoke(&handle).await? {
         // Already revoked (or never was): the page's address names nothing.
         return Err(PageError::NoPage);
@@ -72,12 +84,9 @@ pub async fn revoke_session(
 /// `POST /sessions/revoke-others`: "Log out everywhere else".
 pub async fn revoke_other_sessions(
     state: web::Data<AppState>,
-    session: WebSession,
-    payload: web::Payload,
+    form: CsrfForm<Checked>,
 ) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
-    let ended = state.auth.end_other_sessions(&session).await?;
+    let ended = state.auth.end_other_sessions(&form.session).await?;
     tracing::info!(sessions = ended, "logged out everywhere else");
     Ok(see_other("/sessions"))
 }
@@ -87,11 +96,12 @@ pub async fn revoke_other_sessions(
 pub async fn remember_session(
     req: actix_web::HttpRequest,
     state: web::Data<AppState>,
-    session: WebSession,
-    payload: web::Payload,
+    form: CsrfForm,
 ) -> Result<HttpResponse, PageError> {
-    let pairs = form_pairs(payload).await?;
-    session.check_csrf(last(&pairs, "csrf"))?;
+    let CsrfForm {
+        session,
+        form: pairs,
+    } = form;
     let lifetime = state.auth.remember(&session).await?;
     let mut res = see_other(if last(&pairs, "back") == Some("queue") {
         "/"

@@ -2,7 +2,23 @@
 //! arguments), allows it with a grant, or declines it. Sent at once: the page already shows
 //! exactly the call that goes out.
 
-use super::*;
+use super::answer::answer_from_form;
+use super::question::gone;
+use super::question::rerender;
+use super::see_other;
+use crate::broker::Answerer;
+use crate::broker::BrokerError;
+use crate::broker::Question;
+use crate::domain::Action;
+use crate::i18n::I18n;
+use crate::web::AppState;
+use crate::web::auth::WebSession;
+use crate::web::error::PageError;
+use crate::web::error::Refusal;
+use crate::web::views::last;
+use crate::web::views::problem::shown_fields;
+use crate::wire::Answer;
+use actix_web::HttpResponse;
 
 /// A tool-call question's form: "Allow once" (with the edit box's arguments when changed), a
 /// grant button (allow once and from now on), or "Decline"; sent at once, since the page
@@ -32,7 +48,7 @@ pub async fn answer_tool_call(
         },
         _ => return Err(PageError::Refused(Refusal::ChooseAction)),
     };
-    match state.broker.answer(&q.id, &answer, Answerer::Human).await {
+    match state.broker.answer(&q.id, &answer, Answerer::Browser).await {
         Ok(_) => Ok(see_other(&format!("/questions/{}", q.id))),
         Err(BrokerError::InvalidAnswer(errors)) => {
             let errors = shown_fields(i18n, &errors);

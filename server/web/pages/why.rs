@@ -1,7 +1,12 @@
 //! "Why am I being asked": which host session asked, which tool call the question belongs to,
 //! and what the server asked before and how each was answered.
 
-use super::*;
+use crate::broker::Question;
+use crate::web::AppState;
+use crate::web::error::PageError;
+use crate::web::views::text::Moment;
+use crate::web::views::text::moment_ms;
+
 use crate::web::pages::history::DecidedRow;
 
 /// The origin of a question as its page shows it.

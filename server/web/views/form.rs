@@ -146,15 +146,19 @@ pub fn field_views(
                         "form-hint"
                     };
                     view.hint = match (minimum, maximum) {
-                        (Some(a), Some(b)) => i18n.t2(
-                            &format!("{prefix}-range"),
-                            "min",
-                            Arg::from(*a),
-                            "max",
-                            Arg::from(*b),
-                        ),
-                        (Some(a), None) => i18n.t1(&format!("{prefix}-min"), "min", Arg::from(*a)),
-                        (None, Some(b)) => i18n.t1(&format!("{prefix}-max"), "max", Arg::from(*b)),
+                        (Some(a), Some(b)) => i18n
+                            .msg(&format!("{prefix}-range"))
+                            .arg("min", Arg::from(*a))
+                            .arg("max", Arg::from(*b))
+                            .to_string(),
+                        (Some(a), None) => i18n
+                            .msg(&format!("{prefix}-min"))
+                            .arg("min", Arg::from(*a))
+                            .to_string(),
+                        (None, Some(b)) => i18n
+                            .msg(&format!("{prefix}-max"))
+                            .arg("max", Arg::from(*b))
+                            .to_string(),
                         (None, None) if *integer => i18n.t("form-hint-integer"),
                         (None, None) => String::new(),
                     };
@@ -200,9 +204,17 @@ pub fn field_views(
                         })
                         .collect();
                     view.hint = match (min_items, max_items) {
-                        (Some(a), Some(b)) => i18n.t2("form-hint-choose-range", "min", a, "max", b),
-                        (Some(a), None) => i18n.t1("form-hint-choose-min", "min", a),
-                        (None, Some(b)) => i18n.t1("form-hint-choose-max", "max", b),
+                        (Some(a), Some(b)) => i18n
+                            .msg("form-hint-choose-range")
+                            .arg("min", a)
+                            .arg("max", b)
+                            .to_string(),
+                        (Some(a), None) => {
+                            i18n.msg("form-hint-choose-min").arg("min", a).to_string()
+                        }
+                        (None, Some(b)) => {
+                            i18n.msg("form-hint-choose-max").arg("max", b).to_string()
+                        }
                         (None, None) => String::new(),
                     };
                 }

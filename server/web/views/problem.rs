@@ -47,77 +47,111 @@ pub fn problem(i18n: &I18n, p: &Problem) -> String {
     match p {
         Problem::Required => i18n.t("problem-required"),
         Problem::NotAString => i18n.t("problem-not-a-string"),
-        Problem::TooShort { min } => i18n.t1("problem-too-short", "min", *min),
-        Problem::TooLong { max } => i18n.t1("problem-too-long", "max", *max),
+        Problem::TooShort { min } => i18n.msg("problem-too-short").arg("min", *min).to_string(),
+        Problem::TooLong { max } => i18n.msg("problem-too-long").arg("max", *max).to_string(),
         Problem::NotANumber => i18n.t("problem-not-a-number"),
         Problem::NotWhole => i18n.t("problem-not-whole"),
-        Problem::BelowMinimum { min } => i18n.t1("problem-below-minimum", "min", *min),
-        Problem::AboveMaximum { max } => i18n.t1("problem-above-maximum", "max", *max),
+        Problem::BelowMinimum { min } => i18n
+            .msg("problem-below-minimum")
+            .arg("min", *min)
+            .to_string(),
+        Problem::AboveMaximum { max } => i18n
+            .msg("problem-above-maximum")
+            .arg("max", *max)
+            .to_string(),
         Problem::NotBoolean => i18n.t("problem-not-boolean"),
         Problem::NotYesNo => i18n.t("problem-not-yes-no"),
-        Problem::NotAnOption { value } => {
-            i18n.t1("problem-not-an-option", "value", Arg::server(value))
-        }
+        Problem::NotAnOption { value } => i18n
+            .msg("problem-not-an-option")
+            .arg("value", Arg::server(value))
+            .to_string(),
         Problem::NotAList => i18n.t("problem-not-a-list"),
         Problem::NotAListOfStrings => i18n.t("problem-not-a-list-of-strings"),
         Problem::ChosenTwice => i18n.t("problem-chosen-twice"),
-        Problem::TooFewChosen { min } => i18n.t1("problem-too-few-chosen", "min", *min),
-        Problem::TooManyChosen { max } => i18n.t1("problem-too-many-chosen", "max", *max),
-        Problem::Format(f) => i18n.t1(
-            "problem-format",
-            "format",
-            match f {
-                TextFormat::Email => "email",
-                TextFormat::Uri => "uri",
-                TextFormat::Date => "date",
-                TextFormat::DateTime => "date-time",
-            },
-        ),
+        Problem::TooFewChosen { min } => i18n
+            .msg("problem-too-few-chosen")
+            .arg("min", *min)
+            .to_string(),
+        Problem::TooManyChosen { max } => i18n
+            .msg("problem-too-many-chosen")
+            .arg("max", *max)
+            .to_string(),
+        Problem::Format(f) => i18n
+            .msg("problem-format")
+            .arg(
+                "format",
+                match f {
+                    TextFormat::Email => "email",
+                    TextFormat::Uri => "uri",
+                    TextFormat::Date => "date",
+                    TextFormat::DateTime => "date-time",
+                },
+            )
+            .to_string(),
         Problem::NotAnObject => i18n.t("problem-not-an-object"),
         Problem::UnknownField => i18n.t("problem-unknown-field"),
-        Problem::InvalidJson { detail } => i18n.t1("problem-invalid-json", "detail", detail),
-        Problem::Schema { detail } => i18n.t1("problem-schema", "detail", detail),
-        Problem::Rule { detail } => i18n.t1("problem-rule", "detail", detail),
+        Problem::InvalidJson { detail } => i18n
+            .msg("problem-invalid-json")
+            .arg("detail", detail)
+            .to_string(),
+        Problem::Schema { detail } => i18n.msg("problem-schema").arg("detail", detail).to_string(),
+        Problem::Rule { detail } => i18n.msg("problem-rule").arg("detail", detail).to_string(),
     }
 }
 
 /// One refused review step in the page's language.
 pub fn refusal(i18n: &I18n, r: &StepRefusal) -> String {
     match r {
-        StepRefusal::Outdated(what) => i18n.t1(
-            "step-outdated",
-            "what",
-            match what {
-                Stale::RequestApproval => "request-approval",
-                Stale::ResponseApproval => "response-approval",
-                Stale::Approval => "approval",
-                Stale::EditRevision => "edit-revision",
-            },
-        ),
+        StepRefusal::Outdated(what) => i18n
+            .msg("step-outdated")
+            .arg(
+                "what",
+                match what {
+                    Stale::RequestApproval => "request-approval",
+                    Stale::ResponseApproval => "response-approval",
+                    Stale::Approval => "approval",
+                    Stale::EditRevision => "edit-revision",
+                },
+            )
+            .to_string(),
         StepRefusal::AlreadyDecidedAs { .. } => i18n.t("step-already-decided"),
         StepRefusal::NoRoute { .. } => i18n.t("step-no-route"),
-        StepRefusal::UnknownModel { model } => i18n.t1("step-unknown-model", "model", model),
-        StepRefusal::ModelExcluded { model, .. } => i18n.t1("step-model-excluded", "model", model),
+        StepRefusal::UnknownModel { model } => i18n
+            .msg("step-unknown-model")
+            .arg("model", model)
+            .to_string(),
+        StepRefusal::ModelExcluded { model, .. } => i18n
+            .msg("step-model-excluded")
+            .arg("model", model)
+            .to_string(),
         StepRefusal::ApprovalOfAnotherQuestion => i18n.t("step-approval-of-another-question"),
         StepRefusal::DecisionDoesNotFit => i18n.t("step-decision-does-not-fit"),
         StepRefusal::ResponseDecision => i18n.t("step-response-decision"),
         StepRefusal::EditWithDecision { .. } => i18n.t("step-edit-with-decision"),
         StepRefusal::EditNeedsRequestApproval => i18n.t("step-edit-needs-request-approval"),
-        StepRefusal::EditBaseRevision { base, revision } => i18n.t2(
-            "step-edit-base-revision",
-            "base",
-            i64::from(*base),
-            "revision",
-            i64::from(*revision),
-        ),
-        StepRefusal::NoMessage { message } => i18n.t1("step-no-message", "message", *message),
-        StepRefusal::NoBlock { message, block } => {
-            i18n.t2("step-no-block", "message", *message, "block", *block)
-        }
-        StepRefusal::BlockNotText { message, block } => {
-            i18n.t2("step-block-not-text", "message", *message, "block", *block)
-        }
-        StepRefusal::EditInvalid { detail } => i18n.t1("step-edit-invalid", "detail", detail),
+        StepRefusal::EditBaseRevision { base, revision } => i18n
+            .msg("step-edit-base-revision")
+            .arg("base", i64::from(*base))
+            .arg("revision", i64::from(*revision))
+            .to_string(),
+        StepRefusal::NoMessage { message } => i18n
+            .msg("step-no-message")
+            .arg("message", *message)
+            .to_string(),
+        StepRefusal::NoBlock { message, block } => i18n
+            .msg("step-no-block")
+            .arg("message", *message)
+            .arg("block", *block)
+            .to_string(),
+        StepRefusal::BlockNotText { message, block } => i18n
+            .msg("step-block-not-text")
+            .arg("message", *message)
+            .arg("block", *block)
+            .to_string(),
+        StepRefusal::EditInvalid { detail } => i18n
+            .msg("step-edit-invalid")
+            .arg("detail", detail)
+            .to_string(),
         StepRefusal::RuleScope => i18n.t("step-rule-scope"),
         StepRefusal::RuleNeedsReason => i18n.t("step-rule-needs-reason"),
     }

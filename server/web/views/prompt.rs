@@ -42,15 +42,11 @@ pub fn rows_for(text: &str) -> usize {
 
 /// The label of block `block` of message `message` (both from 0) whose role is `role`.
 pub fn block_label(i18n: &I18n, message: usize, role: &str, block: usize) -> String {
-    i18n.t3(
-        "review-block-label",
-        "message",
-        message + 1,
-        "role",
-        i18n.word("role", &role),
-        "block",
-        block + 1,
-    )
+    i18n.msg("review-block-label")
+        .arg("message", message + 1)
+        .arg("role", i18n.word("role", &role))
+        .arg("block", block + 1)
+        .to_string()
 }
 
 /// Every block of every message of `params`, in order: text blocks editable, others read-only.
@@ -92,9 +88,12 @@ pub fn prompt_boxes(i18n: &I18n, params: &Value) -> Vec<PromptBox> {
                         name: String::new(),
                         label,
                         text: if id.is_empty() {
-                            i18n.t1("review-block-fixed", "kind", kind)
+                            i18n.msg("review-block-fixed").arg("kind", kind).to_string()
                         } else {
-                            i18n.t2("review-block-fixed-id", "kind", kind, "id", Arg::server(id))
+                            i18n.msg("review-block-fixed-id")
+                                .arg("kind", kind)
+                                .arg("id", Arg::server(id))
+                                .to_string()
                         },
                         rows: 0,
                     });

@@ -74,29 +74,27 @@ fn why_text(i18n: &I18n, receipt: &Receipt) -> String {
 
 fn say_why(i18n: &I18n, why: &Why<'_>) -> String {
     let hint = |hint: &HintWhy<'_>| match *hint {
-        HintWhy::Id { name, number } => i18n.t2(
-            "route-why-hint-id",
-            "name",
-            format!("{name:?}"),
-            "index",
-            number,
-        ),
+        HintWhy::Id { name, number } => i18n
+            .msg("route-why-hint-id")
+            .arg("name", format!("{name:?}"))
+            .arg("index", number)
+            .to_string(),
         HintWhy::Alias {
             name,
             number,
             alias,
-        } => i18n.t3(
-            "route-why-hint-alias",
-            "name",
-            format!("{name:?}"),
-            "index",
-            number,
-            "alias",
-            format!("{alias:?}"),
-        ),
+        } => i18n
+            .msg("route-why-hint-alias")
+            .arg("name", format!("{name:?}"))
+            .arg("index", number)
+            .arg("alias", format!("{alias:?}"))
+            .to_string(),
     };
     let then = |then: &Then| match *then {
-        Then::Cheaper { cost } => i18n.t1("route-tie-cheaper", "cost", i18n.usd(cost)),
+        Then::Cheaper { cost } => i18n
+            .msg("route-tie-cheaper")
+            .arg("cost", i18n.usd(cost))
+            .to_string(),
         Then::Id => i18n.t("route-tie-id"),
     };
     let score = |value: f64| Arg::Number {
@@ -105,46 +103,51 @@ fn say_why(i18n: &I18n, why: &Why<'_>) -> String {
     };
     match why {
         Why::Hint(h) => hint(h),
-        Why::HintScored { hint: h, count } => {
-            i18n.t2("route-why-hint-tie", "why", hint(h), "count", *count)
-        }
+        Why::HintScored { hint: h, count } => i18n
+            .msg("route-why-hint-tie")
+            .arg("why", hint(h))
+            .arg("count", *count)
+            .to_string(),
         Why::HintShared {
             hint: h,
             count,
             tied,
             then: t,
-        } => i18n.message(
-            "route-why-hint-shared",
-            &[
-                ("why", Arg::from(hint(h))),
-                ("count", Arg::from(*count)),
-                ("tied", Arg::from(*tied)),
-                ("then", Arg::from(then(t))),
-            ],
-        ),
+        } => i18n
+            .msg("route-why-hint-shared")
+            .arg("why", Arg::from(hint(h)))
+            .arg("count", Arg::from(*count))
+            .arg("tied", Arg::from(*tied))
+            .arg("then", Arg::from(then(t)))
+            .to_string(),
         Why::OnlyOne => i18n.t("route-why-only-one"),
-        Why::AllTied { count, then: t } => {
-            i18n.t2("route-why-all-tied", "count", *count, "then", then(t))
-        }
+        Why::AllTied { count, then: t } => i18n
+            .msg("route-why-all-tied")
+            .arg("count", *count)
+            .arg("then", then(t))
+            .to_string(),
         Why::SomeTied {
             tied,
             count,
             score: s,
             then: t,
-        } => i18n.message(
-            "route-why-some-tied",
-            &[
-                ("tied", Arg::from(*tied)),
-                ("count", Arg::from(*count)),
-                ("score", score(*s)),
-                ("then", Arg::from(then(t))),
-            ],
-        ),
-        Why::Priorities { score: s, count } => {
-            i18n.t2("route-why-priorities", "score", score(*s), "count", *count)
-        }
+        } => i18n
+            .msg("route-why-some-tied")
+            .arg("tied", Arg::from(*tied))
+            .arg("count", Arg::from(*count))
+            .arg("score", score(*s))
+            .arg("then", Arg::from(then(t)))
+            .to_string(),
+        Why::Priorities { score: s, count } => i18n
+            .msg("route-why-priorities")
+            .arg("score", score(*s))
+            .arg("count", *count)
+            .to_string(),
         Why::NoModels => i18n.t("route-why-no-models"),
-        Why::AllExcluded { count } => i18n.t1("route-why-all-excluded", "count", *count),
+        Why::AllExcluded { count } => i18n
+            .msg("route-why-all-excluded")
+            .arg("count", *count)
+            .to_string(),
     }
 }
 
@@ -155,29 +158,28 @@ fn reasons_text(i18n: &I18n, reasons: &[ExclusionReason]) -> String {
         .iter()
         .map(|r| match r {
             ExclusionReason::NoToolSupport => i18n.t("exclusion-no-tools"),
-            ExclusionReason::MissingModality { modality } => i18n.t1(
-                "exclusion-modality",
-                "modality",
-                match modality {
-                    Modality::Image => "image",
-                    Modality::Audio => "audio",
-                },
-            ),
+            ExclusionReason::MissingModality { modality } => i18n
+                .msg("exclusion-modality")
+                .arg(
+                    "modality",
+                    match modality {
+                        Modality::Image => "image",
+                        Modality::Audio => "audio",
+                    },
+                )
+                .to_string(),
             ExclusionReason::OverBudget {
                 estimated_cost_usd,
                 cap_usd,
-            } => i18n.t2(
-                "exclusion-over-budget",
-                "cost",
-                i18n.usd(Some(*estimated_cost_usd)),
-                "cap",
-                i18n.usd(Some(*cap_usd)),
-            ),
-            ExclusionReason::ServerNotAllowed { server } => i18n.t1(
-                "exclusion-server-not-allowed",
-                "server",
-                Arg::server(&format!("{server:?}")),
-            ),
+            } => i18n
+                .msg("exclusion-over-budget")
+                .arg("cost", i18n.usd(Some(*estimated_cost_usd)))
+                .arg("cap", i18n.usd(Some(*cap_usd)))
+                .to_string(),
+            ExclusionReason::ServerNotAllowed { server } => i18n
+                .msg("exclusion-server-not-allowed")
+                .arg("server", Arg::server(&format!("{server:?}")))
+                .to_string(),
         })
         .collect::<Vec<_>>()
         .join("; ")
@@ -191,28 +193,38 @@ fn run_error_text(i18n: &I18n, stored: &str) -> String {
         return stored.to_owned();
     };
     match error {
-        ProviderError::MissingKey { env, .. } => i18n.t1("run-error-missing-key", "env", env),
-        ProviderError::KeyFile { message, .. } => i18n.t1("run-error-key-file", "message", message),
-        ProviderError::Transport { message, .. } => {
-            i18n.t1("run-error-transport", "message", message)
-        }
-        ProviderError::Timeout { seconds, .. } => i18n.t1("run-error-timeout", "seconds", seconds),
+        ProviderError::MissingKey { env, .. } => i18n
+            .msg("run-error-missing-key")
+            .arg("env", env)
+            .to_string(),
+        ProviderError::KeyFile { message, .. } => i18n
+            .msg("run-error-key-file")
+            .arg("message", message)
+            .to_string(),
+        ProviderError::Transport { message, .. } => i18n
+            .msg("run-error-transport")
+            .arg("message", message)
+            .to_string(),
+        ProviderError::Timeout { seconds, .. } => i18n
+            .msg("run-error-timeout")
+            .arg("seconds", seconds)
+            .to_string(),
         ProviderError::Incomplete { .. } => i18n.t("run-error-incomplete"),
         ProviderError::Status {
             status, message, ..
-        } => i18n.t2(
-            "run-error-status",
-            "status",
-            status.to_string(),
-            "message",
-            message,
-        ),
-        ProviderError::Unparseable { message, .. } => {
-            i18n.t1("run-error-unparseable", "message", message)
-        }
-        ProviderError::Unsupported { message, .. } => {
-            i18n.t1("run-error-unsupported", "message", message)
-        }
+        } => i18n
+            .msg("run-error-status")
+            .arg("status", status.to_string())
+            .arg("message", message)
+            .to_string(),
+        ProviderError::Unparseable { message, .. } => i18n
+            .msg("run-error-unparseable")
+            .arg("message", message)
+            .to_string(),
+        ProviderError::Unsupported { message, .. } => i18n
+            .msg("run-error-unsupported")
+            .arg("message", message)
+            .to_string(),
     }
 }
 
@@ -312,16 +324,14 @@ pub async fn model_review(
         let tokens = |t: Option<i64>| t.map(|t| i18n.number(t)).unwrap_or_default();
         let cost = i18n.usd(r.cost_usd);
         RunView {
-            summary: i18n.message(
-                "review-answer-from",
-                &[
-                    ("model", Arg::from(r.model_id.as_str())),
-                    ("stop", Arg::from(stop_reason.as_str())),
-                    ("input", Arg::from(tokens(r.input_tokens))),
-                    ("output", Arg::from(tokens(r.output_tokens))),
-                    ("cost", Arg::from(cost.as_str())),
-                ],
-            ),
+            summary: i18n
+                .msg("review-answer-from")
+                .arg("model", Arg::from(r.model_id.as_str()))
+                .arg("stop", Arg::from(stop_reason.as_str()))
+                .arg("input", Arg::from(tokens(r.input_tokens)))
+                .arg("output", Arg::from(tokens(r.output_tokens)))
+                .arg("cost", Arg::from(cost.as_str()))
+                .to_string(),
             model: r.model_id.clone(),
             state: r.state,
             error: r

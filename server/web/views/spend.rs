@@ -43,26 +43,22 @@ fn percent(used: f64, max: f64) -> Arg<'static> {
 fn budget_text(i18n: &I18n, d: &ServerDay) -> Vec<String> {
     let mut limits = Vec::new();
     if let Some(max) = d.max_tokens {
-        limits.push(i18n.t3(
-            "spend-limit-tokens",
-            "used",
-            i18n.number(d.spent.tokens),
-            "max",
-            i18n.number(max),
-            "percent",
-            percent(d.spent.tokens as f64, max as f64),
-        ));
+        limits.push(
+            i18n.msg("spend-limit-tokens")
+                .arg("used", i18n.number(d.spent.tokens))
+                .arg("max", i18n.number(max))
+                .arg("percent", percent(d.spent.tokens as f64, max as f64))
+                .to_string(),
+        );
     }
     if let Some(max) = d.max_cost_usd {
-        limits.push(i18n.t3(
-            "spend-limit-cost",
-            "used",
-            i18n.usd(Some(d.spent.cost)),
-            "max",
-            i18n.usd(Some(max)),
-            "percent",
-            percent(d.spent.cost, max),
-        ));
+        limits.push(
+            i18n.msg("spend-limit-cost")
+                .arg("used", i18n.usd(Some(d.spent.cost)))
+                .arg("max", i18n.usd(Some(max)))
+                .arg("percent", percent(d.spent.cost, max))
+                .to_string(),
+        );
     }
     if limits.is_empty() {
         limits.push(i18n.t("spend-no-limit"));
@@ -80,19 +76,19 @@ pub fn spend_view(i18n: &I18n, spend: &Spend, days: i64) -> SpendView {
             .map(|d| SpendRow {
                 day: d.spent.day.clone(),
                 server: d.spent.server.clone(),
-                runs: i18n.t2(
-                    "spend-runs-value",
-                    "runs",
-                    d.spent.runs,
-                    "delivered",
-                    d.spent.delivered,
-                ),
+                runs: i18n
+                    .msg("spend-runs-value")
+                    .arg("runs", d.spent.runs)
+                    .arg("delivered", d.spent.delivered)
+                    .to_string(),
                 tokens: i18n.number(d.spent.tokens),
                 cost: i18n.usd(Some(d.spent.cost)),
                 budget: budget_text(i18n, d),
                 exhausted: d.exhausted(),
                 unpriced: if d.spent.unpriced > 0 {
-                    i18n.t1("spend-unpriced", "count", d.spent.unpriced)
+                    i18n.msg("spend-unpriced")
+                        .arg("count", d.spent.unpriced)
+                        .to_string()
                 } else {
                     String::new()
                 },

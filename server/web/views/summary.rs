@@ -113,7 +113,10 @@ pub fn typed_revision(i18n: &I18n, pairs: &[(String, String)]) -> Vec<SummaryRow
                 // Counted from 1, as the page's message list and edit boxes count.
                 let (m, b) = k.strip_prefix("text.")?.split_once('.')?;
                 let (m, b): (usize, usize) = (m.parse().ok()?, b.parse().ok()?);
-                i18n.t2("summary-block", "message", m + 1, "block", b + 1)
+                i18n.msg("summary-block")
+                    .arg("message", m + 1)
+                    .arg("block", b + 1)
+                    .to_string()
             };
             Some(SummaryRow {
                 label,

@@ -11,6 +11,31 @@ pub enum UrlPiece {
     Hidden(String),
 }
 
+/// The host of a URL question's link as a preview shows it: the subdomain plain, the
+/// registrable domain (the part that decides who owns the site) emphasised, as the question
+/// page's URL box does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UrlHost {
+    /// `login.` of `login.example.com` (with its dot; empty when none).
+    pub subdomain: String,
+    /// `example.com`.
+    pub registrable: String,
+}
+
+/// The [`UrlHost`] of `q` when it is a URL question whose link names a host (`None` for the
+/// other kinds and for a link the service would refuse to open).
+pub fn url_host(q: &Question) -> Option<UrlHost> {
+    if q.kind != Kind::Url {
+        return None;
+    }
+    let raw = q.request.get("url").and_then(Value::as_str)?;
+    let r = url_safety::review(raw).ok()?;
+    (!r.registrable.is_empty()).then_some(UrlHost {
+        subdomain: r.subdomain,
+        registrable: r.registrable,
+    })
+}
+
 /// What the page shows about a URL question's link.
 pub struct UrlView {
     pub verbatim: String,
@@ -81,20 +106,19 @@ pub fn url_view(i18n: &I18n, raw: &str, message: &str) -> UrlView {
             let said = |f: Finding| {
                 let domain = Arg::server(&r.registrable);
                 match f {
-                    Finding::Imitates => i18n.t2(
-                        "url-warning-imitates",
-                        "known",
-                        r.imitates.unwrap_or_default(),
-                        "domain",
-                        domain,
-                    ),
-                    Finding::PosingInSubdomain => i18n.t2(
-                        "url-warning-posing",
-                        "known",
-                        Arg::server(r.posing_as.as_deref().unwrap_or_default()),
-                        "domain",
-                        domain,
-                    ),
+                    Finding::Imitates => i18n
+                        .msg("url-warning-imitates")
+                        .arg("known", r.imitates.unwrap_or_default())
+                        .arg("domain", domain)
+                        .to_string(),
+                    Finding::PosingInSubdomain => i18n
+                        .msg("url-warning-posing")
+                        .arg(
+                            "known",
+                            Arg::server(r.posing_as.as_deref().unwrap_or_default()),
+                        )
+                        .arg("domain", domain)
+                        .to_string(),
                     Finding::BrandMismatch => {
                         let known = r.brand.unwrap_or_default();
                         let label = known.split('.').next().unwrap_or(known);
@@ -103,16 +127,16 @@ pub fn url_view(i18n: &I18n, raw: &str, message: &str) -> UrlView {
                             .next()
                             .map(|c| c.to_uppercase().chain(brand).collect())
                             .unwrap_or_default();
-                        i18n.message(
-                            "url-warning-brand",
-                            &[
-                                ("brand", Arg::from(brand)),
-                                ("known", Arg::from(known)),
-                                ("domain", domain),
-                            ],
-                        )
+                        i18n.msg("url-warning-brand")
+                            .arg("brand", Arg::from(brand))
+                            .arg("known", Arg::from(known))
+                            .arg("domain", domain)
+                            .to_string()
                     }
-                    other => i18n.t1("url-finding", "finding", finding_word(other)),
+                    other => i18n
+                        .msg("url-finding")
+                        .arg("finding", finding_word(other))
+                        .to_string(),
                 }
             };
             let (danger, notes): (Vec<Finding>, Vec<Finding>) =

@@ -1,0 +1,29 @@
+-- Back to the audit without doors: entries about server controls are dropped.
+CREATE TABLE audit_log_next (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    at BIGINT NOT NULL,
+    actor TEXT NOT NULL CHECK (actor IN ('human', 'agent') OR actor LIKE 'rule:_%'),
+    action TEXT NOT NULL CHECK (action IN ('approved', 'edited', 'regenerated', 'rejected', 'auto_approved', 'delivered', 'answered', 'declined', 'cancelled', 'opened', 'rule_created', 'rule_revoked', 'tool_allowed', 'tool_denied', 'tool_accepted', 'tool_edited', 'tool_declined', 'tool_expired', 'grant_made', 'grant_revoked')),
+    question_id TEXT,
+    server TEXT NOT NULL,
+    model_id TEXT,
+    input_tokens BIGINT,
+    output_tokens BIGINT,
+    cost_usd DOUBLE,
+    request_digest TEXT,
+    response_digest TEXT,
+    kind TEXT CHECK (kind IS NULL OR kind IN ('sampling', 'form', 'url', 'tool_call')),
+    rule_id TEXT,
+    tool TEXT,
+    CHECK (question_id IS NOT NULL OR rule_id IS NOT NULL OR tool IS NOT NULL),
+    CHECK (question_id IS NULL OR rule_id IS NULL)
+);
+INSERT INTO audit_log_next (seq, at, actor, action, question_id, server, model_id,
+    input_tokens, output_tokens, cost_usd, request_digest, response_digest, kind, rule_id, tool)
+SELECT seq, at, actor, action, question_id, server, model_id,
+    input_tokens, output_tokens, cost_usd, request_digest, response_digest, kind, rule_id, tool
+FROM audit_log WHERE action NOT LIKE 'server\_%' ESCAPE '\';
+DROP TABLE audit_log;
+ALTER TABLE audit_log_next RENAME TO audit_log;
+CREATE INDEX audit_log_at ON audit_log (at);
+CREATE INDEX audit_log_question ON audit_log (question_id, seq);

@@ -225,7 +225,7 @@ fn response(
     {
         // What the server claims about its tools: shown on tool-call questions, checked
         // against edited arguments, matched by rules that name the annotations.
-        s.tools.extend(crate::tools::call::tool_infos(result));
+        s.tools.extend(crate::tools::call::listed_tools(result));
     }
     s.requests.remove(&key);
     true

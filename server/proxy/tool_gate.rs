@@ -25,7 +25,7 @@ use super::tool_report::Decided;
 use crate::protocol::mrtr;
 use crate::protocol::request_key::RequestKey;
 use crate::tools::report::LocalDecision;
-use crate::tools::{Refusal, ToolAction, ToolCall};
+use crate::tools::{Refusal, ToolAction, ToolCall, ToolInfo};
 
 /// What happens to one host `tools/call`.
 pub(super) enum Gate {
@@ -55,6 +55,7 @@ pub(super) fn judge(
     let hints = s
         .tools
         .get(tool)
+        .and_then(|listed| ToolInfo::from_listed(listed))
         .map(|info| info.hints())
         .unwrap_or_default();
     let judgement = ctx

@@ -4,6 +4,7 @@
 //! d:2025-11-25/server/tools.mdx §Error Handling — a tool error the model can read and act on).
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -121,40 +122,57 @@ impl ToolInfo {
     }
 }
 
-/// The tools a `tools/list` result (raw text) describes, by name, as [`ToolInfo`]; entries
-/// without a string name are skipped, and a result that cannot be read gives none.
-pub fn tool_infos(result: &str) -> Vec<(String, ToolInfo)> {
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Listed {
-        name: String,
-        #[serde(default)]
-        description: Option<String>,
-        #[serde(default)]
-        input_schema: Option<Value>,
-        #[serde(default)]
-        annotations: Option<Value>,
-    }
+/// A tool as a `tools/list` result listed it: the entry's JSON text, kept as it came and read
+/// only when a call of that tool is judged or asked about ([`ToolInfo::from_listed`]). A list
+/// of thousands of tools is scanned once and never built into a tree.
+pub type ListedTool = Box<RawValue>;
+
+/// The tools a `tools/list` result (raw text) lists, by name, each as its [`ListedTool`]
+/// text; entries without a string name are skipped, and a result that cannot be read gives
+/// none.
+pub fn listed_tools(result: &str) -> Vec<(String, ListedTool)> {
     #[derive(Deserialize)]
     struct List {
         #[serde(default)]
-        tools: Vec<Value>,
+        tools: Vec<ListedTool>,
+    }
+    #[derive(Deserialize)]
+    struct Named {
+        name: String,
     }
     let Ok(list) = serde_json::from_str::<List>(result) else {
         return Vec::new();
     };
     list.tools
         .into_iter()
-        .filter_map(|t| serde_json::from_value::<Listed>(t).ok())
-        .map(|t| {
-            let info = ToolInfo {
-                description: t.description,
-                input_schema: t.input_schema,
-                annotations: t.annotations,
-            };
-            (t.name, info)
+        .filter_map(|raw| {
+            let named = serde_json::from_str::<Named>(raw.get()).ok()?;
+            Some((named.name, raw))
         })
         .collect()
+}
+
+impl ToolInfo {
+    /// What a listed tool's entry claims: its description, `inputSchema` and annotations;
+    /// `None` when the entry is not a tool object.
+    pub fn from_listed(listed: &RawValue) -> Option<ToolInfo> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Listed {
+            #[serde(default)]
+            description: Option<String>,
+            #[serde(default)]
+            input_schema: Option<Value>,
+            #[serde(default)]
+            annotations: Option<Value>,
+        }
+        let t = serde_json::from_str::<Listed>(listed.get()).ok()?;
+        Some(ToolInfo {
+            description: t.description,
+            input_schema: t.input_schema,
+            annotations: t.annotations,
+        })
+    }
 }
 
 /// Checks edited arguments: an object, valid against the tool's `inputSchema` when the proxy
@@ -255,6 +273,21 @@ impl Refusal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tools_list_is_kept_by_name_and_read_only_for_the_tool_asked_about() {
+        let result = r#"{"tools":[{"name":"read","description":"Reads","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}},{"description":"no name"},{"name":7},{"name":"odd","description":5},"not a tool"],"nextCursor":"c"}"#;
+        let listed = listed_tools(result);
+        let names: Vec<&str> = listed.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["read", "odd"]);
+        let read = ToolInfo::from_listed(&listed[0].1).unwrap();
+        assert_eq!(read.description.as_deref(), Some("Reads"));
+        assert_eq!(read.input_schema, Some(json!({"type": "object"})));
+        assert_eq!(read.hints().read_only, Some(true));
+        // A claim of the wrong shape gives no claims at all, as if the tool were unlisted.
+        assert!(ToolInfo::from_listed(&listed[1].1).is_none());
+        assert!(listed_tools(r#"{"tools":{}}"#).is_empty());
+    }
 
     #[test]
     fn a_call_is_read_and_its_digest_binds_name_and_arguments() {

@@ -231,7 +231,8 @@ impl Session {
             .requests
             .get(host)
             .and_then(|r| r.tool.as_ref())
-            .and_then(|tool| self.tools.get(tool).cloned());
+            .and_then(|tool| self.tools.get(tool))
+            .and_then(|listed| ToolInfo::from_listed(listed));
         let version = self.session_version();
         let request = self.requests.get_mut(host)?;
         request.phase.asks_mut()?.extend(asks);

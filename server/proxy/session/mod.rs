@@ -19,7 +19,7 @@ pub(in crate::proxy) use request::{AskHandle, Binding, Held, HostRequest, Phase}
 use crate::protocol::era::Era;
 use crate::protocol::method::Method;
 use crate::protocol::request_key::RequestKey;
-use crate::tools::ToolInfo;
+use crate::tools::call::ListedTool;
 
 /// The revision assumed when nothing was negotiated (docs/design.md §Glossary, "era").
 const DEFAULT_VERSION: Era = Era::V2025_06_18;
@@ -56,7 +56,7 @@ pub(in crate::proxy) struct Session {
     /// The proxy is shutting down: open no more questions.
     pub(in crate::proxy) closing: bool,
     /// What the server claimed about each tool in its `tools/list` results, by name.
-    pub(in crate::proxy) tools: HashMap<String, ToolInfo>,
+    pub(in crate::proxy) tools: HashMap<String, ListedTool>,
 }
 
 impl Session {

@@ -8,10 +8,10 @@ use serde::{Deserialize, Serialize};
 use crate::access_files::Holds;
 use crate::i18n::Lang;
 use crate::notify::ChannelConfigs;
+use crate::public_url::PublicUrl;
 pub use crate::review::Budgets;
 use crate::sampling::{Catalog, CatalogError, ModelConfig, RoutingConfig, RoutingConfigError};
 use crate::tools::ToolsConfig;
-use crate::web::public::PublicUrl;
 
 /// Errors reading the configuration.
 #[derive(Debug, thiserror::Error)]
@@ -119,7 +119,7 @@ pub struct Config {
     /// [`crate::tools::ToolsConfig`]). Default: every call allowed, as before tool rules.
     pub tools: ToolsConfig,
     /// Where the person reaches the pages from another device: an `https://` URL served by a
-    /// TLS reverse proxy in front of the loopback listener (see [`crate::web::public`]). Links
+    /// TLS reverse proxy in front of the loopback listener (see `web::public`). Links
     /// in notices point there. Default: none, and nothing but loopback is answered.
     pub public_url: Option<PublicUrl>,
 }

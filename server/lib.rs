@@ -41,6 +41,7 @@ pub mod notify;
 pub mod paths;
 pub mod protocol;
 pub mod proxy;
+pub mod public_url;
 pub mod reload;
 pub mod review;
 pub mod sampling;

@@ -2,34 +2,29 @@
 //! exactly what "Send" delivers, and the send itself.
 
 use super::csrf_form::CsrfForm;
+use super::form_answer::answer_from_form;
 use super::ok;
 use super::question::gone;
 use super::question::rerender;
 use super::see_other;
 use super::tool_call::answer_tool_call;
-use super::tool_call::grant_span;
 use crate::broker::Answerer;
 use crate::broker::BrokerError;
 use crate::broker::Kind;
-use crate::broker::Question;
 use crate::broker::State;
 use crate::domain::Action;
 use crate::domain::QuestionId;
 use crate::i18n::I18n;
-use crate::protocol::FieldError;
-use crate::protocol::Problem;
 use crate::web::AppState;
 use crate::web::error::PageError;
 use crate::web::error::Refusal;
 use crate::web::views::last;
 use crate::web::views::problem::shown_fields;
-use crate::web::views::sampling::SamplingInput;
 use crate::web::views::sampling::pretty;
 use crate::web::views::summary::SummaryRow;
 use crate::web::views::summary::content_summary;
 use crate::web::views::summary::result_summary;
 use crate::web::views::summary::typed_summary;
-use crate::web::views::tool_call::edited_arguments;
 use crate::wire::Answer;
 use actix_web::HttpResponse;
 use actix_web::web;
@@ -57,51 +52,6 @@ pub struct ConfirmPage {
     /// What the person submitted (all but `csrf` and `action`), posted back by "Back" so the
     /// form comes back exactly as they left it.
     pub kept: Vec<(String, String)>,
-}
-
-/// The answer a submitted review form stands for.
-pub fn answer_from_form(
-    q: &Question,
-    pairs: &[(String, String)],
-) -> Result<Answer, Vec<FieldError>> {
-    match q.kind {
-        Kind::Form => {
-            let schema = q.form_schema().map_err(|e| {
-                vec![FieldError::whole(Problem::Schema {
-                    detail: e.to_string(),
-                })]
-            })?;
-            let content = schema.content_from_form(pairs)?;
-            Ok(Answer {
-                action: Action::Accept,
-                content: Some(Value::Object(content)),
-                result: None,
-                arguments: None,
-                grant: None,
-            })
-        }
-        Kind::Sampling => Ok(Answer {
-            action: Action::Accept,
-            content: None,
-            result: Some(SamplingInput::from_pairs(pairs).answer()?),
-            arguments: None,
-            grant: None,
-        }),
-        Kind::Url => Ok(Answer {
-            action: Action::Accept,
-            content: None,
-            result: None,
-            arguments: None,
-            grant: None,
-        }),
-        Kind::ToolCall => Ok(Answer {
-            action: Action::Accept,
-            content: None,
-            result: None,
-            arguments: edited_arguments(q, pairs)?,
-            grant: last(pairs, "grant").and_then(grant_span),
-        }),
-    }
 }
 
 /// `POST /questions/{id}/answer`: Decline and Cancel are sent at once; Accept validates the

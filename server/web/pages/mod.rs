@@ -15,6 +15,7 @@ use super::{MAX_BODY_BYTES, read_body};
 mod answer;
 mod audit;
 mod csrf_form;
+mod form_answer;
 mod history;
 mod login;
 mod open;

@@ -2,7 +2,7 @@
 //! arguments), allows it with a grant, or declines it. Sent at once: the page already shows
 //! exactly the call that goes out.
 
-use super::answer::answer_from_form;
+use super::form_answer::{answer_from_form, grant_span};
 use super::question::gone;
 use super::question::rerender;
 use super::see_other;
@@ -58,15 +58,5 @@ pub async fn answer_tool_call(
             gone(state, i18n, session, &q.id, |_| Vec::new()).await
         }
         Err(e) => Err(e.into()),
-    }
-}
-
-/// A grant button's value.
-pub fn grant_span(value: &str) -> Option<crate::wire::GrantSpan> {
-    match value {
-        "hour" => Some(crate::wire::GrantSpan::Hour),
-        "day" => Some(crate::wire::GrantSpan::Day),
-        "always" => Some(crate::wire::GrantSpan::Always),
-        _ => None,
     }
 }

@@ -2,7 +2,7 @@
 //! exactly what "Send" delivers, and the send itself.
 
 use super::csrf_form::CsrfForm;
-use super::form_answer::answer_from_form;
+use super::form_answer::{PageAction, answer_from_form};
 use super::ok;
 use super::question::gone;
 use super::question::rerender;
@@ -77,15 +77,15 @@ pub async fn answer(
     if q.kind == Kind::ToolCall {
         return answer_tool_call(&state, &i18n, &session, &q, &pairs).await;
     }
-    let action = match last(&pairs, "action") {
-        Some("accept") => Action::Accept,
-        Some("decline") => Action::Decline,
-        Some("cancel") => Action::Cancel,
+    let action = match PageAction::of(&pairs) {
+        Some(PageAction::Accept) => Action::Accept,
+        Some(PageAction::Decline) => Action::Decline,
+        Some(PageAction::Cancel) => Action::Cancel,
         // "Back" from the confirm page: the form again, exactly as submitted.
-        Some("edit") => return rerender(&state, &i18n, &session, &q, Some(&pairs), &[]).await,
-        _ => {
-            return Err(PageError::Refused(Refusal::ChooseAction));
+        Some(PageAction::Edit) => {
+            return rerender(&state, &i18n, &session, &q, Some(&pairs), &[]).await;
         }
+        None => return Err(PageError::Refused(Refusal::ChooseAction)),
     };
     if action != Action::Accept {
         let refusal = Answer {

@@ -11,6 +11,37 @@ use crate::web::views::sampling::SamplingInput;
 use crate::web::views::tool_call::edited_arguments;
 use crate::wire::Answer;
 
+/// The button a question's form was sent with (its `action` field).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageAction {
+    /// "Review and send…" (or "Allow once" on a tool call).
+    Accept,
+    /// "Decline".
+    Decline,
+    /// "Cancel".
+    Cancel,
+    /// "Back" from the confirm page: the form again, as submitted.
+    Edit,
+}
+
+impl PageAction {
+    /// The `action` of submitted form pairs; `None` when it is absent or no button's.
+    pub fn of(pairs: &[(String, String)]) -> Option<PageAction> {
+        last(pairs, "action").and_then(PageAction::named)
+    }
+
+    /// The button named `value`; `None` for no button's.
+    pub fn named(value: &str) -> Option<PageAction> {
+        match value {
+            "accept" => Some(PageAction::Accept),
+            "decline" => Some(PageAction::Decline),
+            "cancel" => Some(PageAction::Cancel),
+            "edit" => Some(PageAction::Edit),
+            _ => None,
+        }
+    }
+}
+
 /// The answer a submitted review form stands for.
 pub fn answer_from_form(
     q: &Question,

@@ -2,7 +2,7 @@
 //! arguments), allows it with a grant, or declines it. Sent at once: the page already shows
 //! exactly the call that goes out.
 
-use super::form_answer::{answer_from_form, grant_span};
+use super::form_answer::{PageAction, answer_from_form, grant_span};
 use super::question::gone;
 use super::question::rerender;
 use super::see_other;
@@ -31,15 +31,18 @@ pub async fn answer_tool_call(
     pairs: &[(String, String)],
 ) -> Result<HttpResponse, PageError> {
     let granted = last(pairs, "grant").and_then(grant_span);
-    let answer = match (last(pairs, "action"), granted) {
-        (Some("decline"), None) => Answer {
+    // An unknown action is refused even beside a grant: only a missing one means the grant
+    // button alone was pressed.
+    let action = last(pairs, "action").map(PageAction::named);
+    let answer = match (action, granted) {
+        (Some(Some(PageAction::Decline)), None) => Answer {
             action: Action::Decline,
             content: None,
             result: None,
             arguments: None,
             grant: None,
         },
-        (Some("accept"), _) | (None, Some(_)) => match answer_from_form(q, pairs) {
+        (Some(Some(PageAction::Accept)), _) | (None, Some(_)) => match answer_from_form(q, pairs) {
             Ok(answer) => answer,
             Err(errors) => {
                 let errors = shown_fields(i18n, &errors);

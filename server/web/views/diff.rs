@@ -3,7 +3,7 @@
 
 use similar::{ChangeTag, TextDiff};
 
-use super::*;
+use serde_json::Value;
 
 /// Unchanged lines shown around each change; longer unchanged runs collapse into a gap.
 const CONTEXT_LINES: usize = 2;
@@ -149,6 +149,7 @@ pub fn line_diff(old: &str, new: &str) -> Vec<DiffLine> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn a_changed_line_is_removed_then_added_with_context() {

@@ -1,6 +1,12 @@
 //! Form fields of an elicitation as the page renders them, with values and errors.
 
-use super::*;
+use super::problem;
+use crate::i18n::Arg;
+use crate::i18n::I18n;
+use crate::protocol::elicitation::FieldKind;
+use crate::protocol::elicitation::FormSchema;
+use crate::protocol::elicitation::TextFormat;
+use serde_json::Value;
 
 /// One choice of a select or multi-select as rendered.
 pub struct OptionView {

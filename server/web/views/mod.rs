@@ -13,17 +13,6 @@ pub mod text;
 pub mod tool_call;
 pub mod url;
 
-use super::AppState;
-use super::error::PageError;
-use crate::broker::{BrokerError, Kind, Question};
-use crate::domain::{ApprovalId, IncludeContext, Phase, RunState, StopReason};
-use crate::i18n::{Arg, I18n};
-use crate::protocol::elicitation::{Choice, FieldKind, FormSchema, TextFormat};
-use crate::protocol::url_safety::{self, Finding};
-use crate::protocol::{FieldError, Problem};
-use sampling::pretty;
-use serde_json::{Map, Value, json};
-
 /// The last value of `key` in submitted form pairs (a repeated field counts once, as the last).
 pub fn last<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
     pairs

@@ -3,7 +3,9 @@
 //! the blocks that are not text (tool uses and tool results, images, audio) named read-only so
 //! no message is silently left out.
 
-use super::*;
+use crate::i18n::Arg;
+use crate::i18n::I18n;
+use serde_json::Value;
 
 /// The fewest and most rows an edit box gets (the browser scrolls past the most).
 const MIN_ROWS: usize = 4;
@@ -107,6 +109,7 @@ pub fn prompt_boxes(i18n: &I18n, params: &Value) -> Vec<PromptBox> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn boxes_count_from_one_with_the_role_and_keep_tool_messages() {

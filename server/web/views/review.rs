@@ -2,10 +2,21 @@
 
 use super::diff::{BlockDiff, prompt_diffs};
 use super::prompt::{PromptBox, block_label, prompt_boxes, rows_for};
-use super::*;
+use super::sampling::pretty;
+use crate::broker::BrokerError;
+use crate::broker::Kind;
+use crate::broker::Question;
+use crate::domain::ApprovalId;
+use crate::domain::Phase;
+use crate::domain::RunState;
+use crate::i18n::Arg;
+use crate::i18n::I18n;
 use crate::sampling::receipt::{ExclusionReason, Modality};
 use crate::sampling::why::{HintWhy, Then, Why};
 use crate::sampling::{ProviderError, Receipt, TokenMethod};
+use crate::web::AppState;
+use crate::web::error::PageError;
+use serde_json::Value;
 
 /// The model review as the page shows it.
 pub struct ModelReview {

@@ -1,6 +1,14 @@
 //! A sampling request as the page shows it (messages, blocks, parameters) and the person's answer form.
 
-use super::*;
+use super::last;
+use crate::broker::Question;
+use crate::domain::IncludeContext;
+use crate::domain::StopReason;
+use crate::protocol::FieldError;
+use crate::protocol::Problem;
+use serde_json::Map;
+use serde_json::Value;
+use serde_json::json;
 
 /// The content block types the page renders each in its own way (MCP 2025-11-25
 /// `SamplingMessageContentBlock`); anything else is shown as JSON.

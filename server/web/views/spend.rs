@@ -1,6 +1,7 @@
 //! Model spend per server and UTC day against the daily budgets, as the audit page shows it.
 
-use super::*;
+use crate::i18n::Arg;
+use crate::i18n::I18n;
 use crate::review::{ServerDay, Spend};
 
 /// Days of spend the audit page shows (today and the six before).

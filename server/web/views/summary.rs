@@ -1,7 +1,15 @@
 //! What the person answered, in the words the form showed them: labels and chosen titles for
 //! the confirm page, and what they typed when a question went away while they were answering.
 
-use super::*;
+use super::sampling::pretty;
+use crate::broker::Kind;
+use crate::broker::Question;
+use crate::i18n::I18n;
+use crate::protocol::elicitation::Choice;
+use crate::protocol::elicitation::FieldKind;
+use crate::protocol::elicitation::FormSchema;
+use serde_json::Map;
+use serde_json::Value;
 
 /// One answered field as the person reads it.
 pub struct SummaryRow {

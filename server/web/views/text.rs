@@ -3,7 +3,10 @@
 
 use chrono::{DateTime, Local, SecondsFormat, Utc};
 
-use super::*;
+use crate::broker::Kind;
+use crate::broker::Question;
+use crate::i18n::I18n;
+use serde_json::Value;
 
 /// Whether `c` is an invisible character that changes the order text is displayed in: the
 /// embeddings and overrides U+202A–U+202E, the isolates U+2066–U+2069, the marks U+200E/U+200F
@@ -177,6 +180,7 @@ pub fn moment_ms(ms: i64, now: DateTime<Utc>) -> Moment {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn bidi_controls_are_found_with_their_place() {

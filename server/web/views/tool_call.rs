@@ -2,8 +2,14 @@
 //! claims), the arguments rendered readably (strings as text, URLs with their registrable
 //! domain emphasised, the rest as JSON), and the edit box.
 
+use super::last;
+use super::sampling::pretty;
 use super::url::url_view;
-use super::*;
+use crate::broker::Question;
+use crate::i18n::I18n;
+use crate::protocol::FieldError;
+use serde_json::Value;
+use serde_json::json;
 
 /// One argument as shown.
 pub struct ArgumentView {

@@ -1,6 +1,12 @@
 //! What the page shows about a URL question's link.
 
-use super::*;
+use crate::broker::Kind;
+use crate::broker::Question;
+use crate::i18n::Arg;
+use crate::i18n::I18n;
+use crate::protocol::url_safety;
+use crate::protocol::url_safety::Finding;
+use serde_json::Value;
 
 /// One piece of the URL as the page shows it: text as written, or an invisible character shown
 /// as its code point (`U+202E`), so the address reads in its real order.

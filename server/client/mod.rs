@@ -177,22 +177,13 @@ impl ServiceClient {
         Ok((status, decoded))
     }
 
-    /// `POST /api/v1/requests` with a typed body.
+    /// `POST /api/v1/requests`: opens a question (or learns the request was refused).
     ///
     /// # Errors
     /// [`ClientError`].
     pub async fn open_request(&self, request: &OpenRequest) -> Result<Opened, ClientError> {
-        self.open(request).await
-    }
-
-    /// `POST /api/v1/requests` with a body the caller built (the proxy forwards what it
-    /// assembled; it must have the shape of [`OpenRequest`]).
-    ///
-    /// # Errors
-    /// [`ClientError`].
-    pub async fn open<B: Serialize + ?Sized>(&self, body: &B) -> Result<Opened, ClientError> {
         Ok(self
-            .call(Method::POST, "/api/v1/requests", Some(body))
+            .call(Method::POST, "/api/v1/requests", Some(request))
             .await?
             .1)
     }

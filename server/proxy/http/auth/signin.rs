@@ -11,6 +11,8 @@ use url::Url;
 
 use super::AuthError;
 use crate::client::{Opened, ServiceClient, Waited};
+use crate::protocol::era::Era;
+use crate::wire::OpenRequest;
 
 /// How long the proxy waits for the person to sign in.
 const SIGN_IN_TIME: Duration = Duration::from_secs(600);
@@ -173,15 +175,18 @@ pub async fn ask(
 ) -> Result<Redirect, AuthError> {
     let host = authorize.host_str().unwrap_or("the authorization server");
     let elicitation_id = uuid::Uuid::now_v7().to_string();
-    let body = json!({
-        "server": name,
-        "session": format!("sign-in-{elicitation_id}"),
-        "tool": null,
-        "protocolVersion": "2025-11-25",
-        "clientCapabilities": {"elicitation": {"url": {}}},
-        "request": {
+    // A URL-mode elicitation as 2025-11-25 defines it (the first revision with URL mode), which
+    // every revision since judges the same way; the service shows it as any URL question.
+    let rpc_id = format!("sign-in-{elicitation_id}");
+    let body = OpenRequest {
+        server: name.to_owned(),
+        session: rpc_id.clone(),
+        tool: None,
+        protocol_version: Era::V2025_11_25.as_str().to_owned(),
+        client_capabilities: json!({"elicitation": {"url": {}}}),
+        request: json!({
             "jsonrpc": "2.0",
-            "id": format!("sign-in-{elicitation_id}"),
+            "id": rpc_id,
             "method": "elicitation/create",
             "params": {
                 "mode": "url",
@@ -189,9 +194,10 @@ pub async fn ask(
                 "url": authorize.as_str(),
                 "elicitationId": elicitation_id,
             },
-        },
-    });
-    let question = match service.open(&body).await {
+        }),
+        tool_info: None,
+    };
+    let question = match service.open_request(&body).await {
         Ok(Opened::Question { id, .. }) => {
             opened(&id);
             id

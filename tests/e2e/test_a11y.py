@@ -1,4 +1,4 @@
-"""The question pages with the keyboard only, Escape, axe-core and screenshots (issue 13), in real
+"""The question pages with the keyboard only, Escape, axe-core and screenshots, in real
 Chromium, against a service with one configured model (a local fake of an OpenAI-compatible API,
 fake_model.py):
 

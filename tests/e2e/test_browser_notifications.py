@@ -1,4 +1,4 @@
-"""The queue's "Notify me in this browser" in real Chromium (issue 13, problem 7): with the
+"""The queue's "Notify me in this browser" in real Chromium: with the
 permission granted, a question that opens while the queue is open shows one browser notification
 naming the server and the kind, and nothing of the request.
 

@@ -1,4 +1,4 @@
-"""The pages in English, Simplified Chinese and Brazilian Portuguese, in real Chromium (issue 13):
+"""The pages in English, Simplified Chinese and Brazilian Portuguese, in real Chromium:
 
 * the browser's language (Playwright's ``locale`` sets ``Accept-Language``) picks the pages'
   language, ``<html lang>`` names it, and the switcher's link changes it for the next pages;

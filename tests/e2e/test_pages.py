@@ -1,4 +1,4 @@
-"""The review pages as a person uses them, in real Chromium (issue 13, problems 3, 4, 5, 7, 9):
+"""The review pages as a person uses them, in real Chromium:
 
 * Enter pressed twice (once to submit the form, once more on the confirm page) sends nothing;
   Back from the confirm page brings the form back with every value, with JavaScript on and off;

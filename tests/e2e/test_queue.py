@@ -77,7 +77,7 @@ async def active(page: Any) -> dict[str, str]:
     )
 
 
-# ---------------------------------------------------------------- the live queue (point 8)
+# ---------------------------------------------------------------- the live queue
 
 
 async def test_the_live_queue_changes_in_place_keeping_focus_and_says_what_changed(
@@ -121,7 +121,7 @@ async def _rows(page: Any, n: int) -> None:
         await asyncio.sleep(0.05)
 
 
-# ---------------------------------------------------------------- tables (point 7)
+# ---------------------------------------------------------------- tables
 
 # Every visible word of every table cell lies on one line (a word split across lines has rects
 # on two lines), and the page itself does not scroll sideways.
@@ -236,7 +236,7 @@ async def test_the_queue_is_filtered_grouped_and_several_are_declined_at_once_wi
     real_browser_nojs.assert_clean()
 
 
-# ---------------------------------------------------------------- rules (point 10)
+# ---------------------------------------------------------------- rules
 
 
 async def test_rules_catch_a_misspelt_server_confirm_both_steps_and_are_audited(

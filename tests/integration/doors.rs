@@ -1,4 +1,4 @@
-//! The service's own doors (issue 12): a process squatting the TCP port gets nothing secret
+//! The service's own doors: a process squatting the TCP port gets nothing secret
 //! from any client, environment proxies are never used, a rotated token is refused at once, and
 //! a flood of passphrase logins keeps memory bounded while the owner still logs in.
 

@@ -1,4 +1,4 @@
-//! The pages in English, Simplified Chinese and Brazilian Portuguese (issue 13): the language
+//! The pages in English, Simplified Chinese and Brazilian Portuguese: the language
 //! from Accept-Language, the switcher's cookie winning over it, `?lang=` for one page, English
 //! for anything else, numbers and money in the language's notation, server text untranslated.
 

@@ -1,4 +1,4 @@
-//! The question pages' accessibility contract as HTML (issue 13): the skip link, the decision
+//! The question pages' accessibility contract as HTML: the skip link, the decision
 //! area as a named dialog, the Escape confirmation's markup, the error summary linked to the
 //! fields, the cost described for Approve, the diff of a prompt edit, and the tool-use review
 //! saying what Send allows.

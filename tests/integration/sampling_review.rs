@@ -1,4 +1,4 @@
-//! The sampling request review as a person uses it (issue 13): after a failed model run the
+//! The sampling request review as a person uses it: after a failed model run the
 //! page's own Approve and Reject still decide, and every hand-written answer or decline is in
 //! the audit.
 

@@ -36,7 +36,7 @@ use serde_json::Value;
 pub struct ConfirmPage {
     pub i18n: I18n,
     pub csrf: String,
-    pub id: String,
+    pub id: QuestionId,
     pub kind: &'static str,
     pub server: String,
     /// The server's message (a form question's), shown again above the answer.
@@ -136,7 +136,7 @@ pub async fn answer(
                     .cloned()
                     .collect(),
                 csrf: session.csrf.clone(),
-                id: q.id.to_string(),
+                id: q.id.clone(),
                 kind: q.kind.as_str(),
                 server: q.server.clone(),
                 message: q

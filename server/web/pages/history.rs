@@ -6,6 +6,7 @@ use crate::broker::Kind;
 use crate::broker::State;
 use crate::domain::Actor;
 use crate::domain::AuditAction;
+use crate::domain::QuestionId;
 use crate::domain::Via;
 use crate::i18n::I18n;
 use crate::web::AppState;
@@ -64,7 +65,7 @@ impl Place {
 
 /// A decided question as a history row.
 pub struct DecidedRow {
-    pub id: String,
+    pub id: QuestionId,
     pub kind: Kind,
     pub server: String,
     pub tool: String,
@@ -102,7 +103,7 @@ impl DecidedRow {
         };
         let entry = d.entry.as_ref();
         DecidedRow {
-            id: q.id.to_string(),
+            id: q.id.clone(),
             kind: q.kind,
             server: q.server.clone(),
             tool: q.tool.clone().unwrap_or_default(),

@@ -55,7 +55,7 @@ pub struct QuestionPage {
     /// The `<title>`: kind and server, the server name isolated with U+2068/U+2069 (a title
     /// cannot hold markup).
     pub title: String,
-    pub id: String,
+    pub id: QuestionId,
     pub kind: Kind,
     pub server: String,
     pub tool: String,
@@ -105,7 +105,7 @@ pub struct QuestionPage {
 
 /// The next question waiting for a person, linked from a decided question's outcome.
 pub struct NextQuestion {
-    pub id: String,
+    pub id: QuestionId,
     pub server: String,
     /// The wire name of its kind (the link's words select on it).
     pub kind: String,
@@ -135,7 +135,7 @@ pub async fn complete_page(
             .filter(|w| w.id != q.id)
             .collect();
         page.next = waiting.first().map(|w| NextQuestion {
-            id: w.id.to_string(),
+            id: w.id.clone(),
             server: w.server.clone(),
             kind: w.kind.as_str().to_owned(),
             more: waiting.len() - 1,
@@ -321,7 +321,7 @@ pub fn question_page(
             .to_string(),
         bidi: bidi_places(i18n, &q.server, q.tool.as_deref(), &q.request),
         lost: Vec::new(),
-        id: q.id.to_string(),
+        id: q.id.clone(),
         kind: q.kind,
         server: q.server.clone(),
         tool: q.tool.clone().unwrap_or_default(),

@@ -12,6 +12,7 @@ use crate::broker::Question;
 use crate::broker::State;
 use crate::domain::Action;
 use crate::domain::Audience;
+use crate::domain::QuestionId;
 use crate::domain::Via;
 use crate::i18n::I18n;
 use crate::web::AppState;
@@ -36,7 +37,7 @@ use crate::web::api::MAX_LISTED;
 
 /// A question as a row of the queue.
 pub struct Row {
-    pub id: String,
+    pub id: QuestionId,
     pub kind: Kind,
     pub server: String,
     pub tool: String,
@@ -52,7 +53,7 @@ pub struct Row {
 impl Row {
     pub fn of(q: &Question, now: chrono::DateTime<chrono::Utc>) -> Row {
         Row {
-            id: q.id.to_string(),
+            id: q.id.clone(),
             kind: q.kind,
             server: q.server.clone(),
             tool: q.tool.clone().unwrap_or_default(),

@@ -166,7 +166,7 @@ const OVER_CAP_CONFIRMED: &str = "confirmed";
 pub struct OverCapPage {
     pub i18n: I18n,
     pub csrf: String,
-    pub id: String,
+    pub id: QuestionId,
     pub server: String,
     pub model: String,
     /// The model's estimate for this request, e.g. `$0.0032`.
@@ -209,7 +209,7 @@ async fn over_cap_page(
     Ok(over.map(|(cost, cap)| OverCapPage {
         i18n: i18n.clone().at(&format!("/questions/{id}")),
         csrf: session.csrf.clone(),
-        id: id.to_owned(),
+        id: q.id.clone(),
         server: q.server.clone(),
         model: model.to_owned(),
         cost: i18n.usd(Some(cost)),

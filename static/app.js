@@ -89,8 +89,9 @@
       timer = setTimeout(refreshQueue, 150);
     });
     // A change between the page's rendering and its subscription, or during a reconnect,
-    // sends this page no event: look once each time the stream opens.
-    source.addEventListener("open", refreshQueue);
+    // sends this page no event: look once each time the stream opens. A look that finds the
+    // same list swaps nothing, so the rows (and whatever points at them) stay in place.
+    source.addEventListener("open", function () { refreshQueue(true); });
 
     function rowIds(root) {
       return Array.prototype.map.call(root.querySelectorAll("tr[data-question-id]"), function (r) {
@@ -154,7 +155,7 @@
       if (gone) parts.push(words("gone", gone));
       if (parts.length) box.textContent = parts.join(" ");
     }
-    function refreshQueue() {
+    function refreshQueue(onlyIfChanged) {
       if (busy) { again = true; return; }
       busy = true;
       fetch(window.location.pathname + window.location.search, { credentials: "same-origin", headers: { Accept: "text/html" } })
@@ -164,6 +165,8 @@
           var fresh = doc.querySelector("[data-live=queue]");
           var current = document.querySelector("[data-live=queue]");
           if (!fresh || !current) return;
+          if (onlyIfChanged === true && fresh.innerHTML === current.innerHTML && doc.title === document.title &&
+              fresh.getAttribute("data-muted") === current.getAttribute("data-muted")) return;
           var ticked = {};
           current.querySelectorAll("input[name=id]:checked").forEach(function (b) { ticked[b.value] = true; });
           var before = rowIds(current);

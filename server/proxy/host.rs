@@ -4,7 +4,10 @@
 //! - a host's retry of a request whose sampling/elicitation entries the person answered gets
 //!   those answers merged into its `inputResponses`;
 //! - a host response to a server request the proxy intercepted is dropped (the server must
-//!   never get two responses for one id).
+//!   never get two responses for one id);
+//! - a line the proxy cannot read by exact names (not valid JSON, a duplicate or case-folded
+//!   envelope member, a non-finite number), a batch, and a `tools/call` sent as a notification
+//!   never pass: the server might read them as something the proxy never judged.
 //!
 //! Requests are remembered until their response, so the server's answers can be judged.
 
@@ -21,7 +24,7 @@ use super::refusal::ProxyRefusal;
 use super::session::{HostRequest, Phase, Session};
 use super::tool_gate::{self, Gate};
 use crate::protocol::binding;
-use crate::protocol::envelope::{Envelope, Judged};
+use crate::protocol::envelope::{Envelope, Judged, scan_id};
 use crate::protocol::members::Members;
 use crate::protocol::method::Method;
 use crate::protocol::mrtr;
@@ -35,19 +38,36 @@ pub(super) fn from_host<'a>(
     s: &mut Session,
     line: &'a [u8],
 ) -> Option<Cow<'a, [u8]>> {
-    let Judged::Message(msg) = Envelope::parse(line) else {
-        // Not a message the proxy reads (not JSON, a batch): the server judges it.
-        s.host_unrecorded = true;
-        return Some(Cow::Borrowed(line));
-    };
-    let Some(id_key) = msg.id_key().map(RequestKey::canonical) else {
-        if msg.method().map(Method::named) == Some(Method::Cancelled)
-            && host_cancelled(ctx, s, &msg)
-        {
-            // The call was held for the person: the server never got it, so nothing to cancel.
+    let msg = match Envelope::parse(line) {
+        Judged::Message(msg) => msg,
+        // A line the proxy cannot read by exact names might be read by the server as a call
+        // the rules hold back, or as an answer the person never gave: it never passes.
+        Judged::Unjudgeable => {
+            refuse_unread(ctx, s, scan_id(line), ProxyRefusal::UnreadableHostMessage);
             return None;
         }
-        return Some(Cow::Borrowed(line));
+        Judged::Batch(items) => {
+            for item in items {
+                refuse_unread(ctx, s, scan_id(item.get().as_bytes()), ProxyRefusal::Batch);
+            }
+            return None;
+        }
+    };
+    let Some(id_key) = msg.id_key().map(RequestKey::canonical) else {
+        match msg.method().map(Method::named) {
+            Some(Method::Cancelled) if host_cancelled(ctx, s, &msg) => {
+                // The call was held for the person: the server never got it, so nothing to
+                // cancel.
+                return None;
+            }
+            Some(Method::ToolsCall) => {
+                // A call without an id expects no answer, but a server might still run it:
+                // it is never judged, so it never passes.
+                tracing::warn!("dropped a tools/call the host sent as a notification");
+                return None;
+            }
+            _ => return Some(Cow::Borrowed(line)),
+        }
     };
     let Some(method) = msg.method().map(Method::named) else {
         // A host response may only answer a server request the host was given: never one the
@@ -257,6 +277,22 @@ fn bound_retry<'a>(
     mrtr::retry(&line, &id_value, &responses, held.server_state.as_deref())
         .map(Cow::Owned)
         .map_err(|_| refuse(ProxyRefusal::UnreadableRetry))
+}
+
+/// Drops a host line that cannot be judged and, when it names one of the host's own requests
+/// (an id that is not a server request the host was answering), tells the host why under that
+/// id, so it does not wait for a response that never comes.
+fn refuse_unread(ctx: &Context, s: &Session, id: Option<String>, refusal: ProxyRefusal) {
+    tracing::warn!(reason = %refusal, "dropped a host line that mcp-consent could not judge");
+    let Some(key) = id.map(RequestKey::canonical) else {
+        return;
+    };
+    if key.is_null() || s.forwarded.contains(&key) {
+        return;
+    }
+    if let Some(raw) = key.to_raw() {
+        ctx.answer_host(refusal.line(&raw));
+    }
 }
 
 /// The host cancelled one of its requests: withdraw the questions opened for it and, when a

@@ -172,13 +172,10 @@ fn response(
     }
     let Some(request) = s.requests.get_mut(&key) else {
         // A response to no request in flight: a second response, a late one after a dropped
-        // line was failed, or one under a retry id already answered. Forwarded only when the
-        // host sent lines the proxy could not record (a batch), where it may be awaited.
-        let pass = s.host_unrecorded && !key.is_proxy_own();
-        if !pass {
-            dropped(ctx, s, DroppedLine::Ambiguous, None);
-        }
-        return pass;
+        // line was failed, or one under a retry id already answered. Every host request that
+        // reached the server is recorded, so nothing waits for it.
+        dropped(ctx, s, DroppedLine::Ambiguous, None);
+        return false;
     };
     if !request.phase.at_server() {
         // Held for the person (the server never received it), or owned by a resolution (the

@@ -17,6 +17,16 @@ pub(super) enum ProxyRefusal {
         /// The limit, in bytes.
         limit: usize,
     },
+    /// A host line the proxy cannot read by exact names: never passed to the server.
+    #[error(
+        "mcp-consent refused this message: it cannot be read unambiguously (invalid JSON or UTF-8, a duplicate or case-variant member name, or a non-finite number), so it was not passed to the server"
+    )]
+    UnreadableHostMessage,
+    /// A JSON-RPC batch from the host: never passed to the server.
+    #[error(
+        "mcp-consent does not pass JSON-RPC batches (MCP removed them in 2025-06-18); send each message on its own line"
+    )]
+    Batch,
     /// A host request under the id of a request still in flight.
     #[error(
         "mcp-consent refused this request: its id is the id of a request still in flight (MCP request ids must not be reused)"
@@ -82,6 +92,8 @@ impl ProxyRefusal {
         match self {
             ProxyRefusal::Overlong { .. }
             | ProxyRefusal::IdInFlight
+            | ProxyRefusal::UnreadableHostMessage
+            | ProxyRefusal::Batch
             | ProxyRefusal::UnreadableMessage => codes::INVALID_REQUEST,
             ProxyRefusal::NestedTooDeeply => codes::INVALID_PARAMS,
             ProxyRefusal::NoLongerHeld
@@ -153,6 +165,10 @@ pub(super) enum CallFailure {
     /// The tool's name cannot be read unambiguously, so the server might read another.
     #[error("its tool name cannot be read unambiguously")]
     UnreadableName,
+    /// The call is readable by its names but not as a whole JSON value (a number out of
+    /// range), so it cannot be shown to the person as it is.
+    #[error("its arguments cannot be read as JSON that can be shown (a number out of range?)")]
+    UnreadableCall,
     /// The person's answer is for another call than the one held.
     #[error("the answer does not match the call the person saw")]
     NotTheCallSeen,

@@ -147,7 +147,14 @@ pub(super) fn spawn_ask(
 
 async fn ask_call(ctx: &Context, key: &RequestKey, tool: &str, line: Vec<u8>, complete: bool) {
     let handle = Arc::new(AskHandle::default());
-    let Some((question, progress)) = question_for(ctx, key, tool, &line, &handle).await else {
+    let Ok(request) = serde_json::from_slice::<Value>(&line) else {
+        // Readable by names but not as a whole (a number out of range): it cannot be shown
+        // as it is, so it is refused rather than asked about.
+        let refusal = CallFailure::UnreadableCall.refusal();
+        refuse(ctx, key, tool, refusal, complete).await;
+        return;
+    };
+    let Some((question, progress)) = question_for(ctx, key, tool, request, &handle).await else {
         forget(ctx, key).await;
         return;
     };
@@ -178,10 +185,9 @@ async fn question_for(
     ctx: &Context,
     key: &RequestKey,
     tool: &str,
-    line: &[u8],
+    request: Value,
     handle: &Arc<AskHandle>,
 ) -> Option<(Question, Option<Progress>)> {
-    let request: Value = serde_json::from_slice(line).ok()?;
     let asking = ctx.session.asking(key, vec![handle.clone()]).await?;
     let question = Question {
         server: ctx.server.clone(),

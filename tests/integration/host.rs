@@ -106,6 +106,13 @@ impl Proxy {
         self.stdin.flush().await.unwrap();
     }
 
+    /// Sends raw bytes as one line (for lines that are not valid UTF-8).
+    pub(crate) async fn send_bytes(&mut self, line: &[u8]) {
+        self.stdin.write_all(line).await.unwrap();
+        self.stdin.write_all(b"\n").await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
     pub(crate) async fn recv(&mut self) -> String {
         tokio::time::timeout(Duration::from_secs(20), self.stdout.next_line())
             .await

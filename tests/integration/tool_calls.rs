@@ -22,11 +22,11 @@ fn tools_list() -> Value {
         {"name": "read_file", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}}]}}})
 }
 
-fn call(id: u64, tool: &str, path: &str) -> String {
+pub(crate) fn call(id: u64, tool: &str, path: &str) -> String {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": {"path": path}}}).to_string()
 }
 
-fn rules(text: &str) -> Config {
+pub(crate) fn rules(text: &str) -> Config {
     Config {
         tools: toml::from_str::<ToolsConfig>(text).unwrap(),
         ..Config::default()
@@ -49,7 +49,7 @@ fn server(calls: usize) -> Value {
     Value::Array(steps)
 }
 
-async fn started(app: &TestApp, calls: usize) -> Proxy {
+pub(crate) async fn started(app: &TestApp, calls: usize) -> Proxy {
     listed(Proxy::start(&app.state, None, server(calls))).await
 }
 
@@ -65,7 +65,7 @@ async fn listed(mut proxy: Proxy) -> Proxy {
 }
 
 /// The host's next line that is not a progress notification.
-async fn host_line(proxy: &mut Proxy) -> Value {
+pub(crate) async fn host_line(proxy: &mut Proxy) -> Value {
     loop {
         let line: Value = serde_json::from_str(&proxy.recv().await).unwrap();
         if line["method"] != "notifications/progress" {
@@ -75,7 +75,7 @@ async fn host_line(proxy: &mut Proxy) -> Value {
 }
 
 /// Every `tools/call` the server received, parsed.
-fn calls_received(proxy: &Proxy) -> Vec<Value> {
+pub(crate) fn calls_received(proxy: &Proxy) -> Vec<Value> {
     proxy
         .server_log()
         .iter()
@@ -86,7 +86,7 @@ fn calls_received(proxy: &Proxy) -> Vec<Value> {
 
 /// After this, everything the host sent before has reached the server (the proxy keeps the
 /// order), so an absence in the server's log is observed, not guessed.
-async fn flush(proxy: &mut Proxy, marker: &str) {
+pub(crate) async fn flush(proxy: &mut Proxy, marker: &str) {
     proxy
         .send(&json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"marker": marker}}).to_string())
         .await;
@@ -94,7 +94,7 @@ async fn flush(proxy: &mut Proxy, marker: &str) {
 }
 
 /// The pending tool-call question, as the person's browser lists it.
-async fn pending_call(app: &TestApp, browser: &reqwest::Client) -> Value {
+pub(crate) async fn pending_call(app: &TestApp, browser: &reqwest::Client) -> Value {
     let id =
         first_pending_id(|| browser.get(format!("{}/api/v1/questions?state=pending", app.base)))
             .await;
@@ -120,7 +120,7 @@ async fn person_answers(
     (status, res.json().await.unwrap_or(Value::Null))
 }
 
-fn refusal_text(line: &Value) -> String {
+pub(crate) fn refusal_text(line: &Value) -> String {
     assert_eq!(line["result"]["isError"], true, "{line}");
     line["result"]["content"][0]["text"]
         .as_str()

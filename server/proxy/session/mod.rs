@@ -44,9 +44,6 @@ pub(in crate::proxy) struct Session {
     /// Server requests forwarded to the host and not yet answered: the only ids a host
     /// response may carry.
     pub(in crate::proxy) forwarded: HashSet<RequestKey>,
-    /// The host sent a line the proxy could not record (not JSON, a batch): responses to
-    /// unknown ids may be awaited by it.
-    pub(in crate::proxy) host_unrecorded: bool,
     /// `elicitationId`s of URL elicitations this proxy opened → who waits for completion.
     pub(in crate::proxy) url_elicitations: HashMap<String, Arc<Notify>>,
     /// Proxy-owned requests to the server (MRTR retries) → who waits for the response.

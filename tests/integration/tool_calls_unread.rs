@@ -1,0 +1,138 @@
+//! Host lines the proxy cannot judge by exact names never reach the server: a server reading
+//! them its own way (the last of two `method`s, a case-insensitive member, `NaN` as a number,
+//! a batch, a call sent as a notification) could run a call the rules hold back, or take an
+//! answer the person never gave. Observed at the server, whose log holds every line received.
+
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+use crate::host::{Proxy, init_result};
+use crate::tool_calls::{calls_received, flush, host_line, refusal_text, rules, started};
+
+const DENY_DELETE: &str = "[[rules]]\nserver = \"*\"\ntool = \"delete_*\"\naction = \"deny\"\n";
+
+/// The host's errors for `ids` (in whatever order they come), each a JSON-RPC "invalid
+/// request": their messages, in the order of `ids`.
+async fn refused_under(proxy: &mut Proxy, ids: &[u64]) -> Vec<String> {
+    let mut got = std::collections::BTreeMap::new();
+    while got.len() < ids.len() {
+        let line = host_line(proxy).await;
+        assert_eq!(line["error"]["code"], -32600, "{line}");
+        let id = line["id"].as_u64().unwrap();
+        assert!(ids.contains(&id), "{line}");
+        got.insert(id, line["error"]["message"].as_str().unwrap().to_owned());
+    }
+    ids.iter().map(|id| got[id].clone()).collect()
+}
+
+#[tokio::test]
+async fn a_denied_call_hidden_in_a_line_the_proxy_cannot_read_never_reaches_the_server() {
+    let app = spawn_with(rules(DENY_DELETE)).await;
+    let mut proxy = started(&app, 0).await;
+    let call = |id: u64| -> String {
+        format!(
+            r#""jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"delete_file","arguments":{{"path":"/home/me"}}}}"#
+        )
+    };
+    let lines = [
+        // Two methods: the first is read as harmless, a server may take the last.
+        r#"{"jsonrpc":"2.0","id":10,"method":"tools/list","method":"tools/call","params":{"name":"delete_file","arguments":{}}}"#.to_owned(),
+        // Two params: `read_file` first, `delete_file` second.
+        r#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"read_file"},"params":{"name":"delete_file","arguments":{}}}"#.to_owned(),
+        // A member in another case, as Go's decoder reads it.
+        r#"{"jsonrpc":"2.0","id":12,"method":"ping","Method":"tools/call","params":{"name":"delete_file"}}"#.to_owned(),
+        // A non-finite number, which Python's json module reads.
+        format!(r#"{{{},"extra":NaN}}"#, call(13)),
+    ];
+    for line in &lines {
+        proxy.send(line).await;
+    }
+    for text in refused_under(&mut proxy, &[10, 11, 12, 13]).await {
+        assert!(text.contains("not passed to the server"), "{text}");
+    }
+    // Invalid UTF-8 inside the arguments.
+    let mut bytes = format!("{{{}", call(14)).into_bytes();
+    bytes.truncate(bytes.len() - 3);
+    bytes.extend_from_slice(b"\xff\"}}}");
+    proxy.send_bytes(&bytes).await;
+    refused_under(&mut proxy, &[14]).await;
+    // A batch (MCP has none since 2025-06-18): each request in it is refused under its id.
+    proxy
+        .send(&format!("[{{{}}},{{{}}}]", call(15), call(16)))
+        .await;
+    for text in refused_under(&mut proxy, &[15, 16]).await {
+        assert!(text.contains("batches"), "{text}");
+    }
+    // A call without an id: nobody waits for it, but a server might run it.
+    proxy
+        .send(r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"delete_file","arguments":{}}}"#)
+        .await;
+
+    flush(&mut proxy, "after-unread").await;
+    let received: Vec<String> = proxy
+        .server_log()
+        .into_iter()
+        .filter(|l| l.contains("delete_file") || l.contains("tools/call"))
+        .collect();
+    assert!(received.is_empty(), "the server received {received:?}");
+    assert!(calls_received(&proxy).is_empty());
+}
+
+#[tokio::test]
+async fn a_call_readable_by_names_but_not_as_a_whole_is_refused_not_left_waiting() {
+    let app = spawn_with(rules("default = \"ask\"\n")).await;
+    let mut proxy = started(&app, 0).await;
+    // `1e400` is valid JSON syntax but no number a JSON value can hold, so the call cannot be
+    // shown to the person as it is.
+    proxy
+        .send(r#"{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"drop_db","arguments":{"n":1e400}}}"#)
+        .await;
+    let answer = host_line(&mut proxy).await;
+    assert_eq!(answer["id"], 20);
+    let text = refusal_text(&answer);
+    assert!(text.contains("cannot be read"), "{text}");
+    flush(&mut proxy, "after-1e400").await;
+    assert!(calls_received(&proxy).is_empty());
+}
+
+#[tokio::test]
+async fn a_host_answer_the_proxy_cannot_read_never_answers_the_persons_question() {
+    let app = spawn_app().await;
+    // The server asks for a form (the proxy makes it a question), then logs what it gets.
+    let mut proxy = Proxy::start(
+        &app.state,
+        None,
+        json!([
+            {"until": "initialize"},
+            init_result("2025-11-25"),
+            {"send": {"jsonrpc": "2.0", "id": 70, "method": "elicitation/create",
+                      "params": {"message": "Confirm?", "requestedSchema": {"type": "object",
+                                 "properties": {"confirm": {"type": "boolean"}}}}}},
+        ]),
+    );
+    proxy.initialized().await;
+    let pending = first_pending_id(|| {
+        app.client
+            .get(format!("{}/api/v1/questions?state=pending", app.base))
+            .bearer_auth(&app.token)
+    })
+    .await;
+    // The host answers the intercepted request itself, hiding its id behind a second one.
+    proxy
+        .send(r#"{"jsonrpc":"2.0","id":70,"id":71,"result":{"action":"accept","content":{"confirm":true}}}"#)
+        .await;
+    flush(&mut proxy, "after-forged").await;
+    let forged: Vec<String> = proxy
+        .server_log()
+        .into_iter()
+        .filter(|l| l.contains("accept"))
+        .collect();
+    assert!(forged.is_empty(), "the server received {forged:?}");
+    let question: Value = app
+        .get(&format!("/api/v1/questions/{pending}"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(question["state"], "pending", "{question}");
+}

@@ -120,6 +120,31 @@ pub enum StartupError {
     Server(#[source] std::io::Error),
 }
 
+/// One actix server over the shared state, with the service's middleware and limits (a macro:
+/// the server's type names the closure that builds each worker's app).
+macro_rules! serve {
+    ($data:expr) => {{
+        let data = $data;
+        HttpServer::new(move || {
+            App::new()
+                .app_data(data.clone())
+                .wrap(from_fn(crate::web::lang::localize_errors))
+                .wrap(from_fn(body_deadline))
+                .wrap(from_fn(check_host_and_origin))
+                .wrap(from_fn(crate::web::public::secure_cookies))
+                .wrap(from_fn(crate::web::pages::return_to_question))
+                .wrap(security_headers())
+                .configure(crate::web::configure)
+        })
+        .on_connect(mark_socket_connections)
+        .client_request_timeout(HEADER_TIMEOUT)
+        .client_disconnect_timeout(DISCONNECT_TIMEOUT)
+        .max_connections(MAX_CONNECTIONS_PER_WORKER)
+        .shutdown_timeout(5)
+        .disable_signals()
+    }};
+}
+
 /// A bound, ready-to-run service.
 pub struct Application {
     addr: SocketAddr,
@@ -196,74 +221,22 @@ impl Application {
             .await
             .map_err(StartupError::Token)?;
 
-        let listener = TcpListener::bind(listen).map_err(|source| StartupError::Bind {
+        let bind_error = |source| StartupError::Bind {
             addr: listen.to_owned(),
             source,
-        })?;
-        let addr = listener.local_addr().map_err(|source| StartupError::Bind {
-            addr: listen.to_owned(),
-            source,
-        })?;
+        };
+        let listener = TcpListener::bind(listen).map_err(bind_error)?;
+        let addr = listener.local_addr().map_err(bind_error)?;
         let base_url = format!("http://{addr}");
         let socket = bind_socket(&state)?;
         write_private(&state.service_url_file(), &format!("{base_url}\n"))?;
 
-        let metrics = Metrics::new().map_err(StartupError::Metrics)?;
-        let engine = reload::engine(config).map_err(|e| match e {
-            ReloadError::Config(e) => StartupError::Config(e),
-            ReloadError::Models(e) => StartupError::Models(e),
-            ReloadError::Channel(e) => StartupError::Channel(e),
-        })?;
         let links_base = config
             .public_url
             .as_ref()
             .map_or_else(|| base_url.clone(), |p| p.base());
-        let notifications = Notifications::start(Parts {
-            desktop: notifier,
-            desktop_on: config.notifications.desktop,
-            lang: config.notifications.lang(),
-            channels: Channel::build_all(&config.notifications.channels.0)?,
-            links: Links::new(&links_base),
-            waiting: waiting_count(stores.queue.clone()),
-            failed: metrics.notifications_failed.clone(),
-        });
-        let broker = Broker::new(
-            stores.queue.clone(),
-            reload::broker_settings(config),
-            metrics,
-        )
-        .with_clock(clock.clone())
-        .with_notifications(notifications);
-        broker.set_tool_rules(config.tools.clone());
-        if let Some(heard) = stores.queue.take_heard() {
-            tokio::spawn(broker.clone().follow_other_instances(heard));
-        }
-        let review = Reviewer::new(broker.clone(), stores.queue.clone(), engine).attach();
-        let interrupted = review.recover_runs().await.map_err(StartupError::Recover)?;
-        if interrupted > 0 {
-            tracing::warn!(
-                runs = interrupted,
-                "model runs interrupted by a restart go back to request review"
-            );
-        }
-        let metrics_token = match &config.metrics_token_file {
-            Some(path) => Some(
-                crate::access_files::read(path, crate::access_files::Holds::Secret)
-                    .map_err(StartupError::MetricsToken)?
-                    .trim()
-                    .to_owned(),
-            ),
-            None => None,
-        };
-        // The config key wins; the environment variable is how the home-manager module passes
-        // a secret path without writing it into the config.
-        let passphrase_file = config.passphrase_hash_file.clone().or_else(|| {
-            std::env::var_os("MCP_CONSENT_PASSPHRASE_HASH_FILE").map(std::path::PathBuf::from)
-        });
-        let passphrase_hash = match passphrase_file {
-            Some(path) => Some(passphrase::load_hash(&path)?),
-            None => None,
-        };
+        let (broker, review) =
+            start_broker(config, &stores, clock.clone(), notifier, &links_base).await?;
         let data = web::Data::new(AppState {
             broker: broker.clone(),
             review: review.clone(),
@@ -276,8 +249,8 @@ impl Application {
             base_url: links_base,
             public_url: config.public_url.clone(),
             max_request_bytes: config.max_request_bytes,
-            metrics_token,
-            passphrase_hash,
+            metrics_token: metrics_token(config)?,
+            passphrase_hash: passphrase_hash(config)?,
             retention: retention::OnDemand::new(
                 stores.queue.clone(),
                 stores.local.clone(),
@@ -285,35 +258,9 @@ impl Application {
                 clock.clone(),
             ),
         });
-        // One actix server over the shared state, with the service's middleware and limits.
-        macro_rules! serve {
-            ($data:expr) => {{
-                let data = $data;
-                HttpServer::new(move || {
-                    App::new()
-                        .app_data(data.clone())
-                        .wrap(from_fn(crate::web::lang::localize_errors))
-                        .wrap(from_fn(body_deadline))
-                        .wrap(from_fn(check_host_and_origin))
-                        .wrap(from_fn(crate::web::public::secure_cookies))
-                        .wrap(from_fn(crate::web::pages::return_to_question))
-                        .wrap(security_headers())
-                        .configure(crate::web::configure)
-                })
-                .on_connect(mark_socket_connections)
-                .client_request_timeout(HEADER_TIMEOUT)
-                .client_disconnect_timeout(DISCONNECT_TIMEOUT)
-                .max_connections(MAX_CONNECTIONS_PER_WORKER)
-                .shutdown_timeout(5)
-                .disable_signals()
-            }};
-        }
         let tcp = serve!(data.clone())
             .listen(listener)
-            .map_err(|source| StartupError::Bind {
-                addr: listen.to_owned(),
-                source,
-            })?
+            .map_err(bind_error)?
             .run();
         // The owner's socket is a server of its own, so its connections never wait behind the
         // TCP port's budget (which anyone on the machine can fill with slow clients).
@@ -331,13 +278,7 @@ impl Application {
             broker: broker.clone(),
             stores,
             reloader: Reloader::new(broker, review.clone(), config.clone(), None),
-            hangup: match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
-                Ok(s) => Some(s),
-                Err(e) => {
-                    tracing::warn!(error = %e, "cannot listen for SIGHUP; reloads need a restart");
-                    None
-                }
-            },
+            hangup: listen_for_hangup(),
             _review: review,
         })
     }
@@ -437,6 +378,91 @@ impl ServiceHandle {
     /// finish (for up to 5 seconds).
     pub async fn stop(&self, graceful: bool) {
         futures_util::future::join(self.tcp.stop(graceful), self.socket.stop(graceful)).await;
+    }
+}
+
+/// The broker with its metrics, notifications and tool rules, following other instances of a
+/// shared store, and the reviewer attached to it with the runs a restart interrupted sent
+/// back to review.
+async fn start_broker(
+    config: &Config,
+    stores: &Stores,
+    clock: Arc<dyn Clock>,
+    notifier: Option<Arc<dyn Notifier>>,
+    links_base: &str,
+) -> Result<(Broker, Arc<Reviewer>), StartupError> {
+    let metrics = Metrics::new().map_err(StartupError::Metrics)?;
+    let engine = reload::engine(config).map_err(|e| match e {
+        ReloadError::Config(e) => StartupError::Config(e),
+        ReloadError::Models(e) => StartupError::Models(e),
+        ReloadError::Channel(e) => StartupError::Channel(e),
+    })?;
+    let notifications = Notifications::start(Parts {
+        desktop: notifier,
+        desktop_on: config.notifications.desktop,
+        lang: config.notifications.lang(),
+        channels: Channel::build_all(&config.notifications.channels.0)?,
+        links: Links::new(links_base),
+        waiting: waiting_count(stores.queue.clone()),
+        failed: metrics.notifications_failed.clone(),
+    });
+    let broker = Broker::new(
+        stores.queue.clone(),
+        reload::broker_settings(config),
+        metrics,
+    )
+    .with_clock(clock)
+    .with_notifications(notifications);
+    broker.set_tool_rules(config.tools.clone());
+    if let Some(heard) = stores.queue.take_heard() {
+        tokio::spawn(broker.clone().follow_other_instances(heard));
+    }
+    let review = Reviewer::new(broker.clone(), stores.queue.clone(), engine).attach();
+    let interrupted = review.recover_runs().await.map_err(StartupError::Recover)?;
+    if interrupted > 0 {
+        tracing::warn!(
+            runs = interrupted,
+            "model runs interrupted by a restart go back to request review"
+        );
+    }
+    Ok((broker, review))
+}
+
+/// The token `/metrics` asks for, read from `metrics_token_file` when it is set.
+fn metrics_token(config: &Config) -> Result<Option<String>, StartupError> {
+    let Some(path) = &config.metrics_token_file else {
+        return Ok(None);
+    };
+    Ok(Some(
+        crate::access_files::read(path, crate::access_files::Holds::Secret)
+            .map_err(StartupError::MetricsToken)?
+            .trim()
+            .to_owned(),
+    ))
+}
+
+/// The passphrase hash sign-in checks, when a hash file is configured.
+fn passphrase_hash(config: &Config) -> Result<Option<String>, StartupError> {
+    // The config key wins; the environment variable is how the home-manager module passes
+    // a secret path without writing it into the config.
+    let passphrase_file = config.passphrase_hash_file.clone().or_else(|| {
+        std::env::var_os("MCP_CONSENT_PASSPHRASE_HASH_FILE").map(std::path::PathBuf::from)
+    });
+    Ok(match passphrase_file {
+        Some(path) => Some(passphrase::load_hash(&path)?),
+        None => None,
+    })
+}
+
+/// SIGHUP, listened for from the build on so a reload request is never the default action
+/// (which ends the process).
+fn listen_for_hangup() -> Option<tokio::signal::unix::Signal> {
+    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot listen for SIGHUP; reloads need a restart");
+            None
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 //! collide). Names and labels as docs/design.md §Metrics; labels never carry request content, and
 //! `server` is not a label (unbounded).
 
+use prometheus::core::Collector;
 use prometheus::{
     Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
     IntGaugeVec, Opts, Registry, TextEncoder,
@@ -124,6 +125,54 @@ pub struct Metrics {
 #[error("cannot register metrics")]
 pub struct MetricsError(#[from] prometheus::Error);
 
+/// Creates metrics under the `mcp_consent` namespace and registers each on one registry.
+struct Registrar(Registry);
+
+impl Registrar {
+    fn opts(name: &str, help: &str) -> Opts {
+        Opts::new(name, help).namespace("mcp_consent")
+    }
+
+    fn register<M: Collector + Clone + 'static>(&self, metric: M) -> Result<M, MetricsError> {
+        self.0.register(Box::new(metric.clone()))?;
+        Ok(metric)
+    }
+
+    fn counter(&self, name: &str, help: &str) -> Result<IntCounter, MetricsError> {
+        self.register(IntCounter::with_opts(Self::opts(name, help))?)
+    }
+
+    fn counters(
+        &self,
+        name: &str,
+        help: &str,
+        labels: &[&str],
+    ) -> Result<IntCounterVec, MetricsError> {
+        self.register(IntCounterVec::new(Self::opts(name, help), labels)?)
+    }
+
+    fn gauge(&self, name: &str, help: &str) -> Result<IntGauge, MetricsError> {
+        self.register(IntGauge::with_opts(Self::opts(name, help))?)
+    }
+
+    fn gauges(&self, name: &str, help: &str, labels: &[&str]) -> Result<IntGaugeVec, MetricsError> {
+        self.register(IntGaugeVec::new(Self::opts(name, help), labels)?)
+    }
+
+    fn histograms(
+        &self,
+        name: &str,
+        help: &str,
+        buckets: &[f64],
+        labels: &[&str],
+    ) -> Result<HistogramVec, MetricsError> {
+        let opts = HistogramOpts::new(name, help)
+            .namespace("mcp_consent")
+            .buckets(buckets.to_vec());
+        self.register(HistogramVec::new(opts, labels)?)
+    }
+}
+
 impl Metrics {
     /// Registers every metric on a new registry, with `build_info{version}` = 1 and the
     /// process collector (CPU, memory, file descriptors) where the platform has one.
@@ -131,106 +180,74 @@ impl Metrics {
     /// # Errors
     /// [`MetricsError`] on a duplicate registration.
     pub fn new() -> Result<Metrics, MetricsError> {
-        let registry = Registry::new();
-        let opts = |name: &str, help: &str| Opts::new(name, help).namespace("mcp_consent");
-        let pending = IntGaugeVec::new(
-            opts("questions_pending", "Questions waiting for an answer"),
-            &["kind", "audience"],
-        )?;
-        let opened = IntCounterVec::new(
-            opts("questions_opened_total", "Questions opened"),
-            &["kind"],
-        )?;
-        let closed = IntCounterVec::new(
-            opts("questions_closed_total", "Questions closed, by outcome"),
-            &["kind", "outcome"],
-        )?;
-        let rejections = IntCounterVec::new(
-            opts("rejections_total", "Requests or answers refused, by reason"),
-            &["kind", "reason"],
-        )?;
-        let decision_duration = HistogramVec::new(
-            HistogramOpts::new(
+        let r = Registrar(Registry::new());
+        let metrics = Metrics {
+            registry: r.0.clone(),
+            pending: r.gauges(
+                "questions_pending",
+                "Questions waiting for an answer",
+                &["kind", "audience"],
+            )?,
+            opened: r.counters("questions_opened_total", "Questions opened", &["kind"])?,
+            closed: r.counters(
+                "questions_closed_total",
+                "Questions closed, by outcome",
+                &["kind", "outcome"],
+            )?,
+            rejections: r.counters(
+                "rejections_total",
+                "Requests or answers refused, by reason",
+                &["kind", "reason"],
+            )?,
+            decision_duration: r.histograms(
                 "decision_duration_seconds",
                 "Seconds from opening a question to its answer",
-            )
-            .namespace("mcp_consent")
-            .buckets(DECISION_BUCKETS.to_vec()),
-            &["kind"],
-        )?;
-        let retention_runs = IntCounter::with_opts(opts("retention_runs_total", "Retention runs"))?;
-        let retention_pruned = IntCounter::with_opts(opts(
-            "retention_pruned_total",
-            "Questions deleted by retention",
-        ))?;
-        let event_subscribers =
-            IntGauge::with_opts(opts("event_subscribers", "Open event streams"))?;
-        let proxy_dropped = IntCounterVec::new(
-            opts(
+                DECISION_BUCKETS,
+                &["kind"],
+            )?,
+            retention_runs: r.counter("retention_runs_total", "Retention runs")?,
+            retention_pruned: r
+                .counter("retention_pruned_total", "Questions deleted by retention")?,
+            event_subscribers: r.gauge("event_subscribers", "Open event streams")?,
+            proxy_dropped: r.counters(
                 "proxy_dropped_lines_total",
                 "Server lines a proxy dropped because it could not judge them",
-            ),
-            &["reason"],
-        )?;
-        let tool_calls = IntCounterVec::new(
-            opts(
+                &["reason"],
+            )?,
+            tool_calls: r.counters(
                 "tool_calls_total",
                 "Host tool calls, by decision: allowed, asked, denied",
-            ),
-            &["decision"],
-        )?;
-        let notifications_failed = IntCounterVec::new(
-            opts(
+                &["decision"],
+            )?,
+            notifications_failed: r.counters(
                 "notifications_failed_total",
                 "Notices a channel failed to deliver, by channel kind",
-            ),
-            &["channel"],
-        )?;
-        let build_info = IntGaugeVec::new(opts("build_info", "Build information"), &["version"])?;
-        build_info
+                &["channel"],
+            )?,
+        };
+        r.gauges("build_info", "Build information", &["version"])?
             .with_label_values(&[env!("CARGO_PKG_VERSION")])
             .set(1);
-
-        registry.register(Box::new(pending.clone()))?;
-        registry.register(Box::new(opened.clone()))?;
-        registry.register(Box::new(closed.clone()))?;
-        registry.register(Box::new(rejections.clone()))?;
-        registry.register(Box::new(decision_duration.clone()))?;
-        registry.register(Box::new(retention_runs.clone()))?;
-        registry.register(Box::new(retention_pruned.clone()))?;
-        registry.register(Box::new(event_subscribers.clone()))?;
-        registry.register(Box::new(proxy_dropped.clone()))?;
-        registry.register(Box::new(tool_calls.clone()))?;
-        registry.register(Box::new(notifications_failed.clone()))?;
-        registry.register(Box::new(build_info))?;
         #[cfg(target_os = "linux")]
-        registry.register(Box::new(
+        r.0.register(Box::new(
             prometheus::process_collector::ProcessCollector::for_self(),
         ))?;
-        // Pre-create the label sets a dashboard expects to see at zero.
+        metrics.create_zero_label_sets();
+        Ok(metrics)
+    }
+
+    /// Pre-creates the label sets a dashboard expects to see at zero.
+    fn create_zero_label_sets(&self) {
         for kind in Kind::ALL {
-            opened.with_label_values(&[kind.as_str()]);
+            self.opened.with_label_values(&[kind.as_str()]);
             for audience in Audience::ALL {
-                pending.with_label_values(&[kind.as_str(), audience.as_str()]);
+                self.pending
+                    .with_label_values(&[kind.as_str(), audience.as_str()]);
             }
         }
         for decision in ToolCallDecision::ALL {
-            tool_calls.with_label_values(&[decision.as_str()]);
+            self.tool_calls.with_label_values(&[decision.as_str()]);
         }
-        Ok(Metrics {
-            registry,
-            pending,
-            opened,
-            closed,
-            rejections,
-            decision_duration,
-            retention_runs,
-            retention_pruned,
-            event_subscribers,
-            proxy_dropped,
-            tool_calls,
-            notifications_failed,
-        })
     }
 
     /// Counts `n` tool calls with this decision.

@@ -2,14 +2,14 @@
 //! through the same API (and so the same validation) as the pages.
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
 use serde_json::{Value, json};
 
 use crate::client::{ClientError, ServiceClient};
 use crate::domain::{Action, Kind, State};
-use crate::wire::{Answer, QuestionList};
+use crate::wire::{Answer, QuestionList, Summary};
 
 /// The `questions` subcommands.
 #[derive(Debug, Subcommand)]
@@ -122,22 +122,8 @@ pub async fn run(
             if json {
                 let list = QuestionList { questions };
                 writeln!(out, "{}", pretty(&list)?)?;
-                return Ok(());
-            }
-            if questions.is_empty() {
-                writeln!(out, "no questions")?;
-            }
-            for q in &questions {
-                writeln!(
-                    out,
-                    "{}  {:<8} {:<9} {:<20} {:<20} expires {}",
-                    q.id,
-                    q.kind.as_str(),
-                    q.state.as_str(),
-                    q.server,
-                    q.tool.as_deref().unwrap_or("-"),
-                    q.expires_at
-                )?;
+            } else {
+                write_table(&questions, out)?;
             }
         }
         QuestionsCommand::Show { id } => {
@@ -151,52 +137,15 @@ pub async fn run(
             file,
             yes,
         } => {
-            let from_file = match &file {
-                Some(path) if path.as_os_str() == "-" => {
-                    let mut text = String::new();
-                    std::io::stdin().lock().read_line(&mut text)?;
-                    Some(text)
-                }
-                Some(path) => Some(std::fs::read_to_string(path).map_err(|source| {
-                    QuestionsError::ReadFile {
-                        path: path.clone(),
-                        source,
-                    }
-                })?),
-                None => None,
-            };
+            let from_file = read_answer_file(file.as_deref())?;
             let question = client.question(&id).await?;
             let is_sampling = question.summary.kind == Kind::Sampling;
-            let accept = |content: Option<Value>, result: Option<Value>| Answer {
-                action: Action::Accept,
-                content,
-                result,
-                arguments: None,
-                grant: None,
-            };
-            let answer = match (content, result, from_file) {
-                (Some(c), _, _) => accept(Some(read_json(&c, "--content")?), None),
-                (_, Some(r), _) => accept(None, Some(read_json(&r, "--result")?)),
-                (_, _, Some(text)) if is_sampling => {
-                    accept(None, Some(read_json(&text, "the file")?))
-                }
-                (_, _, Some(text)) => accept(Some(read_json(&text, "the file")?), None),
-                (None, None, None) if is_sampling => {
-                    return Err(QuestionsError::NoResult);
-                }
-                (None, None, None) => accept(Some(json!({})), None),
-            };
+            let answer = acceptance(is_sampling, content, result, from_file)?;
             let response = client.preview(&id, &answer).await?;
             let server = &question.summary.server;
             writeln!(out, "{server} will receive:\n{}", pretty(&response)?)?;
             if !yes && std::io::stdin().is_terminal() {
-                write!(out, "Send this? [y/N] ")?;
-                out.flush()?;
-                let mut reply = String::new();
-                std::io::stdin().lock().read_line(&mut reply)?;
-                if !matches!(reply.trim(), "y" | "Y" | "yes") {
-                    return Err(QuestionsError::NotConfirmed);
-                }
+                confirm_send(out)?;
             }
             let state = client.answer(&id, &answer).await?;
             writeln!(out, "sent; the question is {state}")?;
@@ -211,6 +160,82 @@ pub async fn run(
         }
     }
     Ok(())
+}
+
+/// The questions as a table, one a line.
+fn write_table(questions: &[Summary], out: &mut impl Write) -> Result<(), QuestionsError> {
+    if questions.is_empty() {
+        writeln!(out, "no questions")?;
+    }
+    for q in questions {
+        writeln!(
+            out,
+            "{}  {:<8} {:<9} {:<20} {:<20} expires {}",
+            q.id,
+            q.kind.as_str(),
+            q.state.as_str(),
+            q.server,
+            q.tool.as_deref().unwrap_or("-"),
+            q.expires_at
+        )?;
+    }
+    Ok(())
+}
+
+/// The text of `--file`: one line from stdin for `-`, else the file's contents.
+fn read_answer_file(file: Option<&Path>) -> Result<Option<String>, QuestionsError> {
+    match file {
+        Some(path) if path.as_os_str() == "-" => {
+            let mut text = String::new();
+            std::io::stdin().lock().read_line(&mut text)?;
+            Ok(Some(text))
+        }
+        Some(path) => Ok(Some(std::fs::read_to_string(path).map_err(|source| {
+            QuestionsError::ReadFile {
+                path: path.to_owned(),
+                source,
+            }
+        })?)),
+        None => Ok(None),
+    }
+}
+
+/// The accepting answer from `--content`, `--result` or the file (a result for a sampling
+/// question, content otherwise); a form with nothing given is accepted with empty content.
+fn acceptance(
+    is_sampling: bool,
+    content: Option<String>,
+    result: Option<String>,
+    from_file: Option<String>,
+) -> Result<Answer, QuestionsError> {
+    let accept = |content: Option<Value>, result: Option<Value>| Answer {
+        action: Action::Accept,
+        content,
+        result,
+        arguments: None,
+        grant: None,
+    };
+    Ok(match (content, result, from_file) {
+        (Some(c), _, _) => accept(Some(read_json(&c, "--content")?), None),
+        (_, Some(r), _) => accept(None, Some(read_json(&r, "--result")?)),
+        (_, _, Some(text)) if is_sampling => accept(None, Some(read_json(&text, "the file")?)),
+        (_, _, Some(text)) => accept(Some(read_json(&text, "the file")?), None),
+        (None, None, None) if is_sampling => return Err(QuestionsError::NoResult),
+        (None, None, None) => accept(Some(json!({})), None),
+    })
+}
+
+/// Asks on the terminal whether to send; anything but yes is [`QuestionsError::NotConfirmed`].
+fn confirm_send(out: &mut impl Write) -> Result<(), QuestionsError> {
+    write!(out, "Send this? [y/N] ")?;
+    out.flush()?;
+    let mut reply = String::new();
+    std::io::stdin().lock().read_line(&mut reply)?;
+    if matches!(reply.trim(), "y" | "Y" | "yes") {
+        Ok(())
+    } else {
+        Err(QuestionsError::NotConfirmed)
+    }
 }
 
 /// A decline or cancel: no content, no result.

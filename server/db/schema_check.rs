@@ -47,6 +47,26 @@ fn diesel_type(sql: &str) -> String {
     }
 }
 
+/// One `diesel::table!` block as `diesel print-schema` prints it: the table, its key columns,
+/// then each column with its diesel type (`Nullable<…>` when it may be null).
+fn table_block<'c>(
+    table: &str,
+    keys: &[&str],
+    columns: impl Iterator<Item = (&'c str, String, bool)>,
+) -> String {
+    let mut out = format!("diesel::table! {{\n    {table} ({}) {{\n", keys.join(", "));
+    for (name, ty, nullable) in columns {
+        let ty = if nullable {
+            format!("Nullable<{ty}>")
+        } else {
+            ty
+        };
+        out.push_str(&format!("        {name} -> {ty},\n"));
+    }
+    out.push_str("    }\n}\n");
+    out
+}
+
 /// The schema of the store behind `conn`, as `diesel print-schema` prints it.
 pub fn print_schema(conn: &mut SqliteConnection) -> diesel::QueryResult<String> {
     let tables: Vec<TableName> = diesel::sql_query(
@@ -57,35 +77,9 @@ pub fn print_schema(conn: &mut SqliteConnection) -> diesel::QueryResult<String> 
     let mut out = String::from("// @generated automatically by Diesel CLI.\n");
     let mut joins = Vec::new();
     for t in &tables {
-        let columns: Vec<ColumnInfo> =
-            diesel::sql_query(format!("PRAGMA table_info('{}')", t.name)).load(conn)?;
-        let mut keys: Vec<&ColumnInfo> = columns.iter().filter(|c| c.pk > 0).collect();
-        keys.sort_by_key(|c| c.pk);
-        let keys: Vec<&str> = keys.iter().map(|c| c.name.as_str()).collect();
-        out.push_str(&format!(
-            "\ndiesel::table! {{\n    {} ({}) {{\n",
-            t.name,
-            keys.join(", ")
-        ));
-        for c in &columns {
-            let ty = diesel_type(&c.sql_type);
-            let ty = if c.notnull == 0 && c.pk == 0 {
-                format!("Nullable<{ty}>")
-            } else {
-                ty
-            };
-            out.push_str(&format!("        {} -> {ty},\n", c.name));
-        }
-        out.push_str("    }\n}\n");
-        let mut fks: Vec<ForeignKey> =
-            diesel::sql_query(format!("PRAGMA foreign_key_list('{}')", t.name)).load(conn)?;
-        fks.sort_by_key(|f| f.id);
-        for f in fks {
-            joins.push(format!(
-                "diesel::joinable!({} -> {} ({}));\n",
-                t.name, f.table, f.from
-            ));
-        }
+        out.push('\n');
+        out.push_str(&sqlite_table(conn, &t.name)?);
+        joins.extend(sqlite_joins(conn, &t.name)?);
     }
     joins.sort();
     joins.dedup();
@@ -101,6 +95,34 @@ pub fn print_schema(conn: &mut SqliteConnection) -> diesel::QueryResult<String> 
     }
     out.push_str(");\n");
     Ok(out)
+}
+
+/// One SQLite table's `diesel::table!` block, from `PRAGMA table_info`.
+fn sqlite_table(conn: &mut SqliteConnection, table: &str) -> diesel::QueryResult<String> {
+    let columns: Vec<ColumnInfo> =
+        diesel::sql_query(format!("PRAGMA table_info('{table}')")).load(conn)?;
+    let mut keys: Vec<&ColumnInfo> = columns.iter().filter(|c| c.pk > 0).collect();
+    keys.sort_by_key(|c| c.pk);
+    let keys: Vec<&str> = keys.iter().map(|c| c.name.as_str()).collect();
+    Ok(table_block(
+        table,
+        &keys,
+        columns.iter().map(|c| {
+            let nullable = c.notnull == 0 && c.pk == 0;
+            (c.name.as_str(), diesel_type(&c.sql_type), nullable)
+        }),
+    ))
+}
+
+/// One SQLite table's `diesel::joinable!` lines, from `PRAGMA foreign_key_list`.
+fn sqlite_joins(conn: &mut SqliteConnection, table: &str) -> diesel::QueryResult<Vec<String>> {
+    let mut fks: Vec<ForeignKey> =
+        diesel::sql_query(format!("PRAGMA foreign_key_list('{table}')")).load(conn)?;
+    fks.sort_by_key(|f| f.id);
+    Ok(fks
+        .into_iter()
+        .map(|f| format!("diesel::joinable!({table} -> {} ({}));\n", f.table, f.from))
+        .collect())
 }
 
 #[derive(QueryableByName)]
@@ -163,18 +185,18 @@ pub fn print_pg_tables(url: &str) -> Result<Vec<String>, Box<dyn std::error::Err
             let mut keys: Vec<&&PgColumn> = cols.iter().filter(|c| c.key_position > 0).collect();
             keys.sort_by_key(|c| c.key_position);
             let keys: Vec<&str> = keys.iter().map(|c| c.column_name.as_str()).collect();
-            let mut out = format!("diesel::table! {{\n    {name} ({}) {{\n", keys.join(", "));
-            for c in cols {
-                let ty = diesel_pg_type(&c.data_type);
-                let ty = if c.is_nullable == "YES" {
-                    format!("Nullable<{ty}>")
-                } else {
-                    ty
-                };
-                out.push_str(&format!("        {} -> {ty},\n", c.column_name));
-            }
-            out.push_str("    }\n}\n");
-            out
+            table_block(
+                &name,
+                &keys,
+                cols.iter().map(|c| {
+                    let nullable = c.is_nullable == "YES";
+                    (
+                        c.column_name.as_str(),
+                        diesel_pg_type(&c.data_type),
+                        nullable,
+                    )
+                }),
+            )
         })
         .collect())
 }

@@ -302,9 +302,40 @@ fn unwrap_file(
     let servers = pending.iter().map(|at| at.name.clone()).collect();
     let targets = pending.clone();
     let mut record = manifest.files.get(&loaded.target).cloned();
-    let mut text = loaded.text.clone();
-    // Byte for byte: each latest write whose entries are all being unwrapped, on a file that
-    // still holds exactly what that write left, is undone by its backup.
+    let mut text = undo_whole_writes(loaded.text.clone(), &mut record, &mut pending)?;
+    if !pending.is_empty() {
+        text = restore_entries(file, &text, record.as_ref(), &pending, warnings)?;
+        // The file no longer holds what any earlier write left.
+        if let Some(r) = record.as_mut() {
+            r.writes.clear();
+        }
+    }
+    if !dry_run {
+        if text != loaded.text {
+            guard_live(file, &loaded.target)?;
+            file::backup(state, file.host, &loaded.target, &loaded.text)?;
+            loaded.replace(&text)?;
+        }
+        forget_unwrapped(manifest, &loaded.target, record, &targets);
+        manifest.save(state)?;
+    }
+    Ok(Some(Change {
+        file: file.clone(),
+        before: loaded.text,
+        after: text,
+        servers,
+        written: !dry_run,
+    }))
+}
+
+/// Byte for byte: each latest write whose entries are all being unwrapped, on a file that
+/// still holds exactly what that write left, is undone by its backup (and leaves `record` and
+/// `pending`). Returns the text after.
+fn undo_whole_writes(
+    mut text: String,
+    record: &mut Option<FileRecord>,
+    pending: &mut Vec<EntryAt>,
+) -> Result<String, HostsError> {
     while let Some(write) = record.as_ref().and_then(|r| r.writes.last())
         && file::digest(&text) == write.after
         && write.entries.iter().all(|at| pending.contains(at))
@@ -318,64 +349,64 @@ fn unwrap_file(
             r.writes.pop();
         }
     }
-    if !pending.is_empty() {
-        let mut doc = parse(file, &text)?;
-        let current: Vec<(EntryAt, Value)> = entries(file, doc.as_ref());
-        for at in &pending {
-            let Some((_, value)) = current.iter().find(|(a, _)| a == at) else {
-                continue;
-            };
-            let original = record
-                .as_ref()
-                .and_then(|r| r.entries.iter().find(|e| e.at == *at));
-            let edit = match original {
-                Some(e) => Some(plan::restore(value, &e.original)),
-                None => plan::rebuild(&file.dialect, value),
-            };
-            match edit {
-                Some(edit) => doc.apply(at, &edit)?,
-                None => warnings.push(format!(
-                    "{}: no record of what {:?} was before it was wrapped; it was left as it is",
-                    file.path.display(),
-                    at.name
-                )),
-            }
-        }
-        text = doc.render();
-        check_rendered(file, &text)?;
-        // The file no longer holds what any earlier write left.
-        if let Some(r) = record.as_mut() {
-            r.writes.clear();
+    Ok(text)
+}
+
+/// Restores each pending entry of `text` in place, to what the record says it was (else as its
+/// wrapper names it); an entry with neither is left as it is, with a warning. Returns the
+/// edited text, checked to parse again.
+fn restore_entries(
+    file: &HostFile,
+    text: &str,
+    record: Option<&FileRecord>,
+    pending: &[EntryAt],
+    warnings: &mut Vec<String>,
+) -> Result<String, HostsError> {
+    let mut doc = parse(file, text)?;
+    let current: Vec<(EntryAt, Value)> = entries(file, doc.as_ref());
+    for at in pending {
+        let Some((_, value)) = current.iter().find(|(a, _)| a == at) else {
+            continue;
+        };
+        let original = record.and_then(|r| r.entries.iter().find(|e| e.at == *at));
+        let edit = match original {
+            Some(e) => Some(plan::restore(value, &e.original)),
+            None => plan::rebuild(&file.dialect, value),
+        };
+        match edit {
+            Some(edit) => doc.apply(at, &edit)?,
+            None => warnings.push(format!(
+                "{}: no record of what {:?} was before it was wrapped; it was left as it is",
+                file.path.display(),
+                at.name
+            )),
         }
     }
-    if !dry_run {
-        if text != loaded.text {
-            guard_live(file, &loaded.target)?;
-            file::backup(state, file.host, &loaded.target, &loaded.text)?;
-            loaded.replace(&text)?;
-        }
-        match record {
-            Some(mut r) => {
-                r.entries.retain(|e| !targets.contains(&e.at));
-                if r.entries.is_empty() {
-                    manifest.files.remove(&loaded.target);
-                } else {
-                    manifest.files.insert(loaded.target.clone(), r);
-                }
+    let text = doc.render();
+    check_rendered(file, &text)?;
+    Ok(text)
+}
+
+/// Drops the unwrapped entries from the file's record, and the record once none is left.
+fn forget_unwrapped(
+    manifest: &mut Manifest,
+    target: &Path,
+    record: Option<FileRecord>,
+    unwrapped: &[EntryAt],
+) {
+    match record {
+        Some(mut r) => {
+            r.entries.retain(|e| !unwrapped.contains(&e.at));
+            if r.entries.is_empty() {
+                manifest.files.remove(target);
+            } else {
+                manifest.files.insert(target.to_owned(), r);
             }
-            None => {
-                manifest.files.remove(&loaded.target);
-            }
         }
-        manifest.save(state)?;
+        None => {
+            manifest.files.remove(target);
+        }
     }
-    Ok(Some(Change {
-        file: file.clone(),
-        before: loaded.text,
-        after: text,
-        servers,
-        written: !dry_run,
-    }))
 }
 
 /// The edited text must parse again in the host's own syntax.

@@ -209,26 +209,36 @@ impl IdScanner {
 
     fn step(&mut self, b: u8) {
         if self.in_string {
-            if self.reading_id && self.id.len() <= MAX_ID {
-                self.id.push(b);
-            } else if self.depth == 1 && self.expect_key && self.text.len() <= MAX_ID {
-                self.text.push(b);
-            }
-            if self.escaped {
-                self.escaped = false;
-            } else if b == b'\\' {
-                self.escaped = true;
-            } else if b == b'"' {
-                self.in_string = false;
-                if self.reading_id {
-                    self.end_id();
-                } else if self.depth == 1 && self.expect_key {
-                    self.text.pop();
-                    self.expect_key = false;
-                }
-            }
-            return;
+            self.step_in_string(b);
+        } else {
+            self.step_between_strings(b);
         }
+    }
+
+    /// A byte inside a string: kept when it belongs to the `id` value or a top-level key.
+    fn step_in_string(&mut self, b: u8) {
+        if self.reading_id && self.id.len() <= MAX_ID {
+            self.id.push(b);
+        } else if self.depth == 1 && self.expect_key && self.text.len() <= MAX_ID {
+            self.text.push(b);
+        }
+        if self.escaped {
+            self.escaped = false;
+        } else if b == b'\\' {
+            self.escaped = true;
+        } else if b == b'"' {
+            self.in_string = false;
+            if self.reading_id {
+                self.end_id();
+            } else if self.depth == 1 && self.expect_key {
+                self.text.pop();
+                self.expect_key = false;
+            }
+        }
+    }
+
+    /// A byte outside strings: structure (nesting, keys and members) and bare `id` values.
+    fn step_between_strings(&mut self, b: u8) {
         match b {
             b'"' => {
                 self.in_string = true;

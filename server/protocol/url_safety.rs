@@ -14,7 +14,11 @@
 
 use url::{Host, Url};
 
+use super::local_host::{is_local_name, is_local_v4, is_local_v6};
 use super::lookalike;
+
+/// Re-exported where the address rules were first written, for callers outside `protocol`.
+pub use super::local_host::is_local_ip;
 
 /// Schemes that may be shown as a link and opened.
 pub const ALLOWED_SCHEMES: &[&str] = &["https", "http"];
@@ -198,6 +202,45 @@ pub fn is_hidden_char(c: char) -> bool {
 /// # Errors
 /// [`UrlError`] when the URL is not absolute, its scheme is not https/http, or it has no host.
 pub fn review(raw: &str) -> Result<UrlReview, UrlError> {
+    let url = parse_allowed(raw)?;
+    let host = HostForms::of(&url)?;
+    let domain = Registrable::of(&host);
+    let imitates = (!domain.ascii.is_empty())
+        .then(|| lookalike::imitated(&idna::domain_to_unicode(&domain.ascii).0))
+        .flatten();
+    let posing_as = host
+        .ascii
+        .trim_end_matches('.')
+        .strip_suffix(&domain.ascii)
+        .filter(|_| !domain.ascii.is_empty())
+        .and_then(lookalike::posing_in_subdomain);
+    let findings = findings(
+        raw,
+        &url,
+        &host,
+        domain.known,
+        imitates.is_some(),
+        posing_as.is_some(),
+    );
+    Ok(UrlReview {
+        normalized: url.as_str().to_owned(),
+        verbatim: raw.to_owned(),
+        scheme: url.scheme().to_owned(),
+        host_ascii: host.ascii,
+        host_unicode: host.unicode,
+        host_display: host.display,
+        subdomain: domain.subdomain,
+        registrable: domain.display,
+        registrable_ascii: domain.ascii,
+        findings,
+        imitates,
+        posing_as,
+        brand: None,
+    })
+}
+
+/// Parses `raw` as an absolute URL with an allowed scheme.
+fn parse_allowed(raw: &str) -> Result<Url, UrlError> {
     // The URL parser silently drops tabs and line breaks; a URL carrying them would be shown as
     // one thing and opened as another, so it is refused outright.
     if raw.chars().any(|c| c.is_control() || c.is_whitespace()) {
@@ -206,109 +249,139 @@ pub fn review(raw: &str) -> Result<UrlReview, UrlError> {
         ));
     }
     let url = Url::parse(raw).map_err(|e| UrlError::Invalid(e.to_string()))?;
-    let scheme = url.scheme().to_owned();
-    if !ALLOWED_SCHEMES.contains(&scheme.as_str()) {
-        return Err(UrlError::SchemeNotAllowed(scheme));
+    if !ALLOWED_SCHEMES.contains(&url.scheme()) {
+        return Err(UrlError::SchemeNotAllowed(url.scheme().to_owned()));
     }
-    let mut findings = Vec::new();
-    let host = url.host().ok_or(UrlError::NoHost)?;
-    let (host_ascii, is_ip, local) = match host {
-        Host::Domain(d) => (d.to_owned(), false, is_local_name(d)),
-        Host::Ipv4(ip) => (ip.to_string(), true, is_local_v4(ip)),
-        Host::Ipv6(ip) => (format!("[{ip}]"), true, is_local_v6(ip)),
-    };
-    let host_unicode = if is_ip {
-        host_ascii.clone()
-    } else {
-        idna::domain_to_unicode(&host_ascii).0
-    };
-    // The parser has already turned a Unicode host into Punycode, so this looks at the host
-    // only (a non-ASCII path or query is not a host warning).
-    let idn = host_ascii.split('.').any(|l| l.starts_with("xn--")) || host_unicode != host_ascii;
-    let unicode_ok = !idn || host_unicode.split('.').all(displayable_label);
-    let host_display = if unicode_ok {
-        host_unicode.clone()
-    } else {
-        host_ascii.clone()
-    };
-    if idn {
-        if !unicode_ok {
-            findings.push(Finding::Lookalike);
-        }
-        findings.push(Finding::InternationalizedHost);
-    }
-    if local {
-        findings.push(Finding::LocalNetwork);
-    }
-    if !url.username().is_empty() || url.password().is_some() {
-        findings.push(Finding::Credentials);
-    }
-    if scheme == "http" {
-        findings.push(Finding::NotHttps);
-    }
-    if raw.chars().any(is_hidden_char) {
-        findings.insert(0, Finding::HiddenCharacters);
-    }
-    if is_ip {
-        findings.push(Finding::IpHost);
-    }
-    // The domain to emphasise: the registrable domain under the public suffix list; under a
-    // suffix the list does not know (`evil.example`), the last two labels all the same, so a
-    // long host is never emphasised whole (and a note says it is not a public name).
-    let domain = (!is_ip)
-        .then(|| psl::domain(host_ascii.trim_end_matches('.').as_bytes()))
-        .flatten();
-    if !is_ip && !domain.is_some_and(|d| d.suffix().is_known()) {
-        findings.push(Finding::NoRegistrableDomain);
-    }
-    let registrable_ascii = domain
-        .and_then(|d| std::str::from_utf8(d.as_bytes()).ok())
-        .map(str::to_owned)
-        .unwrap_or_default();
-    let (subdomain, registrable) = if registrable_ascii.is_empty() {
-        (String::new(), host_display.clone())
-    } else {
-        let reg_display = if unicode_ok {
-            idna::domain_to_unicode(&registrable_ascii).0
-        } else {
-            registrable_ascii.clone()
+    Ok(url)
+}
+
+/// A URL's host in its ASCII, Unicode and displayed forms, with what kind of host it is.
+struct HostForms {
+    ascii: String,
+    unicode: String,
+    display: String,
+    is_ip: bool,
+    local: bool,
+    /// The host has a Punycode label or a Unicode form.
+    idn: bool,
+    /// The Unicode form may be shown ([`displayable_label`] for every label).
+    unicode_ok: bool,
+}
+
+impl HostForms {
+    fn of(url: &Url) -> Result<Self, UrlError> {
+        let host = url.host().ok_or(UrlError::NoHost)?;
+        let (ascii, is_ip, local) = match host {
+            Host::Domain(d) => (d.to_owned(), false, is_local_name(d)),
+            Host::Ipv4(ip) => (ip.to_string(), true, is_local_v4(ip)),
+            Host::Ipv6(ip) => (format!("[{ip}]"), true, is_local_v6(ip)),
         };
-        let prefix = host_display
+        let unicode = if is_ip {
+            ascii.clone()
+        } else {
+            idna::domain_to_unicode(&ascii).0
+        };
+        // The parser has already turned a Unicode host into Punycode, so this looks at the host
+        // only (a non-ASCII path or query is not a host warning).
+        let idn = ascii.split('.').any(|l| l.starts_with("xn--")) || unicode != ascii;
+        let unicode_ok = !idn || unicode.split('.').all(displayable_label);
+        let display = if unicode_ok {
+            unicode.clone()
+        } else {
+            ascii.clone()
+        };
+        Ok(Self {
+            ascii,
+            unicode,
+            display,
+            is_ip,
+            local,
+            idn,
+            unicode_ok,
+        })
+    }
+}
+
+/// The domain to emphasise and the subdomain before it, in displayed form.
+struct Registrable {
+    /// Empty for an IP address or a one-label name.
+    ascii: String,
+    /// The whole displayed host when there is no registrable domain.
+    display: String,
+    subdomain: String,
+    /// The public suffix list knows the host's suffix.
+    known: bool,
+}
+
+impl Registrable {
+    /// The registrable domain under the public suffix list; under a suffix the list does not
+    /// know (`evil.example`), the last two labels all the same, so a long host is never
+    /// emphasised whole (and a note says it is not a public name).
+    fn of(host: &HostForms) -> Self {
+        let domain = (!host.is_ip)
+            .then(|| psl::domain(host.ascii.trim_end_matches('.').as_bytes()))
+            .flatten();
+        let known = host.is_ip || domain.is_some_and(|d| d.suffix().is_known());
+        let ascii = domain
+            .and_then(|d| std::str::from_utf8(d.as_bytes()).ok())
+            .map(str::to_owned)
+            .unwrap_or_default();
+        if ascii.is_empty() {
+            return Self {
+                ascii,
+                display: host.display.clone(),
+                subdomain: String::new(),
+                known,
+            };
+        }
+        let display = if host.unicode_ok {
+            idna::domain_to_unicode(&ascii).0
+        } else {
+            ascii.clone()
+        };
+        let subdomain = host
+            .display
             .trim_end_matches('.')
-            .strip_suffix(&reg_display)
+            .strip_suffix(&display)
             .unwrap_or_default()
             .to_owned();
-        (prefix, reg_display)
-    };
-    let imitates = (!registrable_ascii.is_empty())
-        .then(|| lookalike::imitated(&idna::domain_to_unicode(&registrable_ascii).0))
-        .flatten();
-    if imitates.is_some() {
-        findings.insert(0, Finding::Imitates);
+        Self {
+            ascii,
+            display,
+            subdomain,
+            known,
+        }
     }
-    let posing_as = host_ascii
-        .trim_end_matches('.')
-        .strip_suffix(&registrable_ascii)
-        .filter(|_| !registrable_ascii.is_empty())
-        .and_then(lookalike::posing_in_subdomain);
-    if posing_as.is_some() {
-        findings.insert(0, Finding::PosingInSubdomain);
-    }
-    Ok(UrlReview {
-        normalized: url.as_str().to_owned(),
-        verbatim: raw.to_owned(),
-        scheme,
-        host_ascii,
-        host_unicode,
-        host_display,
-        subdomain,
-        registrable,
-        registrable_ascii,
-        findings,
-        imitates,
-        posing_as,
-        brand: None,
-    })
+}
+
+/// The findings about a URL, most serious first.
+fn findings(
+    raw: &str,
+    url: &Url,
+    host: &HostForms,
+    suffix_known: bool,
+    imitates: bool,
+    posing: bool,
+) -> Vec<Finding> {
+    let rules = [
+        (posing, Finding::PosingInSubdomain),
+        (imitates, Finding::Imitates),
+        (raw.chars().any(is_hidden_char), Finding::HiddenCharacters),
+        (host.idn && !host.unicode_ok, Finding::Lookalike),
+        (host.idn, Finding::InternationalizedHost),
+        (host.local, Finding::LocalNetwork),
+        (
+            !url.username().is_empty() || url.password().is_some(),
+            Finding::Credentials,
+        ),
+        (url.scheme() == "http", Finding::NotHttps),
+        (host.is_ip, Finding::IpHost),
+        (!suffix_known, Finding::NoRegistrableDomain),
+    ];
+    rules
+        .into_iter()
+        .filter_map(|(applies, finding)| applies.then_some(finding))
+        .collect()
 }
 
 /// Whether one Unicode label may be shown as it is (UTS #39, as browsers apply it to IDNs): a
@@ -324,77 +397,6 @@ fn displayable_label(label: &str) -> bool {
             .chars()
             .all(|c| c.is_ascii() || c.identifier_allowed())
         && !unicode_security::skeleton(label).all(|c| c.is_ascii())
-}
-
-/// Names that resolve to this computer or the local network by convention (RFC 6761 `localhost`,
-/// RFC 6762 `.local`, and the common home-router suffixes).
-fn is_local_name(host: &str) -> bool {
-    let host = host.trim_end_matches('.').to_ascii_lowercase();
-    host == "localhost"
-        || [".localhost", ".local", ".internal", ".lan", ".home.arpa"]
-            .iter()
-            .any(|suffix| host.ends_with(suffix))
-}
-
-/// Whether `ip` is this computer, a private or link-local network, or an address with no
-/// public meaning: loopback, RFC 1918, link-local, `0.0.0.0/8` (connecting to it reaches this
-/// computer), carrier-grade NAT, IETF-reserved, benchmarking, multicast, broadcast; for IPv6
-/// also unique-local, link- and site-local, and every IPv4 address embedded in an IPv6 one
-/// (`::ffff:127.0.0.1`, `::127.0.0.1`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`) judged as that
-/// IPv4 address.
-pub fn is_local_ip(ip: std::net::IpAddr) -> bool {
-    match ip {
-        std::net::IpAddr::V4(v4) => is_local_v4(v4),
-        std::net::IpAddr::V6(v6) => is_local_v6(v6),
-    }
-}
-
-fn is_local_v4(ip: std::net::Ipv4Addr) -> bool {
-    let [a, b, ..] = ip.octets();
-    ip.is_loopback()
-        || ip.is_private()
-        || ip.is_link_local()
-        || ip.is_broadcast()
-        || ip.is_multicast()
-        // 0.0.0.0/8: "this network"; a connection to it reaches this computer.
-        || a == 0
-        // 100.64.0.0/10, carrier-grade NAT (RFC 6598).
-        || (a == 100 && (b & 0xc0) == 64)
-        // 192.0.0.0/24, IETF protocol assignments (RFC 6890).
-        || (a == 192 && b == 0 && ip.octets()[2] == 0)
-        // 198.18.0.0/15, benchmarking (RFC 2544).
-        || (a == 198 && (b & 0xfe) == 18)
-        // 240.0.0.0/4, reserved.
-        || a >= 240
-}
-
-fn is_local_v6(ip: std::net::Ipv6Addr) -> bool {
-    if ip.is_loopback() || ip.is_unspecified() {
-        return true;
-    }
-    let segments = ip.segments();
-    let embedded = |hi: u16, lo: u16| {
-        let [h1, h2] = hi.to_be_bytes();
-        let [l1, l2] = lo.to_be_bytes();
-        std::net::Ipv4Addr::new(h1, h2, l1, l2)
-    };
-    // `::ffff:a.b.c.d` (mapped) and `::a.b.c.d` (compatible).
-    if let Some(v4) = ip.to_ipv4() {
-        return is_local_v4(v4);
-    }
-    // NAT64 well-known prefix 64:ff9b::/96 (RFC 6052).
-    if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-        return is_local_v4(embedded(segments[6], segments[7]));
-    }
-    // 6to4 2002:V4ADDR::/48 (RFC 3056).
-    if segments[0] == 0x2002 {
-        return is_local_v4(embedded(segments[1], segments[2]));
-    }
-    let first = segments[0];
-    (first & 0xfe00) == 0xfc00 // unique local fc00::/7
-        || (first & 0xffc0) == 0xfe80 // link-local fe80::/10
-        || (first & 0xffc0) == 0xfec0 // site-local fec0::/10 (deprecated, still routed locally)
-        || (first & 0xff00) == 0xff00 // multicast
 }
 
 #[cfg(test)]
@@ -544,39 +546,6 @@ mod tests {
                     .contains(&Finding::LocalNetwork),
                 "{public}"
             );
-        }
-    }
-
-    #[test]
-    fn every_spelling_of_a_local_address_is_local() {
-        for ip in [
-            "127.0.0.1",
-            "0.0.0.0",
-            "0.1.2.3",
-            "10.0.0.1",
-            "172.16.0.1",
-            "192.168.1.1",
-            "169.254.169.254",
-            "100.64.0.1",
-            "::1",
-            "::",
-            "::ffff:127.0.0.1",
-            "::127.0.0.1",
-            "::ffff:169.254.169.254",
-            "64:ff9b::7f00:1",
-            "2002:7f00:1::",
-            "fd00::1",
-            "fe80::1",
-        ] {
-            assert!(is_local_ip(ip.parse().unwrap()), "{ip}");
-        }
-        for ip in [
-            "93.184.215.14",
-            "2606:4700::1111",
-            "::ffff:93.184.215.14",
-            "1.1.1.1",
-        ] {
-            assert!(!is_local_ip(ip.parse().unwrap()), "{ip}");
         }
     }
 }

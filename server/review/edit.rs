@@ -94,45 +94,25 @@ impl Reviewer {
         if edit.base_revision != q.revision || q.phase != Some(Phase::RequestReview) {
             return Err(outdated(Stale::EditRevision));
         }
-        let mut params = review.params.clone();
-        if let Some(prompt) = &edit.system_prompt
-            && let Some(obj) = params.as_object_mut()
-        {
-            if prompt.is_empty() {
-                obj.remove("systemPrompt");
-            } else {
-                obj.insert("systemPrompt".into(), json!(prompt));
-            }
-        }
-        for t in &edit.texts {
-            let content = params
-                .pointer_mut(&format!("/messages/{}/content", t.message))
-                .ok_or_else(|| invalid(StepRefusal::NoMessage { message: t.message }))?;
-            let block = match content {
-                Value::Array(items) => items.get_mut(t.block),
-                single if t.block == 0 => Some(single),
-                _ => None,
-            }
-            .ok_or_else(|| {
-                invalid(StepRefusal::NoBlock {
-                    message: t.message,
-                    block: t.block,
-                })
-            })?;
-            if block.get("type").and_then(Value::as_str) != Some("text") {
-                return Err(invalid(StepRefusal::BlockNotText {
-                    message: t.message,
-                    block: t.block,
-                }));
-            }
-            block["text"] = json!(t.text);
-        }
+        let params = edited_params(&review.params, edit)?;
         if params == review.params {
             // Nothing changed (the one-form review posts the prompt with every approval).
             return Ok(q.revision);
         }
         sampling::validate_request(q.era, &q.client_capabilities, &params)
             .map_err(|e| invalid(StepRefusal::EditInvalid { detail: e.message }))?;
+        let new_revision = self.add_revision(&q, actor, &params).await?;
+        self.broker.changed(&self.broker.get(id).await?);
+        Ok(new_revision)
+    }
+
+    /// Records `params` as the revision after the question's current one, audited `edited`.
+    async fn add_revision(
+        &self,
+        q: &Question,
+        actor: &Decider,
+        params: &Value,
+    ) -> Result<i32, BrokerError> {
         let now = self.broker.now().timestamp_millis();
         let new_revision = q.revision + 1;
         let row = RevisionRow {
@@ -151,16 +131,53 @@ impl Reviewer {
             return Err(outdated(Stale::EditRevision));
         }
         self.audit(
-            &q,
+            q,
             actor,
             AuditAction::Edited,
             None,
             None,
-            Some(request_digest(&params)),
+            Some(request_digest(params)),
             None,
         )
         .await?;
-        self.broker.changed(&self.broker.get(id).await?);
         Ok(new_revision)
     }
+}
+
+/// The params with the edit's system prompt (an empty one removes it) and text blocks applied.
+fn edited_params(params: &Value, edit: &Edit) -> Result<Value, BrokerError> {
+    let mut params = params.clone();
+    if let Some(prompt) = &edit.system_prompt
+        && let Some(obj) = params.as_object_mut()
+    {
+        if prompt.is_empty() {
+            obj.remove("systemPrompt");
+        } else {
+            obj.insert("systemPrompt".into(), json!(prompt));
+        }
+    }
+    for t in &edit.texts {
+        let content = params
+            .pointer_mut(&format!("/messages/{}/content", t.message))
+            .ok_or_else(|| invalid(StepRefusal::NoMessage { message: t.message }))?;
+        let block = match content {
+            Value::Array(items) => items.get_mut(t.block),
+            single if t.block == 0 => Some(single),
+            _ => None,
+        }
+        .ok_or_else(|| {
+            invalid(StepRefusal::NoBlock {
+                message: t.message,
+                block: t.block,
+            })
+        })?;
+        if block.get("type").and_then(Value::as_str) != Some("text") {
+            return Err(invalid(StepRefusal::BlockNotText {
+                message: t.message,
+                block: t.block,
+            }));
+        }
+        block["text"] = json!(t.text);
+    }
+    Ok(params)
 }

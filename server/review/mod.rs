@@ -34,6 +34,7 @@ pub use budget::{Budgets, ServerDay, Spend};
 mod decide;
 mod edit;
 mod rules;
+mod run;
 
 use crate::sampling::{
     Catalog, Providers, Receipt, RouteOutcome, RoutingConfig, request_digest, route,

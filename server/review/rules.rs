@@ -29,74 +29,82 @@ impl Reviewer {
                 return Ok(());
             }
             let actor = Decider::from(Actor::Rule(rule.id));
-            let result = match step {
-                Step::Request => {
-                    let review = self.review(q).await?;
-                    let decision = Decision {
-                        approval_id: review.request_approval_id(&q.id).to_string(),
-                        decision: DecisionKind::Approve,
-                        model: None,
-                        edit: None,
-                        over_cap_confirmed: false,
-                    };
-                    // A rule cannot pick a model for a request no model may serve: it refuses
-                    // it for the person, with its own code (not -1: nobody rejected it).
-                    if review.route.chosen.is_none() {
-                        let decision = Decision {
-                            decision: DecisionKind::Reject,
-                            ..decision
-                        };
-                        let now = self.broker.now().timestamp_millis();
-                        let mut error = RpcError::internal(
-                            "No permitted route: no configured model may serve this request",
-                        );
-                        error.code = NO_ROUTE;
-                        error.data = Some(json!({"reason": RejectReason::NoRoute.as_str()}));
-                        return self
-                            .reject_with(
-                                q,
-                                &decision,
-                                &actor,
-                                &[Phase::RequestReview],
-                                now,
-                                None,
-                                error,
-                            )
-                            .await
-                            .map(|_| ());
-                    }
-                    self.decide_sampling(&q.id, &decision, &actor).await
-                }
-                Step::Response => {
-                    let runs = self.review(q).await?.runs;
-                    let Some(run) = runs.first() else {
-                        return Ok(());
-                    };
-                    let decision = Decision {
-                        approval_id: ApprovalId::Response {
-                            question: q.id.to_string(),
-                            run: run.id.clone(),
-                        }
-                        .to_string(),
-                        decision: DecisionKind::Send,
-                        model: None,
-                        edit: None,
-                        over_cap_confirmed: false,
-                    };
-                    self.decide_sampling(&q.id, &decision, &actor).await
-                }
-            };
-            match result {
-                // No permitted route, or a race with the person: the question stays for them.
-                Ok(_)
-                | Err(
-                    BrokerError::InvalidAnswer(_)
-                    | BrokerError::Refused(_)
-                    | BrokerError::AlreadyDecided(_),
-                ) => Ok(()),
-                Err(e) => Err(e),
+            match step {
+                Step::Request => self.rule_approves_request(q, &actor).await,
+                Step::Response => self.rule_sends_response(q, &actor).await,
             }
         })
+    }
+
+    /// A rule approves the request with the route's model, or refuses it for the person when
+    /// no model may serve it.
+    async fn rule_approves_request(
+        &self,
+        q: &Question,
+        actor: &Decider,
+    ) -> Result<(), BrokerError> {
+        let review = self.review(q).await?;
+        let decision = Decision {
+            approval_id: review.request_approval_id(&q.id).to_string(),
+            decision: DecisionKind::Approve,
+            model: None,
+            edit: None,
+            over_cap_confirmed: false,
+        };
+        if review.route.chosen.is_none() {
+            return self.rule_refuses_without_route(q, decision, actor).await;
+        }
+        stays_for_person(self.decide_sampling(&q.id, &decision, actor).await)
+    }
+
+    /// A rule cannot pick a model for a request no model may serve: it refuses it for the
+    /// person, with its own code (not -1: nobody rejected it).
+    async fn rule_refuses_without_route(
+        &self,
+        q: &Question,
+        approval: Decision,
+        actor: &Decider,
+    ) -> Result<(), BrokerError> {
+        let decision = Decision {
+            decision: DecisionKind::Reject,
+            ..approval
+        };
+        let now = self.broker.now().timestamp_millis();
+        let mut error =
+            RpcError::internal("No permitted route: no configured model may serve this request");
+        error.code = NO_ROUTE;
+        error.data = Some(json!({"reason": RejectReason::NoRoute.as_str()}));
+        self.reject_with(
+            q,
+            &decision,
+            actor,
+            &[Phase::RequestReview],
+            now,
+            None,
+            error,
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// A rule covering responses sends the newest run's answer.
+    async fn rule_sends_response(&self, q: &Question, actor: &Decider) -> Result<(), BrokerError> {
+        let runs = self.review(q).await?.runs;
+        let Some(run) = runs.first() else {
+            return Ok(());
+        };
+        let decision = Decision {
+            approval_id: ApprovalId::Response {
+                question: q.id.to_string(),
+                run: run.id.clone(),
+            }
+            .to_string(),
+            decision: DecisionKind::Send,
+            model: None,
+            edit: None,
+            over_cap_confirmed: false,
+        };
+        stays_for_person(self.decide_sampling(&q.id, &decision, actor).await)
     }
 
     /// Creates an auto-approve rule for `server` covering `scope` (`request` or `both`),
@@ -249,5 +257,19 @@ impl Reviewer {
             .db
             .run(move |c| Ok(approvals::audit(c, &filter, limit)?))
             .await?)
+    }
+}
+
+/// A rule's decision that was refused (no permitted route, or a race with the person) leaves the
+/// question for the person; only other errors are errors.
+fn stays_for_person(decided: Result<Applied, BrokerError>) -> Result<(), BrokerError> {
+    match decided {
+        Ok(_)
+        | Err(
+            BrokerError::InvalidAnswer(_)
+            | BrokerError::Refused(_)
+            | BrokerError::AlreadyDecided(_),
+        ) => Ok(()),
+        Err(e) => Err(e),
     }
 }

@@ -4,7 +4,7 @@
 use jsonschema::error::ValidationErrorKind;
 use serde_json::{Value, json};
 
-use super::field::{FieldKind, TextFormat};
+use super::field::{Choice, FieldKind, TextFormat};
 use crate::protocol::{FieldError, Problem};
 
 pub(super) fn check_value(kind: &FieldKind, value: &Value) -> Result<(), Problem> {
@@ -14,91 +14,126 @@ pub(super) fn check_value(kind: &FieldKind, value: &Value) -> Result<(), Problem
             max_length,
             format,
             ..
-        } => {
-            let s = value.as_str().ok_or(Problem::NotAString)?;
-            let len = s.chars().count() as u64;
-            if let Some(min) = *min_length
-                && len < min
-            {
-                return Err(Problem::TooShort { min });
-            }
-            if let Some(max) = *max_length
-                && len > max
-            {
-                return Err(Problem::TooLong { max });
-            }
-            if let Some(f) = format {
-                check_format(*f, s)?;
-            }
-            Ok(())
-        }
+        } => check_text(value, *min_length, *max_length, *format),
         FieldKind::Number {
             integer,
             minimum,
             maximum,
             ..
-        } => {
-            let n = value.as_number().ok_or(Problem::NotANumber)?;
-            if *integer && !(n.is_i64() || n.is_u64()) {
-                return Err(Problem::NotWhole);
-            }
-            let x = n.as_f64().ok_or(Problem::NotANumber)?;
-            if let Some(min) = *minimum
-                && x < min
-            {
-                return Err(Problem::BelowMinimum { min });
-            }
-            if let Some(max) = *maximum
-                && x > max
-            {
-                return Err(Problem::AboveMaximum { max });
-            }
-            Ok(())
-        }
+        } => check_number(value, *integer, *minimum, *maximum),
         FieldKind::Boolean { .. } => value.as_bool().map(|_| ()).ok_or(Problem::NotBoolean),
         FieldKind::Select { options, .. } => {
             let s = value.as_str().ok_or(Problem::NotAString)?;
-            if options.iter().any(|o| o.value == s) {
-                Ok(())
-            } else {
-                Err(Problem::NotAnOption {
-                    value: s.to_owned(),
-                })
-            }
+            check_option(options, s)
         }
         FieldKind::MultiSelect {
             options,
             min_items,
             max_items,
             ..
-        } => {
-            let items = value.as_array().ok_or(Problem::NotAList)?;
-            let mut chosen = std::collections::HashSet::new();
-            for item in items {
-                if !chosen.insert(item.as_str()) {
-                    return Err(Problem::ChosenTwice);
-                }
-                let s = item.as_str().ok_or(Problem::NotAListOfStrings)?;
-                if !options.iter().any(|o| o.value == s) {
-                    return Err(Problem::NotAnOption {
-                        value: s.to_owned(),
-                    });
-                }
-            }
-            let n = items.len() as u64;
-            if let Some(min) = min_items
-                && n < *min
-            {
-                return Err(Problem::TooFewChosen { min: *min });
-            }
-            if let Some(max) = max_items
-                && n > *max
-            {
-                return Err(Problem::TooManyChosen { max: *max });
-            }
-            Ok(())
-        }
+        } => check_choices(value, options, *min_items, *max_items),
     }
+}
+
+/// A string of a length within the bounds, in its format when one is given.
+fn check_text(
+    value: &Value,
+    min_length: Option<u64>,
+    max_length: Option<u64>,
+    format: Option<TextFormat>,
+) -> Result<(), Problem> {
+    let s = value.as_str().ok_or(Problem::NotAString)?;
+    let len = s.chars().count() as u64;
+    check_bounds(
+        len,
+        min_length,
+        max_length,
+        |min| Problem::TooShort { min },
+        |max| Problem::TooLong { max },
+    )?;
+    if let Some(f) = format {
+        check_format(f, s)?;
+    }
+    Ok(())
+}
+
+/// A number (whole when `integer`) within the bounds.
+fn check_number(
+    value: &Value,
+    integer: bool,
+    minimum: Option<f64>,
+    maximum: Option<f64>,
+) -> Result<(), Problem> {
+    let n = value.as_number().ok_or(Problem::NotANumber)?;
+    if integer && !(n.is_i64() || n.is_u64()) {
+        return Err(Problem::NotWhole);
+    }
+    let x = n.as_f64().ok_or(Problem::NotANumber)?;
+    check_bounds(
+        x,
+        minimum,
+        maximum,
+        |min| Problem::BelowMinimum { min },
+        |max| Problem::AboveMaximum { max },
+    )
+}
+
+/// `s` is one of the options' values.
+fn check_option(options: &[Choice], s: &str) -> Result<(), Problem> {
+    if options.iter().any(|o| o.value == s) {
+        Ok(())
+    } else {
+        Err(Problem::NotAnOption {
+            value: s.to_owned(),
+        })
+    }
+}
+
+/// A list of distinct option values, as many as the bounds allow.
+fn check_choices(
+    value: &Value,
+    options: &[Choice],
+    min_items: Option<u64>,
+    max_items: Option<u64>,
+) -> Result<(), Problem> {
+    let items = value.as_array().ok_or(Problem::NotAList)?;
+    let mut chosen = std::collections::HashSet::new();
+    for item in items {
+        if !chosen.insert(item.as_str()) {
+            return Err(Problem::ChosenTwice);
+        }
+        let s = item.as_str().ok_or(Problem::NotAListOfStrings)?;
+        check_option(options, s)?;
+    }
+    check_bounds(
+        items.len() as u64,
+        min_items,
+        max_items,
+        |min| Problem::TooFewChosen { min },
+        |max| Problem::TooManyChosen { max },
+    )
+}
+
+/// `x` is at least `min` and at most `max` (each when given), else the problem for the bound
+/// it crosses.
+fn check_bounds<T: PartialOrd + Copy>(
+    x: T,
+    min: Option<T>,
+    max: Option<T>,
+    below: impl FnOnce(T) -> Problem,
+    above: impl FnOnce(T) -> Problem,
+) -> Result<(), Problem> {
+    if let Some(min) = min
+        && x < min
+    {
+        return Err(below(min));
+    }
+    if let Some(max) = max
+        && x > max
+    {
+        return Err(above(max));
+    }
+    Ok(())
 }
 
 fn check_format(format: TextFormat, s: &str) -> Result<(), Problem> {

@@ -14,7 +14,7 @@ mod check;
 mod field;
 mod schema;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 pub(crate) use check::json_schema_errors;
 pub use field::{Choice, Field, FieldKind, TextFormat};
@@ -85,77 +85,107 @@ pub fn validate_request(
         Some(_) => return Err(RpcError::invalid_params("message must be a string")),
         None => return Err(RpcError::invalid_params("message is required")),
     };
-    let mode = match params.get("mode") {
-        None => Mode::Form,
-        Some(Value::String(m)) if m == "form" => Mode::Form,
-        Some(Value::String(m)) if m == "url" && era.has_elicitation_modes() => Mode::Url,
-        Some(Value::String(m)) => {
-            return Err(RpcError::invalid_params(format!(
-                "elicitation mode {m:?} does not exist in {era}"
-            )));
+    let mode = requested_mode(era, params)?;
+    check_mode_declared(era, client_capabilities, mode)?;
+    match mode {
+        Mode::Form => form_request(era, params, message),
+        Mode::Url => url_request(era, params, message),
+    }
+}
+
+impl Mode {
+    /// The mode as `mode` and the client's capabilities spell it.
+    fn wire_name(self) -> &'static str {
+        match self {
+            Mode::Form => "form",
+            Mode::Url => "url",
         }
-        Some(_) => return Err(RpcError::invalid_params("mode must be a string")),
-    };
+    }
+}
+
+/// The request's `mode` (form when absent), as far as the era has it.
+fn requested_mode(era: Era, params: &Map<String, Value>) -> Result<Mode, RpcError> {
+    match params.get("mode") {
+        None => Ok(Mode::Form),
+        Some(Value::String(m)) if m == "form" => Ok(Mode::Form),
+        Some(Value::String(m)) if m == "url" && era.has_elicitation_modes() => Ok(Mode::Url),
+        Some(Value::String(m)) => Err(RpcError::invalid_params(format!(
+            "elicitation mode {m:?} does not exist in {era}"
+        ))),
+        Some(_) => Err(RpcError::invalid_params("mode must be a string")),
+    }
+}
+
+/// The client declared elicitation in this mode (before modes existed: elicitation at all).
+fn check_mode_declared(era: Era, client_capabilities: &Value, mode: Mode) -> Result<(), RpcError> {
     let declared = if era.has_elicitation_modes() {
-        capabilities::elicitation_mode(
-            client_capabilities,
-            if mode == Mode::Form { "form" } else { "url" },
-        )
+        capabilities::elicitation_mode(client_capabilities, mode.wire_name())
     } else {
         client_capabilities
             .get("elicitation")
             .is_some_and(Value::is_object)
     };
-    if !declared {
-        let name = if mode == Mode::Form { "form" } else { "url" };
-        return Err(RpcError::invalid_params(format!(
-            "elicitation mode {name} was not declared by the client"
-        ))
-        .because(Violation::Capability));
+    if declared {
+        return Ok(());
     }
-    match mode {
-        Mode::Form => {
-            let schema = params.get("requestedSchema").ok_or_else(|| {
-                RpcError::invalid_params("requestedSchema is required in form mode")
-            })?;
-            let schema = FormSchema::parse(era, schema).map_err(RpcError::invalid_params)?;
-            Ok(Request::Form { message, schema })
+    Err(RpcError::invalid_params(format!(
+        "elicitation mode {} was not declared by the client",
+        mode.wire_name()
+    ))
+    .because(Violation::Capability))
+}
+
+/// A form-mode request: its `requestedSchema` parsed.
+fn form_request(
+    era: Era,
+    params: &Map<String, Value>,
+    message: String,
+) -> Result<Request, RpcError> {
+    let schema = params
+        .get("requestedSchema")
+        .ok_or_else(|| RpcError::invalid_params("requestedSchema is required in form mode"))?;
+    let schema = FormSchema::parse(era, schema).map_err(RpcError::invalid_params)?;
+    Ok(Request::Form { message, schema })
+}
+
+/// A URL-mode request: a URL that may be offered, and the `elicitationId` its era asks for.
+fn url_request(
+    era: Era,
+    params: &Map<String, Value>,
+    message: String,
+) -> Result<Request, RpcError> {
+    let url = match params.get("url") {
+        Some(Value::String(u)) => u.clone(),
+        Some(_) => return Err(RpcError::invalid_params("url must be a string")),
+        None => return Err(RpcError::invalid_params("url is required in url mode")),
+    };
+    // Only https/http URLs are ever offered to the person; anything else (javascript:,
+    // file:, data:, …) is refused before a question opens.
+    url_safety::review(&url).map_err(|e| {
+        let violation = match e {
+            url_safety::UrlError::SchemeNotAllowed(_) => Violation::Scheme,
+            _ => Violation::Shape,
+        };
+        RpcError::invalid_params(e.to_string()).because(violation)
+    })?;
+    let elicitation_id = match params.get("elicitationId") {
+        // 2026-07-28 removed `elicitationId` and the completion notification (EU8):
+        // the outcome arrives by the retried request, so an id is not kept.
+        Some(_) if era >= Era::V2026_07_28 => None,
+        Some(Value::String(id)) => Some(id.clone()),
+        Some(_) => return Err(RpcError::invalid_params("elicitationId must be a string")),
+        None if era == Era::V2025_11_25 => {
+            return Err(RpcError::invalid_params(
+                "elicitationId is required in url mode",
+            ));
         }
-        Mode::Url => {
-            let url = match params.get("url") {
-                Some(Value::String(u)) => u.clone(),
-                Some(_) => return Err(RpcError::invalid_params("url must be a string")),
-                None => return Err(RpcError::invalid_params("url is required in url mode")),
-            };
-            // Only https/http URLs are ever offered to the person; anything else (javascript:,
-            // file:, data:, …) is refused before a question opens.
-            url_safety::review(&url).map_err(|e| {
-                let violation = match e {
-                    url_safety::UrlError::SchemeNotAllowed(_) => Violation::Scheme,
-                    _ => Violation::Shape,
-                };
-                RpcError::invalid_params(e.to_string()).because(violation)
-            })?;
-            let elicitation_id = match params.get("elicitationId") {
-                // 2026-07-28 removed `elicitationId` and the completion notification (EU8):
-                // the outcome arrives by the retried request, so an id is not kept.
-                Some(_) if era >= Era::V2026_07_28 => None,
-                Some(Value::String(id)) => Some(id.clone()),
-                Some(_) => return Err(RpcError::invalid_params("elicitationId must be a string")),
-                None if era == Era::V2025_11_25 => {
-                    return Err(RpcError::invalid_params(
-                        "elicitationId is required in url mode",
-                    ));
-                }
-                None => None,
-            };
-            Ok(Request::Url {
-                message,
-                url,
-                elicitation_id,
-            })
-        }
-    }
+        None => None,
+    };
+    Ok(Request::Url {
+        message,
+        url,
+        elicitation_id,
+    })
 }
 
 /// Builds the `ElicitResult` for an accepted form: defaults applied, then validated.

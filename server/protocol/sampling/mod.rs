@@ -51,7 +51,20 @@ pub fn validate_request(
     let params = params
         .as_object()
         .ok_or_else(|| RpcError::invalid_params("params must be an object"))?;
+    let messages = validate_messages(era, params)?;
+    validate_generation_fields(params)?;
+    check_declared_capabilities(client_capabilities, params)?;
+    validate_tool_fields(params)?;
+    if era.has_sampling_tools() {
+        check_tool_balance(messages)?;
+    }
+    Ok(RequestFindings {
+        include_context_ignored: include_context_ignored(client_capabilities, params)?,
+    })
+}
 
+/// `messages`: present, an array, every message legal for the era.
+fn validate_messages(era: Era, params: &Map<String, Value>) -> Result<&[Value], RpcError> {
     let messages = params
         .get("messages")
         .ok_or_else(|| RpcError::invalid_params("messages is required"))?
@@ -61,7 +74,12 @@ pub fn validate_request(
         validate_message(era, message)
             .map_err(|m| RpcError::invalid_params(format!("messages[{i}]: {m}")))?;
     }
+    Ok(messages)
+}
 
+/// The fields that shape the generation: `maxTokens` (required), `modelPreferences`,
+/// `systemPrompt`, `temperature`, `metadata`, `stopSequences`.
+fn validate_generation_fields(params: &Map<String, Value>) -> Result<(), RpcError> {
     match params.get("maxTokens") {
         None => return Err(RpcError::invalid_params("maxTokens is required")),
         Some(v) if v.as_u64().is_some_and(|n| n > 0) => {}
@@ -71,7 +89,6 @@ pub fn validate_request(
             ));
         }
     }
-
     if let Some(prefs) = params.get("modelPreferences") {
         validate_model_preferences(prefs).map_err(RpcError::invalid_params)?;
     }
@@ -87,7 +104,14 @@ pub fn validate_request(
             "stopSequences must be an array of strings",
         ));
     }
+    Ok(())
+}
 
+/// The client declared `sampling`, and `sampling.tools` when the request carries tools.
+fn check_declared_capabilities(
+    client_capabilities: &Value,
+    params: &Map<String, Value>,
+) -> Result<(), RpcError> {
     let tools_present = params.contains_key("tools") || params.contains_key("toolChoice");
     if !capabilities::sampling(client_capabilities) {
         // No code is given for undeclared sampling; -32601 follows the spec's roots analogue
@@ -106,36 +130,41 @@ pub fn validate_request(
         )
         .because(Violation::Capability));
     }
+    Ok(())
+}
+
+/// `tools` and `toolChoice`, when given, are well formed.
+fn validate_tool_fields(params: &Map<String, Value>) -> Result<(), RpcError> {
     if let Some(tools) = params.get("tools") {
         validate_tools(tools).map_err(RpcError::invalid_params)?;
     }
     if let Some(choice) = params.get("toolChoice") {
         tool_choice_mode(choice).map_err(RpcError::invalid_params)?;
     }
+    Ok(())
+}
 
-    if era.has_sampling_tools() {
-        check_tool_balance(messages)?;
-    }
-
-    let mut findings = RequestFindings::default();
+/// `includeContext`: one of the three values; `thisServer`/`allServers` without
+/// `sampling.context` is returned to be shown as requested and ignored.
+fn include_context_ignored(
+    client_capabilities: &Value,
+    params: &Map<String, Value>,
+) -> Result<Option<String>, RpcError> {
     match params.get("includeContext") {
-        None => {}
-        Some(Value::String(s)) if s == "none" => {}
+        None => Ok(None),
+        Some(Value::String(s)) if s == "none" => Ok(None),
         // Not an error (2025-11-25 SA6/SA7): shown to the reviewer as requested and ignored.
         Some(Value::String(s))
             if (s == "thisServer" || s == "allServers")
                 && !capabilities::sampling_context(client_capabilities) =>
         {
-            findings.include_context_ignored = Some(s.clone());
+            Ok(Some(s.clone()))
         }
-        Some(Value::String(s)) if s == "thisServer" || s == "allServers" => {}
-        Some(_) => {
-            return Err(RpcError::invalid_params(
-                "includeContext must be one of none, thisServer, allServers",
-            ));
-        }
+        Some(Value::String(s)) if s == "thisServer" || s == "allServers" => Ok(None),
+        Some(_) => Err(RpcError::invalid_params(
+            "includeContext must be one of none, thisServer, allServers",
+        )),
     }
-    Ok(findings)
 }
 
 /// Validates a proposed `CreateMessageResult` for the request it answers.

@@ -11,11 +11,13 @@ use super::tool_call::answer_tool_call;
 use crate::broker::Answerer;
 use crate::broker::BrokerError;
 use crate::broker::Kind;
+use crate::broker::Question;
 use crate::broker::State;
 use crate::domain::Action;
 use crate::domain::QuestionId;
 use crate::i18n::I18n;
 use crate::web::AppState;
+use crate::web::auth::WebSession;
 use crate::web::error::PageError;
 use crate::web::error::Refusal;
 use crate::web::views::last;
@@ -88,24 +90,7 @@ pub async fn answer(
         None => return Err(PageError::Refused(Refusal::ChooseAction)),
     };
     if action != Action::Accept {
-        let refusal = Answer {
-            action,
-            content: None,
-            result: None,
-            arguments: None,
-            grant: None,
-        };
-        return match state
-            .broker
-            .answer(&q.id, &refusal, Answerer::Browser)
-            .await
-        {
-            Ok(_) => Ok(see_other(&format!("/questions/{}", q.id))),
-            Err(BrokerError::AlreadyDecided(_)) => {
-                gone(&state, &i18n, &session, &q.id, |_| Vec::new()).await
-            }
-            Err(e) => Err(e.into()),
-        };
+        return send_refusal(&state, &i18n, &session, &q, action).await;
     }
     let answer = match answer_from_form(&q, &pairs) {
         Ok(a) => a,
@@ -119,37 +104,7 @@ pub async fn answer(
         .preview(&q.id, &answer, Answerer::Browser)
         .await
     {
-        Ok(response) => {
-            let result = response.get("result").cloned().unwrap_or(Value::Null);
-            let summary = match (q.kind, &answer.content) {
-                (Kind::Form, Some(Value::Object(content))) => {
-                    content_summary(&i18n, &q.form_schema()?, content)
-                }
-                _ => Vec::new(),
-            };
-            ok(&ConfirmPage {
-                i18n: i18n.clone().at(&format!("/questions/{}", q.id)),
-                summary,
-                kept: pairs
-                    .iter()
-                    .filter(|(k, _)| k != "csrf" && k != "action")
-                    .cloned()
-                    .collect(),
-                csrf: session.csrf.clone(),
-                id: q.id.clone(),
-                kind: q.kind.as_str(),
-                server: q.server.clone(),
-                message: q
-                    .request
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned(),
-                rpc_id: q.rpc_id.to_string(),
-                result: pretty(&result),
-                payload: result.to_string(),
-            })
-        }
+        Ok(response) => confirm_page(&i18n, &session, &q, &answer, &pairs, &response),
         Err(BrokerError::InvalidAnswer(errors)) => {
             let errors = shown_fields(&i18n, &errors);
             rerender(&state, &i18n, &session, &q, Some(&pairs), &errors).await
@@ -162,6 +117,75 @@ pub async fn answer(
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// Sends a decline or cancel at once and shows the question's outcome.
+async fn send_refusal(
+    state: &AppState,
+    i18n: &I18n,
+    session: &WebSession,
+    q: &Question,
+    action: Action,
+) -> Result<HttpResponse, PageError> {
+    let refusal = Answer {
+        action,
+        content: None,
+        result: None,
+        arguments: None,
+        grant: None,
+    };
+    match state
+        .broker
+        .answer(&q.id, &refusal, Answerer::Browser)
+        .await
+    {
+        Ok(_) => Ok(see_other(&format!("/questions/{}", q.id))),
+        Err(BrokerError::AlreadyDecided(_)) => {
+            gone(state, i18n, session, &q.id, |_| Vec::new()).await
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The confirm page: the `result` the previewed `response` carries, which "Send" delivers, and
+/// a form answer field by field.
+fn confirm_page(
+    i18n: &I18n,
+    session: &WebSession,
+    q: &Question,
+    answer: &Answer,
+    pairs: &[(String, String)],
+    response: &Value,
+) -> Result<HttpResponse, PageError> {
+    let result = response.get("result").cloned().unwrap_or(Value::Null);
+    let summary = match (q.kind, &answer.content) {
+        (Kind::Form, Some(Value::Object(content))) => {
+            content_summary(i18n, &q.form_schema()?, content)
+        }
+        _ => Vec::new(),
+    };
+    ok(&ConfirmPage {
+        i18n: i18n.clone().at(&format!("/questions/{}", q.id)),
+        summary,
+        kept: pairs
+            .iter()
+            .filter(|(k, _)| k != "csrf" && k != "action")
+            .cloned()
+            .collect(),
+        csrf: session.csrf.clone(),
+        id: q.id.clone(),
+        kind: q.kind.as_str(),
+        server: q.server.clone(),
+        message: q
+            .request
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        rpc_id: q.rpc_id.to_string(),
+        result: pretty(&result),
+        payload: result.to_string(),
+    })
 }
 
 /// `POST /questions/{id}/send`: delivers the confirmed answer (validated again), then shows

@@ -289,6 +289,34 @@ fn title_server(name: &str) -> Arg<'static> {
     }
 }
 
+/// The page's `<title>`: the question's kind and server.
+fn page_title(i18n: &I18n, q: &Question) -> String {
+    i18n.msg("question-title")
+        .arg("kind", i18n.word("kind", &q.kind))
+        .arg("server", title_server(&q.server))
+        .to_string()
+}
+
+/// The error summary: each problem named by its form field's label and linked to its input
+/// when the form has one, else by the answer's field name.
+fn error_items(errors: &[Shown], fields: &[FieldView]) -> Vec<ErrorItem> {
+    errors
+        .iter()
+        .map(|e| match fields.iter().find(|f| f.name == e.field) {
+            Some(f) => ErrorItem {
+                field: f.label.clone(),
+                target: f.input.clone(),
+                message: e.message.clone(),
+            },
+            None => ErrorItem {
+                field: e.field.clone(),
+                target: String::new(),
+                message: e.message.clone(),
+            },
+        })
+        .collect()
+}
+
 /// The page of `q` in `i18n`'s language; `now` (the broker's clock) dates its times.
 pub fn question_page(
     now: chrono::DateTime<chrono::Utc>,
@@ -314,11 +342,7 @@ pub fn question_page(
         // Also the page of the POSTs that render it (422, 409): the switcher comes back here.
         i18n: i18n.clone().at(&format!("/questions/{}", q.id)),
         csrf: session.csrf.clone(),
-        title: i18n
-            .msg("question-title")
-            .arg("kind", i18n.word("kind", &q.kind))
-            .arg("server", title_server(&q.server))
-            .to_string(),
+        title: page_title(i18n, q),
         bidi: bidi_places(i18n, &q.server, q.tool.as_deref(), &q.request),
         lost: Vec::new(),
         id: q.id.clone(),
@@ -354,21 +378,7 @@ pub fn question_page(
         answer_stop: sampling_input
             .map_or(Some(StopReason::EndTurn), |i| i.stop_reason.parse().ok()),
         stop_reasons: StopReason::FORM,
-        errors: errors
-            .iter()
-            .map(|e| match fields.iter().find(|f| f.name == e.field) {
-                Some(f) => ErrorItem {
-                    field: f.label.clone(),
-                    target: f.input.clone(),
-                    message: e.message.clone(),
-                },
-                None => ErrorItem {
-                    field: e.field.clone(),
-                    target: String::new(),
-                    message: e.message.clone(),
-                },
-            })
-            .collect(),
+        errors: error_items(errors, &fields),
         raw_request: pretty(&q.request),
         response: q.response.as_ref().map(pretty).unwrap_or_default(),
         what_happened: what_happened(i18n, q),

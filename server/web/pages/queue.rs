@@ -169,45 +169,12 @@ pub async fn queue(
             && (kind_text.is_empty() || Some(q.kind) == kind)
             && (needle.is_empty() || searchable(q).contains(&needle))
     };
-    let mut groups: Vec<Group> = Vec::new();
-    let mut shown = 0;
-    for q in pending.iter().filter(wanted) {
-        shown += 1;
-        let key = if grouped { q.server.as_str() } else { "" };
-        let row = Row::of(q, now);
-        match groups.iter_mut().find(|g| g.server == key) {
-            Some(g) => g.rows.push(row),
-            None => groups.push(Group {
-                server: key.to_owned(),
-                rows: vec![row],
-            }),
-        }
-    }
+    let (groups, shown) = grouped_rows(pending.iter().filter(wanted), grouped, now);
     let mut servers: Vec<String> = pending.iter().map(|q| q.server.clone()).collect();
     servers.sort();
     servers.dedup();
     let in_force = state.broker.controls().await?;
-    let mut controls: Vec<ServerView> = Vec::new();
-    let mut names = servers.clone();
-    names.extend(in_force.iter().map(|c| c.server.clone()));
-    names.sort();
-    names.dedup();
-    for name in names {
-        let control = in_force
-            .iter()
-            .find(|c| c.server == name)
-            .cloned()
-            .unwrap_or_else(|| ServerControl::none(&name));
-        controls.push(ServerView {
-            waiting: pending.iter().filter(|q| q.server == name).count(),
-            paused_until: control
-                .paused_until
-                .map(|t| moment(t, now).local)
-                .unwrap_or_default(),
-            control,
-            server: name,
-        });
-    }
+    let controls = server_views(&pending, &servers, &in_force, now);
     let muted: Vec<&str> = in_force
         .iter()
         .filter(|c| c.muted)
@@ -234,6 +201,62 @@ pub async fn queue(
         day_session: session.expires_at - now.timestamp_millis()
             <= crate::auth::Lifetime::Day.millis(),
     })
+}
+
+/// The rows shown, in one group, or one group a server when `grouped`; and how many.
+fn grouped_rows<'q>(
+    shown: impl Iterator<Item = &'q Question>,
+    grouped: bool,
+    now: chrono::DateTime<chrono::Utc>,
+) -> (Vec<Group>, usize) {
+    let mut groups: Vec<Group> = Vec::new();
+    let mut count = 0;
+    for q in shown {
+        count += 1;
+        let key = if grouped { q.server.as_str() } else { "" };
+        let row = Row::of(q, now);
+        match groups.iter_mut().find(|g| g.server == key) {
+            Some(g) => g.rows.push(row),
+            None => groups.push(Group {
+                server: key.to_owned(),
+                rows: vec![row],
+            }),
+        }
+    }
+    (groups, count)
+}
+
+/// Each server that asks or has a control in force, with its control and how many of its
+/// questions wait.
+fn server_views(
+    pending: &[Question],
+    servers: &[String],
+    in_force: &[ServerControl],
+    now: chrono::DateTime<chrono::Utc>,
+) -> Vec<ServerView> {
+    let mut names = servers.to_vec();
+    names.extend(in_force.iter().map(|c| c.server.clone()));
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|name| {
+            let control = in_force
+                .iter()
+                .find(|c| c.server == name)
+                .cloned()
+                .unwrap_or_else(|| ServerControl::none(&name));
+            ServerView {
+                waiting: pending.iter().filter(|q| q.server == name).count(),
+                paused_until: control
+                    .paused_until
+                    .map(|t| moment(t, now).local)
+                    .unwrap_or_default(),
+                control,
+                server: name,
+            }
+        })
+        .collect()
 }
 
 #[derive(Template)]

@@ -11,6 +11,7 @@ use crate::domain::Phase;
 use crate::domain::RunState;
 use crate::i18n::Arg;
 use crate::i18n::I18n;
+use crate::review::{Review, RunRow};
 use crate::sampling::receipt::{ExclusionReason, Modality};
 use crate::sampling::why::{HintWhy, Then, Why};
 use crate::sampling::{ProviderError, Receipt, TokenMethod};
@@ -272,117 +273,12 @@ pub async fn model_review(
         .as_ref()
         .map(|c| c.id.clone())
         .unwrap_or_default();
-    let models = receipt
-        .candidates
-        .iter()
-        .map(|c| ModelOption {
-            id: c.id.clone(),
-            selected: c.id == routed,
-            estimate: i18n.usd(Some(c.estimated_cost_usd)),
-            excluded: receipt
-                .exclusions
-                .iter()
-                .find(|e| e.model == c.id)
-                .map(|e| reasons_text(i18n, &e.reasons))
-                .unwrap_or_default(),
-            over_cap: receipt
-                .exclusions
-                .iter()
-                .find(|e| e.model == c.id)
-                .is_some_and(|e| e.only_over_budget()),
-        })
-        .collect();
-    let role_of = |m: usize| {
-        review
-            .params
-            .pointer(&format!("/messages/{m}/role"))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned()
-    };
-    let diffs = prompt_diffs(&q.request, &review.params)
-        .into_iter()
-        .map(|d| {
-            let label = match d.message {
-                None => i18n.t("sampling-system-prompt"),
-                Some((m, b)) => block_label(i18n, m, &role_of(m), b),
-            };
-            (label, d)
-        })
-        .collect();
     let system_prompt = review
         .params
         .get("systemPrompt")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned();
-    let run = review.runs.first().map(|r| {
-        let result: Value = r
-            .result
-            .as_deref()
-            .and_then(|t| serde_json::from_str(t).ok())
-            .unwrap_or(Value::Null);
-        let blocks: Vec<&Value> = match result.get("content") {
-            Some(Value::Array(items)) => items.iter().collect(),
-            Some(b) => vec![b],
-            None => Vec::new(),
-        };
-        let stop_reason = result
-            .get("stopReason")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let tokens = |t: Option<i64>| t.map(|t| i18n.number(t)).unwrap_or_default();
-        let cost = i18n.usd(r.cost_usd);
-        RunView {
-            summary: i18n
-                .msg("review-answer-from")
-                .arg("model", Arg::from(r.model_id.as_str()))
-                .arg("stop", Arg::from(stop_reason.as_str()))
-                .arg("input", Arg::from(tokens(r.input_tokens)))
-                .arg("output", Arg::from(tokens(r.output_tokens)))
-                .arg("cost", Arg::from(cost.as_str()))
-                .to_string(),
-            model: r.model_id.clone(),
-            state: r.state,
-            error: r
-                .error
-                .as_deref()
-                .map(|e| run_error_text(i18n, e))
-                .unwrap_or_default(),
-            text: blocks
-                .iter()
-                .filter_map(|b| b.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join("\n"),
-            tool_uses: blocks
-                .iter()
-                .filter(|b| b["type"] == "tool_use")
-                .map(|b| {
-                    let s = |k: &str| {
-                        b.get(k)
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_owned()
-                    };
-                    (
-                        s("id"),
-                        s("name"),
-                        pretty(b.get("input").unwrap_or(&Value::Null)),
-                    )
-                })
-                .collect(),
-            input_tokens: tokens(r.input_tokens),
-            output_tokens: tokens(r.output_tokens),
-            cost,
-            stop_reason,
-            result: if result.is_null() {
-                String::new()
-            } else {
-                pretty(&result)
-            },
-        }
-    });
     let waiting = (state.broker.now() - q.created_at).num_seconds().max(0);
     Ok(Some(ModelReview {
         phase: q.phase,
@@ -404,13 +300,133 @@ pub async fn model_review(
             .map(|m| token_method_text(i18n, m))
             .unwrap_or_default(),
         estimated_cost: i18n.usd(receipt.estimated_cost_usd),
+        models: model_options(i18n, receipt, &routed),
         routed,
-        models,
         system_rows: rows_for(&system_prompt),
         system_prompt,
         boxes: prompt_boxes(i18n, &review.params),
-        diffs,
-        run,
+        diffs: labelled_diffs(i18n, q, &review),
+        run: review.runs.first().map(|r| run_view(i18n, r)),
         waiting: i18n.duration(waiting),
     }))
+}
+
+/// The picker's models: each candidate with its estimate, and why the route excluded it.
+fn model_options(i18n: &I18n, receipt: &Receipt, routed: &str) -> Vec<ModelOption> {
+    receipt
+        .candidates
+        .iter()
+        .map(|c| ModelOption {
+            id: c.id.clone(),
+            selected: c.id == routed,
+            estimate: i18n.usd(Some(c.estimated_cost_usd)),
+            excluded: receipt
+                .exclusions
+                .iter()
+                .find(|e| e.model == c.id)
+                .map(|e| reasons_text(i18n, &e.reasons))
+                .unwrap_or_default(),
+            over_cap: receipt
+                .exclusions
+                .iter()
+                .find(|e| e.model == c.id)
+                .is_some_and(|e| e.only_over_budget()),
+        })
+        .collect()
+}
+
+/// What the person changed against the server's request, each with its block's label.
+fn labelled_diffs(i18n: &I18n, q: &Question, review: &Review) -> Vec<(String, BlockDiff)> {
+    let role_of = |m: usize| {
+        review
+            .params
+            .pointer(&format!("/messages/{m}/role"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    prompt_diffs(&q.request, &review.params)
+        .into_iter()
+        .map(|d| {
+            let label = match d.message {
+                None => i18n.t("sampling-system-prompt"),
+                Some((m, b)) => block_label(i18n, m, &role_of(m), b),
+            };
+            (label, d)
+        })
+        .collect()
+}
+
+/// The latest run: its answer's text and tool uses, its numbers, and a one-sentence summary.
+fn run_view(i18n: &I18n, r: &RunRow) -> RunView {
+    let result: Value = r
+        .result
+        .as_deref()
+        .and_then(|t| serde_json::from_str(t).ok())
+        .unwrap_or(Value::Null);
+    let blocks: Vec<&Value> = match result.get("content") {
+        Some(Value::Array(items)) => items.iter().collect(),
+        Some(b) => vec![b],
+        None => Vec::new(),
+    };
+    let stop_reason = result
+        .get("stopReason")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let tokens = |t: Option<i64>| t.map(|t| i18n.number(t)).unwrap_or_default();
+    let cost = i18n.usd(r.cost_usd);
+    RunView {
+        summary: i18n
+            .msg("review-answer-from")
+            .arg("model", Arg::from(r.model_id.as_str()))
+            .arg("stop", Arg::from(stop_reason.as_str()))
+            .arg("input", Arg::from(tokens(r.input_tokens)))
+            .arg("output", Arg::from(tokens(r.output_tokens)))
+            .arg("cost", Arg::from(cost.as_str()))
+            .to_string(),
+        model: r.model_id.clone(),
+        state: r.state,
+        error: r
+            .error
+            .as_deref()
+            .map(|e| run_error_text(i18n, e))
+            .unwrap_or_default(),
+        text: blocks
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        tool_uses: tool_uses(&blocks),
+        input_tokens: tokens(r.input_tokens),
+        output_tokens: tokens(r.output_tokens),
+        cost,
+        stop_reason,
+        result: if result.is_null() {
+            String::new()
+        } else {
+            pretty(&result)
+        },
+    }
+}
+
+/// The answer's `tool_use` blocks as (id, name, pretty input).
+fn tool_uses(blocks: &[&Value]) -> Vec<(String, String, String)> {
+    blocks
+        .iter()
+        .filter(|b| b["type"] == "tool_use")
+        .map(|b| {
+            let s = |k: &str| {
+                b.get(k)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned()
+            };
+            (
+                s("id"),
+                s("name"),
+                pretty(b.get("input").unwrap_or(&Value::Null)),
+            )
+        })
+        .collect()
 }

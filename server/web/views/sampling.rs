@@ -139,26 +139,6 @@ pub fn sampling_view(q: &Question) -> SamplingView {
     let p = &q.request;
     let f = |v: Option<&Value>| v.map(|x| x.to_string()).unwrap_or_default();
     let prefs = p.get("modelPreferences");
-    let messages = p
-        .get("messages")
-        .and_then(Value::as_array)
-        .map(|ms| {
-            ms.iter()
-                .map(|m| MessageView {
-                    role: m
-                        .get("role")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_owned(),
-                    blocks: match m.get("content") {
-                        Some(Value::Array(items)) => items.iter().map(block_view).collect(),
-                        Some(b) => vec![block_view(b)],
-                        None => Vec::new(),
-                    },
-                })
-                .collect()
-        })
-        .unwrap_or_default();
     // Checked when the question was opened (one of the three words, or absent).
     let include_context = p
         .get("includeContext")
@@ -170,7 +150,7 @@ pub fn sampling_view(q: &Question) -> SamplingView {
             .get("systemPrompt")
             .and_then(Value::as_str)
             .map(str::to_owned),
-        messages,
+        messages: message_views(p),
         max_tokens: f(p.get("maxTokens")),
         temperature: f(p.get("temperature")),
         stop_sequences: p
@@ -196,30 +176,59 @@ pub fn sampling_view(q: &Question) -> SamplingView {
         speed_priority: priority(prefs.and_then(|pr| pr.get("speedPriority"))),
         intelligence_priority: priority(prefs.and_then(|pr| pr.get("intelligencePriority"))),
         include_context,
-        tools: p
-            .get("tools")
-            .and_then(Value::as_array)
-            .map(|ts| {
-                ts.iter()
-                    .map(|t| {
-                        (
-                            t.get("name")
-                                .and_then(Value::as_str)
-                                .unwrap_or_default()
-                                .to_owned(),
-                            t.get("description")
-                                .and_then(Value::as_str)
-                                .unwrap_or_default()
-                                .to_owned(),
-                            pretty(t.get("inputSchema").unwrap_or(&Value::Null)),
-                        )
-                    })
-                    .collect()
-            })
-            .unwrap_or_default(),
+        tools: tool_views(p),
         tool_choice: p.get("toolChoice").map(pretty).unwrap_or_default(),
         metadata: p.get("metadata").map(pretty).unwrap_or_default(),
     }
+}
+
+/// The request's messages, each with its role and blocks.
+fn message_views(params: &Value) -> Vec<MessageView> {
+    params
+        .get("messages")
+        .and_then(Value::as_array)
+        .map(|ms| {
+            ms.iter()
+                .map(|m| MessageView {
+                    role: m
+                        .get("role")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
+                    blocks: match m.get("content") {
+                        Some(Value::Array(items)) => items.iter().map(block_view).collect(),
+                        Some(b) => vec![block_view(b)],
+                        None => Vec::new(),
+                    },
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The request's tools as (name, description, pretty input schema).
+fn tool_views(params: &Value) -> Vec<(String, String, String)> {
+    let text = |t: &Value, key: &str| {
+        t.get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    params
+        .get("tools")
+        .and_then(Value::as_array)
+        .map(|ts| {
+            ts.iter()
+                .map(|t| {
+                    (
+                        text(t, "name"),
+                        text(t, "description"),
+                        pretty(t.get("inputSchema").unwrap_or(&Value::Null)),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 impl SamplingView {

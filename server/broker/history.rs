@@ -33,31 +33,26 @@ impl Broker {
     /// with the audit entry that decided it.
     ///
     /// # Errors
-    /// [`BrokerError::Store`], [`BrokerError::Corrupt`].
+    /// [`BrokerError::Store`] (also when a stored row does not read back).
     pub async fn search_history(
         &self,
         filter: HistoryFilter,
         limit: i64,
     ) -> Result<Vec<Decided>, BrokerError> {
-        let rows = self
+        let questions = self
             .db
             .run(move |c| Ok(history::decided(c, &filter, limit)?))
             .await?;
-        self.with_entries(
-            rows.into_iter()
-                .map(Question::from_row)
-                .collect::<Result<_, _>>()?,
-        )
-        .await
+        self.with_entries(questions).await
     }
 
     /// Where `q` comes from: its host session, and what its server asked before.
     ///
     /// # Errors
-    /// [`BrokerError::Store`], [`BrokerError::Corrupt`].
+    /// [`BrokerError::Store`] (also when a stored row does not read back).
     pub async fn origin(&self, q: &Question) -> Result<Origin, BrokerError> {
-        let (server, session, id) = (q.server.clone(), q.session.clone(), q.id.to_string());
-        let ((count, since), (rows, total)) = self
+        let (server, session, id) = (q.server.clone(), q.session.clone(), q.id.clone());
+        let ((count, since), (earlier, total)) = self
             .db
             .run(move |c| {
                 Ok((
@@ -66,10 +61,6 @@ impl Broker {
                 ))
             })
             .await?;
-        let earlier = rows
-            .into_iter()
-            .map(Question::from_row)
-            .collect::<Result<_, _>>()?;
         Ok(Origin {
             session_questions: count,
             session_since: since,

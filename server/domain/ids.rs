@@ -3,14 +3,34 @@
 use std::fmt;
 use std::str::FromStr;
 
+use diesel::deserialize::FromSqlRow;
+use diesel::expression::AsExpression;
+use diesel::sql_types::Text;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{Step, UnknownName};
 
 /// A question's id: a UUIDv7 in its hyphenated text form (time-ordered, so ids sort by age).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+/// Stored as that text; a stored id that is not one makes its row unreadable. Read from JSON
+/// and paths as any text (an id that names no question is simply not found).
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    AsExpression,
+    FromSqlRow,
+)]
 #[serde(transparent)]
+#[diesel(sql_type = Text)]
 pub struct QuestionId(String);
+
+text_sql!(QuestionId);
 
 impl QuestionId {
     /// A fresh, time-ordered id.

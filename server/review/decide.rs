@@ -19,7 +19,7 @@ impl Reviewer {
     /// (as `AlreadyDecided`) when the approval id was used for another decision.
     pub async fn decide_sampling(
         &self,
-        id: &str,
+        id: &QuestionId,
         decision: &Decision,
         actor: &Decider,
     ) -> Result<Applied, BrokerError> {

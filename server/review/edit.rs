@@ -19,7 +19,7 @@ impl Reviewer {
     /// a response approval id.
     pub async fn decide(
         &self,
-        id: &str,
+        id: &QuestionId,
         decision: &Decision,
         actor: &Decider,
     ) -> Result<Applied, BrokerError> {
@@ -82,7 +82,7 @@ impl Reviewer {
     /// request; [`BrokerError::NotFound`], [`BrokerError::AlreadyDecided`].
     pub async fn edit_sampling(
         &self,
-        id: &str,
+        id: &QuestionId,
         edit: &Edit,
         actor: &Decider,
     ) -> Result<i32, BrokerError> {

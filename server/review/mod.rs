@@ -25,7 +25,9 @@ use crate::db::approvals::{self, ApprovalRow, NewAudit, RevisionRow};
 pub use crate::db::approvals::{AuditFilter, AuditRow, RuleRow, RunRow};
 use crate::db::{Db, DbError};
 pub use crate::domain::DecisionKind;
-use crate::domain::{Actor, ApprovalId, AuditAction, Decider, Phase, RuleScope, RunState, Step};
+use crate::domain::{
+    Actor, ApprovalId, AuditAction, Decider, Phase, QuestionId, RuleScope, RunState, Step,
+};
 use crate::protocol::jsonrpc::{RpcError, error_response, result_response};
 use crate::protocol::sampling;
 pub use crate::wire::{Applied, Decision, Edit, TextEdit};

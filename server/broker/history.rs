@@ -4,6 +4,7 @@
 use super::{Broker, BrokerError, Question};
 use crate::db::approvals::{self, AuditRow};
 use crate::db::history::{self, HistoryFilter};
+use crate::domain::QuestionId;
 
 /// A decided question and the newest audit entry of it (none for one that expired or was
 /// withdrawn, or was decided before every decision was audited).
@@ -78,7 +79,7 @@ impl Broker {
     }
 
     async fn with_entries(&self, questions: Vec<Question>) -> Result<Vec<Decided>, BrokerError> {
-        let ids: Vec<String> = questions.iter().map(|q| q.id.to_string()).collect();
+        let ids: Vec<QuestionId> = questions.iter().map(|q| q.id.clone()).collect();
         let mut entries = self
             .db
             .run(move |c| Ok(approvals::last_entries(c, &ids)?))
@@ -88,7 +89,7 @@ impl Broker {
             .map(|question| {
                 let at = entries
                     .iter()
-                    .position(|e| e.question_id.as_deref() == Some(question.id.as_str()));
+                    .position(|e| e.question_id.as_ref() == Some(&question.id));
                 Decided {
                     entry: at.map(|i| entries.swap_remove(i)),
                     question,

@@ -14,8 +14,8 @@ use diesel::sql_types::Text;
 use diesel::{PgConnection, QueryResult, SqliteConnection};
 
 use crate::domain::{
-    Action, Actor, Audience, AuditAction, DecisionKind, IncludeContext, Kind, Phase, QuestionId,
-    RuleScope, RunState, State, Step, StopReason, Via,
+    Action, Actor, Audience, AuditAction, DecisionKind, GrantId, IncludeContext, Kind, Phase,
+    QuestionId, RuleId, RuleScope, RunState, State, Step, StopReason, Via,
 };
 use crate::protocol::era::Era;
 
@@ -81,6 +81,8 @@ text_words!(
     Actor,
     Via,
     QuestionId,
+    RuleId,
+    GrantId,
     Era,
 );
 

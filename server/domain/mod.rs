@@ -327,7 +327,7 @@ mod audit;
 mod ids;
 
 pub use audit::{Actor, AuditAction, Decider, Via};
-pub use ids::{ApprovalId, QuestionId};
+pub use ids::{ApprovalId, GrantId, QuestionId, RuleId};
 
 #[cfg(test)]
 mod tests;

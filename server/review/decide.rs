@@ -152,7 +152,7 @@ impl Reviewer {
         }
         let run = RunRow {
             id: uuid::Uuid::now_v7().to_string(),
-            question_id: q.id.to_string(),
+            question_id: q.id.clone(),
             revision: q.revision,
             model_id: model_id.clone(),
             receipt: serde_json::to_string(&receipt).unwrap_or_default(),
@@ -168,7 +168,7 @@ impl Reviewer {
         let approval_id = approval_id_of(q, &decision.approval_id)?;
         let approval = ApprovalRow {
             approval_id: decision.approval_id.clone(),
-            question_id: q.id.to_string(),
+            question_id: q.id.clone(),
             phase: approval_id.step(),
             revision: q.revision,
             run_id: approval_id.run().map(str::to_owned),
@@ -321,7 +321,7 @@ impl Reviewer {
         let response_text = response.to_string();
         let approval = ApprovalRow {
             approval_id: decision.approval_id.clone(),
-            question_id: q.id.to_string(),
+            question_id: q.id.clone(),
             phase: Step::Response,
             revision: q.revision,
             run_id: Some(run.id.clone()),
@@ -398,7 +398,7 @@ impl Reviewer {
         };
         let approval = ApprovalRow {
             approval_id: decision.approval_id.clone(),
-            question_id: q.id.to_string(),
+            question_id: q.id.clone(),
             phase,
             revision: q.revision,
             run_id,

@@ -136,7 +136,7 @@ impl Reviewer {
         let now = self.broker.now().timestamp_millis();
         let new_revision = q.revision + 1;
         let row = RevisionRow {
-            question_id: q.id.to_string(),
+            question_id: q.id.clone(),
             revision: new_revision,
             params: params.to_string(),
             author: actor.actor.clone(),

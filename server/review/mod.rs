@@ -26,7 +26,7 @@ pub use crate::db::approvals::{AuditFilter, AuditRow, RuleRow, RunRow};
 use crate::db::{Db, DbError};
 pub use crate::domain::DecisionKind;
 use crate::domain::{
-    Actor, ApprovalId, AuditAction, Decider, Phase, QuestionId, RuleScope, RunState, Step,
+    Actor, ApprovalId, AuditAction, Decider, Phase, QuestionId, RuleId, RuleScope, RunState, Step,
 };
 use crate::protocol::jsonrpc::{RpcError, error_response, result_response};
 use crate::protocol::sampling;
@@ -215,7 +215,7 @@ impl Reviewer {
     /// active one covers its server.
     async fn after_open_sampling(&self, q: &Question) -> Result<(), BrokerError> {
         let row = RevisionRow {
-            question_id: q.id.to_string(),
+            question_id: q.id.clone(),
             revision: 1,
             params: q.request.to_string(),
             author: Actor::Server,

@@ -135,11 +135,11 @@ impl Broker {
             .request
             .get("url")
             .and_then(Value::as_str)
-            .ok_or_else(|| BrokerError::Corrupt(question.id.to_string(), "url".into()))?;
+            .ok_or_else(|| BrokerError::Corrupt(question.id.clone(), "url".into()))?;
         // Checked again before consent is recorded: a URL that cannot be redirected to safely
         // (an older version may have stored one) is never accepted.
         let url = url_safety::review(raw)
-            .map_err(|e| BrokerError::Corrupt(question.id.to_string(), e.to_string()))?
+            .map_err(|e| BrokerError::Corrupt(question.id.clone(), e.to_string()))?
             .normalized;
         let qid = question.id.clone();
         let now = self.now();

@@ -85,8 +85,7 @@ impl Question {
     /// [`BrokerError::Corrupt`] when the stored schema no longer parses.
     pub fn form_schema(&self) -> Result<FormSchema, BrokerError> {
         let schema = self.request.get("requestedSchema").unwrap_or(&Value::Null);
-        FormSchema::parse(self.era, schema)
-            .map_err(|e| BrokerError::Corrupt(self.id.to_string(), e))
+        FormSchema::parse(self.era, schema).map_err(|e| BrokerError::Corrupt(self.id.clone(), e))
     }
 }
 

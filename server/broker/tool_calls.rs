@@ -36,7 +36,7 @@ pub(super) fn response_for(
         ));
     }
     let shown = ToolCall::from_params(&q.request)
-        .map_err(|e| BrokerError::Corrupt(q.id.to_string(), e.to_string()))?;
+        .map_err(|e| BrokerError::Corrupt(q.id.clone(), e.to_string()))?;
     if answer.action != Action::Accept {
         if answer.arguments.is_some() || answer.grant.is_some() {
             return Err(invalid("decline and cancel carry no arguments or grant"));

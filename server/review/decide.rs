@@ -316,7 +316,7 @@ impl Reviewer {
             .result
             .as_deref()
             .and_then(|r| serde_json::from_str(r).ok())
-            .ok_or_else(|| BrokerError::Corrupt(q.id.to_string(), "run result".into()))?;
+            .ok_or_else(|| BrokerError::Corrupt(q.id.clone(), "run result".into()))?;
         let response = result_response(&q.rpc_id, result.clone());
         let response_text = response.to_string();
         let approval = ApprovalRow {

@@ -245,7 +245,7 @@ impl Reviewer {
             .await?;
         let params = match revision {
             Some(r) => serde_json::from_str(&r.params)
-                .map_err(|_| BrokerError::Corrupt(q.id.to_string(), "revision".into()))?,
+                .map_err(|_| BrokerError::Corrupt(q.id.clone(), "revision".into()))?,
             None => q.request.clone(),
         };
         let route = route(&params, &q.server, &engine.catalog, &engine.routing);

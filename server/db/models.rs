@@ -159,9 +159,7 @@ impl Question {
         .execute(conn)?;
         Ok(changed == 1)
     }
-}
 
-impl Question {
     /// Marks accepted URL questions with this `elicitationId` completed; returns them.
     pub fn complete_url(
         conn: &mut Conn,

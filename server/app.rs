@@ -495,7 +495,7 @@ fn waiting_count(db: Db) -> crate::notify::WaitingCount {
     Arc::new(move || {
         let db = db.clone();
         Box::pin(async move {
-            db.run(|conn| Ok(crate::db::models::QuestionRow::count_pending(conn)?))
+            db.run(|conn| Ok(crate::db::Question::count_pending(conn)?))
                 .await
                 .ok()
                 .and_then(|n| u64::try_from(n).ok())

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::domain::{
     Action, Actor, ApprovalId, Audience, AuditAction, DecisionKind, Kind, Phase, QuestionId,
-    RuleScope, RunState, State, Via,
+    RuleId, RuleScope, RunState, State, Via,
 };
 use crate::sampling::Receipt;
 
@@ -383,7 +383,7 @@ pub struct NewRule {
 #[serde(rename_all = "camelCase")]
 pub struct Rule {
     /// Rule id.
-    pub id: String,
+    pub id: RuleId,
     /// The server it covers.
     pub server: String,
     /// What it covers.
@@ -425,7 +425,7 @@ pub struct AuditEntry {
     /// The kind of the question (`null` for an entry about a rule).
     pub kind: Option<Kind>,
     /// The rule created or revoked (`rule_created`, `rule_revoked`); `null` otherwise.
-    pub rule_id: Option<String>,
+    pub rule_id: Option<RuleId>,
     /// Its server.
     pub server: String,
     /// The tool, for tool-call decisions and grants.

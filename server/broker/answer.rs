@@ -11,8 +11,7 @@ use diesel::QueryResult;
 use sha2::{Digest, Sha256};
 
 use crate::db::approvals::{self, NewAudit};
-use crate::db::models::QuestionRow;
-use crate::domain::{Action, Actor, Audience, AuditAction, Kind, State};
+use crate::domain::{Action, Actor, Audience, AuditAction, Kind, QuestionId, State};
 use crate::metrics::RejectReason;
 use crate::protocol::jsonrpc::{RpcError, error_response, result_response};
 use crate::protocol::{elicitation, sampling, url_safety};
@@ -28,7 +27,7 @@ impl Broker {
     /// [`BrokerError::HumanOnly`], [`BrokerError::NotFound`].
     pub async fn preview(
         &self,
-        id: &str,
+        id: &QuestionId,
         answer: &Answer,
         by: Answerer,
     ) -> Result<Value, BrokerError> {
@@ -45,7 +44,7 @@ impl Broker {
     /// [`BrokerError::NotFound`], [`BrokerError::Store`].
     pub async fn answer(
         &self,
-        id: &str,
+        id: &QuestionId,
         answer: &Answer,
         by: Answerer,
     ) -> Result<State, BrokerError> {
@@ -107,7 +106,7 @@ impl Broker {
     ///
     /// # Errors
     /// [`BrokerError::Store`].
-    pub async fn withdraw(&self, id: &str) -> Result<(), BrokerError> {
+    pub async fn withdraw(&self, id: &QuestionId) -> Result<(), BrokerError> {
         match self.get(id).await {
             Ok(q) if q.state == State::Pending => {
                 match self.decide(&q, State::Withdrawn, None).await {
@@ -127,7 +126,7 @@ impl Broker {
     /// # Errors
     /// [`BrokerError::NotFound`] (also for a question that is not a URL question),
     /// [`BrokerError::AlreadyDecided`] when it was declined, cancelled, expired or withdrawn.
-    pub async fn open_url(&self, id: &str) -> Result<String, BrokerError> {
+    pub async fn open_url(&self, id: &QuestionId) -> Result<String, BrokerError> {
         let question = self.get(id).await?;
         if question.kind != Kind::Url {
             return Err(BrokerError::NotFound);
@@ -136,22 +135,22 @@ impl Broker {
             .request
             .get("url")
             .and_then(Value::as_str)
-            .ok_or_else(|| BrokerError::Corrupt(question.id.to_string(), "url".into()))?;
+            .ok_or_else(|| BrokerError::Corrupt(question.id.clone(), "url".into()))?;
         // Checked again before consent is recorded: a URL that cannot be redirected to safely
         // (an older version may have stored one) is never accepted.
         let url = url_safety::review(raw)
-            .map_err(|e| BrokerError::Corrupt(question.id.to_string(), e.to_string()))?
+            .map_err(|e| BrokerError::Corrupt(question.id.clone(), e.to_string()))?
             .normalized;
         let qid = question.id.clone();
-        let now = self.now().timestamp_millis();
+        let now = self.now();
         self.db
-            .write(move |conn| Ok(QuestionRow::mark_opened(conn, &qid, now)?))
+            .write(move |conn| Ok(Question::mark_opened(conn, &qid, now)?))
             .await?;
         match question.state {
             State::Pending => {
                 let response = result_response(&question.rpc_id, json!({"action": "accept"}));
                 let mut audit = NewAudit::question(
-                    now,
+                    now.timestamp_millis(),
                     Actor::Human,
                     AuditAction::Opened,
                     Kind::Url,
@@ -184,13 +183,12 @@ impl Broker {
     /// [`BrokerError::Store`].
     pub async fn complete(&self, elicitation_id: &str) -> Result<(), BrokerError> {
         let eid = elicitation_id.to_owned();
-        let now = self.now().timestamp_millis();
-        let rows = self
+        let now = self.now();
+        let completed = self
             .db
-            .write(move |conn| Ok(QuestionRow::complete_url(conn, &eid, now)?))
+            .write(move |conn| Ok(Question::complete_url(conn, &eid, now)?))
             .await?;
-        for row in rows {
-            let question = Question::from_row(row)?;
+        for question in completed {
             self.metrics
                 .closed
                 .with_label_values(&[question.kind.as_str(), State::Completed.as_str()])
@@ -252,12 +250,11 @@ impl Broker {
         let id = question.id.clone();
         let text = response.as_ref().map(Value::to_string);
         let now = self.now();
-        let ms = now.timestamp_millis();
         let moved = self
             .db
             .write(move |conn| {
                 Ok(conn.immediate_transaction(|conn| {
-                    let moved = QuestionRow::decide(conn, &id, state, text.as_deref(), ms)?;
+                    let moved = Question::decide(conn, &id, state, text.as_deref(), now)?;
                     if let (true, Some(entry)) = (moved, &audit) {
                         approvals::append_audit(conn, entry)?;
                     }

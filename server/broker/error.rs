@@ -1,7 +1,7 @@
 //! The broker's errors, mapped to HTTP once, in `web`.
 
 use crate::db::DbError;
-use crate::domain::State;
+use crate::domain::{QuestionId, State};
 use crate::protocol::FieldError;
 
 use super::refusal::StepRefusal;
@@ -24,9 +24,11 @@ pub enum BrokerError {
     /// A review step (decision, edit, rule) was refused; the question stays open.
     #[error("{0}")]
     Refused(StepRefusal),
-    /// A stored row could not be read back.
+    /// What a stored question holds no longer passes the checks it passed when stored (its
+    /// URL, form schema, tool call, revision or run result); a row that does not read back at
+    /// all is a [`BrokerError::Store`] error.
     #[error("stored question {0} is unreadable: {1}")]
-    Corrupt(String, String),
+    Corrupt(QuestionId, String),
     /// The store failed.
     #[error(transparent)]
     Store(#[from] DbError),

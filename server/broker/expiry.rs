@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::waiters::Waiter;
 use super::{Broker, BrokerError, Question, State, Waited};
-use crate::db::models::QuestionRow;
+use crate::domain::QuestionId;
 use crate::protocol::jsonrpc::{RpcError, error_response};
 
 impl Broker {
@@ -15,14 +15,14 @@ impl Broker {
     /// # Errors
     /// [`BrokerError::Store`].
     pub async fn expire_due(&self) -> Result<usize, BrokerError> {
-        let now = self.now().timestamp_millis();
+        let now = self.now();
         let due = self
             .db
-            .run(move |conn| Ok(QuestionRow::due(conn, now)?))
+            .run(move |conn| Ok(Question::due(conn, now)?))
             .await?;
         let mut expired = 0;
-        for row in due {
-            match self.expire(&Question::from_row(row)?).await {
+        for question in due {
+            match self.expire(&question).await {
                 Ok(()) => expired += 1,
                 Err(BrokerError::AlreadyDecided(_)) => {}
                 Err(e) => return Err(e),
@@ -57,7 +57,11 @@ impl Broker {
     ///
     /// # Errors
     /// [`BrokerError::NotFound`], [`BrokerError::Store`].
-    pub async fn wait_response(&self, id: &str, wait: Duration) -> Result<Waited, BrokerError> {
+    pub async fn wait_response(
+        &self,
+        id: &QuestionId,
+        wait: Duration,
+    ) -> Result<Waited, BrokerError> {
         let deadline = tokio::time::Instant::now() + wait;
         // Watch before reading: a decision committed after the read still wakes us. A poll
         // that does not wait (`wait=0`) reads once and watches nothing.

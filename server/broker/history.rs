@@ -4,6 +4,7 @@
 use super::{Broker, BrokerError, Question};
 use crate::db::approvals::{self, AuditRow};
 use crate::db::history::{self, HistoryFilter};
+use crate::domain::QuestionId;
 
 /// A decided question and the newest audit entry of it (none for one that expired or was
 /// withdrawn, or was decided before every decision was audited).
@@ -33,31 +34,26 @@ impl Broker {
     /// with the audit entry that decided it.
     ///
     /// # Errors
-    /// [`BrokerError::Store`], [`BrokerError::Corrupt`].
+    /// [`BrokerError::Store`] (also when a stored row does not read back).
     pub async fn search_history(
         &self,
         filter: HistoryFilter,
         limit: i64,
     ) -> Result<Vec<Decided>, BrokerError> {
-        let rows = self
+        let questions = self
             .db
             .run(move |c| Ok(history::decided(c, &filter, limit)?))
             .await?;
-        self.with_entries(
-            rows.into_iter()
-                .map(Question::from_row)
-                .collect::<Result<_, _>>()?,
-        )
-        .await
+        self.with_entries(questions).await
     }
 
     /// Where `q` comes from: its host session, and what its server asked before.
     ///
     /// # Errors
-    /// [`BrokerError::Store`], [`BrokerError::Corrupt`].
+    /// [`BrokerError::Store`] (also when a stored row does not read back).
     pub async fn origin(&self, q: &Question) -> Result<Origin, BrokerError> {
-        let (server, session, id) = (q.server.clone(), q.session.clone(), q.id.to_string());
-        let ((count, since), (rows, total)) = self
+        let (server, session, id) = (q.server.clone(), q.session.clone(), q.id.clone());
+        let ((count, since), (earlier, total)) = self
             .db
             .run(move |c| {
                 Ok((
@@ -66,10 +62,6 @@ impl Broker {
                 ))
             })
             .await?;
-        let earlier = rows
-            .into_iter()
-            .map(Question::from_row)
-            .collect::<Result<_, _>>()?;
         Ok(Origin {
             session_questions: count,
             session_since: since,
@@ -87,7 +79,7 @@ impl Broker {
     }
 
     async fn with_entries(&self, questions: Vec<Question>) -> Result<Vec<Decided>, BrokerError> {
-        let ids: Vec<String> = questions.iter().map(|q| q.id.to_string()).collect();
+        let ids: Vec<QuestionId> = questions.iter().map(|q| q.id.clone()).collect();
         let mut entries = self
             .db
             .run(move |c| Ok(approvals::last_entries(c, &ids)?))
@@ -97,7 +89,7 @@ impl Broker {
             .map(|question| {
                 let at = entries
                     .iter()
-                    .position(|e| e.question_id.as_deref() == Some(question.id.as_str()));
+                    .position(|e| e.question_id.as_ref() == Some(&question.id));
                 Decided {
                     entry: at.map(|i| entries.swap_remove(i)),
                     question,

@@ -35,7 +35,6 @@ use tokio::sync::watch;
 
 pub use crate::clock::{Clock, ManualClock, SystemClock};
 use crate::db::Db;
-use crate::db::models::QuestionRow;
 pub use crate::domain::{Audience, Kind, Phase, State};
 use crate::metrics::Metrics;
 use crate::notify::{Notice, Notifications};
@@ -228,7 +227,7 @@ impl Broker {
         self.expire_due().await?;
         let counts = self
             .db
-            .run(|conn| Ok(QuestionRow::pending_counts(conn)?))
+            .run(|conn| Ok(Question::pending_counts(conn)?))
             .await?;
         self.metrics.pending.reset();
         for kind in Kind::ALL {

@@ -2,12 +2,11 @@
 //! it (one per pending JSON-RPC id, a per-server limit, the sampling hooks' budgets) and store
 //! it.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, SubsecRound, Utc};
 use serde_json::Value;
 
 use super::hooks::Round;
 use super::{Broker, BrokerError, BrokerSettings, Question, ServerControl, audience};
-use crate::db::models::QuestionRow;
 use crate::db::{DbError, lock_for_transaction};
 use crate::domain::{Audience, Kind, Phase, QuestionId, State};
 use crate::metrics::RejectReason;
@@ -35,8 +34,8 @@ pub enum OpenOutcome {
 
 /// What opening found in the store.
 enum Admission {
-    New(QuestionRow),
-    Existing(QuestionRow),
+    New(Question),
+    Existing(Question),
     IdInUse,
     TooMany,
 }
@@ -102,10 +101,9 @@ impl Broker {
             None
         };
         let (rpc_id, counted_kind) = (checked.rpc_id.clone(), checked.counted_kind);
-        let row = self.new_row(new_id, req, checked, conversation, &settings);
-        match self.admit(row, &settings).await? {
-            Admission::New(row) => {
-                let question = Question::from_row(row)?;
+        let question = self.new_question(new_id, req, checked, conversation, &settings);
+        match self.admit(question, &settings).await? {
+            Admission::New(question) => {
                 tracing::info!(id = %question.id, kind = question.kind.as_str(), server = %question.server, "question opened");
                 self.metrics
                     .opened
@@ -120,7 +118,7 @@ impl Broker {
                 }
                 Ok(OpenOutcome::New(question))
             }
-            Admission::Existing(row) => Ok(OpenOutcome::Existing(Question::from_row(row)?)),
+            Admission::Existing(question) => Ok(OpenOutcome::Existing(question)),
             // MCP G1: "The request ID MUST NOT have been previously used by the requestor within
             // the same session." A different request under a pending id is not merged into it.
             Admission::IdInUse => {
@@ -209,24 +207,26 @@ impl Broker {
         })
     }
 
-    /// The stored form of a new pending question, expiring after `question_timeout_secs`.
-    fn new_row(
+    /// A new pending question, expiring after `question_timeout_secs`.
+    fn new_question(
         &self,
         id: QuestionId,
         req: OpenRequest,
         checked: Checked,
         conversation: Option<String>,
         settings: &BrokerSettings,
-    ) -> QuestionRow {
-        let now = self.now();
+    ) -> Question {
+        // The store keeps milliseconds: the question is what reading it back gives.
+        let now = self.now().trunc_subsecs(3);
         let timeout =
             chrono::Duration::from_std(settings.question_timeout).unwrap_or(chrono::Duration::MAX);
         let expires_at = now
             .checked_add_signed(timeout)
-            .unwrap_or(DateTime::<Utc>::MAX_UTC);
+            .unwrap_or(DateTime::<Utc>::MAX_UTC)
+            .trunc_subsecs(3);
         let kind = checked.kind;
-        QuestionRow {
-            id: id.to_string(),
+        Question {
+            id,
             kind,
             server: req.server,
             session: req.session,
@@ -235,22 +235,19 @@ impl Broker {
             state: State::Pending,
             phase: checked.phase,
             protocol_version: req.protocol_version,
-            era: checked.era.as_str().to_owned(),
-            client_capabilities: req.client_capabilities.to_string(),
-            rpc_id: checked.rpc_id.to_string(),
-            request: checked.params.to_string(),
+            era: checked.era,
+            client_capabilities: req.client_capabilities,
+            rpc_id: checked.rpc_id,
+            request: checked.params,
             response: None,
             elicitation_id: checked.elicitation_id,
-            created_at: now.timestamp_millis(),
-            expires_at: expires_at.timestamp_millis(),
+            created_at: now,
+            expires_at,
             decided_at: None,
             opened_at: None,
             revision: 1,
             conversation,
-            tool_info: req
-                .tool_info
-                .filter(|_| kind == Kind::ToolCall)
-                .map(|info| serde_json::json!(info).to_string()),
+            tool_info: req.tool_info.filter(|_| kind == Kind::ToolCall),
         }
     }
 
@@ -259,7 +256,7 @@ impl Broker {
     /// transaction, so parallel opens cannot pass the limit together.
     async fn admit(
         &self,
-        row: QuestionRow,
+        row: Question,
         settings: &BrokerSettings,
     ) -> Result<Admission, BrokerError> {
         let limit = i64::try_from(settings.max_pending_per_server).unwrap_or(i64::MAX);
@@ -270,28 +267,35 @@ impl Broker {
                     // Instances sharing a database check and insert one at a time per server,
                     // so the per-server limit counts the shared queue.
                     lock_for_transaction(conn, &row.server)?;
-                    if let Some(existing) = QuestionRow::find_pending_request(
+                    if let Some(existing) = Question::find_pending_request(
                         conn,
                         &row.server,
                         &row.session,
-                        &row.rpc_id,
+                        &row.rpc_id.to_string(),
                     )? {
-                        return Ok(if existing.request == row.request {
+                        return Ok(if same_stored_text(&existing.request, &row.request) {
                             Admission::Existing(existing)
                         } else {
                             Admission::IdInUse
                         });
                     }
-                    if QuestionRow::count_pending_for_server(conn, &row.server)? >= limit {
+                    if Question::count_pending_for_server(conn, &row.server)? >= limit {
                         return Ok(Admission::TooMany);
                     }
-                    QuestionRow::insert(conn, &row)?;
+                    Question::insert(conn, &row)?;
                     Ok::<_, DbError>(Admission::New(row))
                 })
             })
             .await?;
         Ok(admission)
     }
+}
+
+/// Whether two requests are stored as the same text. As JSON values, objects whose keys come
+/// in another order would compare equal; the same request is the same text.
+#[allow(clippy::cmp_owned)]
+fn same_stored_text(a: &Value, b: &Value) -> bool {
+    a.to_string() == b.to_string()
 }
 
 /// The person's pause or block of the server, as the refusal to send; `None` when it may ask.

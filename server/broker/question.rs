@@ -1,15 +1,13 @@
-//! A question as the broker sees it, its list and API views, and the reads of the store.
+//! A question's list, API and event views, and the reads of the store.
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::Value;
 
 use super::events::Event;
 use super::{Broker, BrokerError};
-use crate::db::models::QuestionRow;
-use crate::domain::{Audience, Kind, Phase, QuestionId, State};
+use crate::db::models::Listed;
+use crate::domain::{Audience, QuestionId, State};
 use crate::protocol::elicitation::FormSchema;
-use crate::protocol::era::Era;
-use crate::tools::ToolInfo;
 use crate::wire::{QuestionDetail, Summary};
 
 /// Who is answering, by the door the answer comes through: a person in the browser (may
@@ -28,52 +26,8 @@ pub enum Waited {
     Closed(State),
 }
 
-/// A question as the broker sees it.
-#[derive(Debug, Clone)]
-pub struct Question {
-    /// UUIDv7.
-    pub id: QuestionId,
-    /// What it asks for.
-    pub kind: Kind,
-    /// The asking server.
-    pub server: String,
-    /// The proxy session.
-    pub session: String,
-    /// The host's tool call, when known.
-    pub tool: Option<String>,
-    /// Who may answer.
-    pub audience: Audience,
-    /// Current state.
-    pub state: State,
-    /// Sampling phase while pending.
-    pub phase: Option<Phase>,
-    /// Negotiated `protocolVersion`.
-    pub protocol_version: String,
-    /// The revision it is judged by.
-    pub era: Era,
-    /// Capabilities as forwarded to the server.
-    pub client_capabilities: Value,
-    /// The JSON-RPC id of the request.
-    pub rpc_id: Value,
-    /// The request params as sent.
-    pub request: Value,
-    /// The JSON-RPC response, once decided.
-    pub response: Option<Value>,
-    /// URL mode's `elicitationId`.
-    pub elicitation_id: Option<String>,
-    /// Opened at.
-    pub created_at: DateTime<Utc>,
-    /// Deadline.
-    pub expires_at: DateTime<Utc>,
-    /// Decided at.
-    pub decided_at: Option<DateTime<Utc>>,
-    /// When the person opened a URL question's link (their consent).
-    pub opened_at: Option<DateTime<Utc>>,
-    /// Sampling: the current revision of the request (1 = as the server sent it).
-    pub revision: i32,
-    /// A tool call: what the server claimed about the tool, when the proxy saw it.
-    pub tool_info: Option<ToolInfo>,
-}
+/// A question: the store's row, with the views and checks the broker gives it here.
+pub use crate::db::Question;
 
 /// RFC 3339 UTC with milliseconds, the wire format of every time.
 pub fn rfc3339(t: DateTime<Utc>) -> String {
@@ -81,50 +35,6 @@ pub fn rfc3339(t: DateTime<Utc>) -> String {
 }
 
 impl Question {
-    pub(super) fn from_row(row: QuestionRow) -> Result<Question, BrokerError> {
-        let corrupt = |what: &str| BrokerError::Corrupt(row.id.clone(), what.to_owned());
-        let id: QuestionId = row.id.parse().map_err(|_| corrupt("id"))?;
-        let json =
-            |text: &str, what: &str| serde_json::from_str::<Value>(text).map_err(|_| corrupt(what));
-        // A stored time outside chrono's range is a damaged row, not the epoch.
-        let time =
-            |ms: i64, what: &str| DateTime::from_timestamp_millis(ms).ok_or_else(|| corrupt(what));
-        Ok(Question {
-            kind: row.kind,
-            audience: row.audience,
-            state: row.state,
-            era: Era::for_revision(&row.era).map_err(|_| corrupt("era"))?,
-            client_capabilities: json(&row.client_capabilities, "client_capabilities")?,
-            rpc_id: json(&row.rpc_id, "rpc_id")?,
-            request: json(&row.request, "request")?,
-            response: row
-                .response
-                .as_deref()
-                .map(|r| json(r, "response"))
-                .transpose()?,
-            created_at: time(row.created_at, "created_at")?,
-            expires_at: time(row.expires_at, "expires_at")?,
-            decided_at: row
-                .decided_at
-                .map(|ms| time(ms, "decided_at"))
-                .transpose()?,
-            opened_at: row.opened_at.map(|ms| time(ms, "opened_at")).transpose()?,
-            revision: row.revision,
-            tool_info: row
-                .tool_info
-                .as_deref()
-                .map(|t| serde_json::from_str::<ToolInfo>(t).map_err(|_| corrupt("tool_info")))
-                .transpose()?,
-            id,
-            server: row.server,
-            session: row.session,
-            tool: row.tool,
-            phase: row.phase,
-            protocol_version: row.protocol_version,
-            elicitation_id: row.elicitation_id,
-        })
-    }
-
     /// The list entry.
     pub fn summary(&self) -> Summary {
         Summary {
@@ -175,8 +85,23 @@ impl Question {
     /// [`BrokerError::Corrupt`] when the stored schema no longer parses.
     pub fn form_schema(&self) -> Result<FormSchema, BrokerError> {
         let schema = self.request.get("requestedSchema").unwrap_or(&Value::Null);
-        FormSchema::parse(self.era, schema)
-            .map_err(|e| BrokerError::Corrupt(self.id.to_string(), e))
+        FormSchema::parse(self.era, schema).map_err(|e| BrokerError::Corrupt(self.id.clone(), e))
+    }
+}
+
+impl Listed {
+    /// The list entry.
+    pub fn summary(self) -> Summary {
+        Summary {
+            id: self.id,
+            kind: self.kind,
+            server: self.server,
+            tool: self.tool,
+            audience: self.audience,
+            state: self.state,
+            created_at: rfc3339(self.created_at),
+            expires_at: rfc3339(self.expires_at),
+        }
     }
 }
 
@@ -185,14 +110,13 @@ impl Broker {
     ///
     /// # Errors
     /// [`BrokerError::NotFound`], [`BrokerError::Store`].
-    pub async fn get(&self, id: &str) -> Result<Question, BrokerError> {
-        let id_owned = id.to_owned();
-        let row = self
+    pub async fn get(&self, id: &QuestionId) -> Result<Question, BrokerError> {
+        let id_owned = id.clone();
+        let question = self
             .db
-            .run(move |conn| Ok(QuestionRow::find(conn, &id_owned)?))
+            .run(move |conn| Ok(Question::find(conn, &id_owned)?))
             .await?
             .ok_or(BrokerError::NotFound)?;
-        let question = Question::from_row(row)?;
         if question.state == State::Pending && question.expires_at <= self.now() {
             // Only this question, and only when its deadline passed: a read does not sweep
             // (the sweep is the timer's, `expire_due`).
@@ -209,7 +133,7 @@ impl Broker {
     /// (pending ones past their deadline are expired first).
     ///
     /// # Errors
-    /// [`BrokerError::Store`], [`BrokerError::Corrupt`].
+    /// [`BrokerError::Store`] (also when a stored row does not read back).
     pub async fn list(
         &self,
         state: Option<State>,
@@ -220,29 +144,9 @@ impl Broker {
         self.expire_due().await?;
         let rows = self
             .db
-            .run(move |conn| Ok(QuestionRow::list(conn, state, audience, limit)?))
+            .run(move |conn| Ok(Question::list(conn, state, audience, limit)?))
             .await?;
-        rows.into_iter()
-            .map(
-                |(id, kind, server, tool, audience, state, created_at, expires_at)| {
-                    // The same checks as a whole row (see `Question::from_row`).
-                    let corrupt = |what: &str| BrokerError::Corrupt(id.clone(), what.to_owned());
-                    let time = |ms: i64, what: &str| {
-                        DateTime::from_timestamp_millis(ms).ok_or_else(|| corrupt(what))
-                    };
-                    Ok(Summary {
-                        id: id.parse().map_err(|_| corrupt("id"))?,
-                        kind,
-                        server,
-                        tool,
-                        audience,
-                        state,
-                        created_at: rfc3339(time(created_at, "created_at")?),
-                        expires_at: rfc3339(time(expires_at, "expires_at")?),
-                    })
-                },
-            )
-            .collect()
+        Ok(rows.into_iter().map(Listed::summary).collect())
     }
 
     /// How many questions are pending in all (the queue page says when it shows fewer).
@@ -252,31 +156,29 @@ impl Broker {
     pub async fn count_pending(&self) -> Result<i64, BrokerError> {
         Ok(self
             .db
-            .run(|conn| Ok(QuestionRow::count_pending(conn)?))
+            .run(|conn| Ok(Question::count_pending(conn)?))
             .await?)
     }
 
     /// The oldest `limit` pending questions, whole (the queue page shows what each asks).
     ///
     /// # Errors
-    /// [`BrokerError::Store`], [`BrokerError::Corrupt`].
+    /// [`BrokerError::Store`] (also when a stored row does not read back).
     pub async fn pending(&self, limit: i64) -> Result<Vec<Question>, BrokerError> {
-        let rows = self
+        Ok(self
             .db
-            .run(move |conn| Ok(QuestionRow::oldest_pending(conn, limit)?))
-            .await?;
-        rows.into_iter().map(Question::from_row).collect()
+            .run(move |conn| Ok(Question::oldest_pending(conn, limit)?))
+            .await?)
     }
 
     /// Recently decided questions, newest first.
     ///
     /// # Errors
-    /// [`BrokerError::Store`], [`BrokerError::Corrupt`].
+    /// [`BrokerError::Store`] (also when a stored row does not read back).
     pub async fn history(&self, limit: i64) -> Result<Vec<Question>, BrokerError> {
-        let rows = self
+        Ok(self
             .db
-            .run(move |conn| Ok(QuestionRow::recent_decided(conn, limit)?))
-            .await?;
-        rows.into_iter().map(Question::from_row).collect()
+            .run(move |conn| Ok(Question::recent_decided(conn, limit)?))
+            .await?)
     }
 }

@@ -64,7 +64,7 @@ impl Broker {
             return;
         }
         let event = announcement.event;
-        self.waiters.wake(event.id.as_str());
+        self.waiters.wake(&event.id);
         if announcement.notify {
             self.notifications.opened(Notice {
                 id: event.id.clone(),

@@ -11,7 +11,7 @@ use super::error::invalid;
 use super::{Answerer, Broker, BrokerError, Question};
 use crate::db::approvals::NewAudit;
 use crate::db::grants::{self, GrantRow};
-use crate::domain::{Action, Actor, AuditAction, Kind, QuestionId, State};
+use crate::domain::{Action, Actor, AuditAction, GrantId, Kind, State};
 use crate::metrics::ToolCallDecision;
 use crate::protocol::jsonrpc::result_response;
 use crate::tools::call::check_arguments;
@@ -36,7 +36,7 @@ pub(super) fn response_for(
         ));
     }
     let shown = ToolCall::from_params(&q.request)
-        .map_err(|e| BrokerError::Corrupt(q.id.to_string(), e.to_string()))?;
+        .map_err(|e| BrokerError::Corrupt(q.id.clone(), e.to_string()))?;
     if answer.action != Action::Accept {
         if answer.arguments.is_some() || answer.grant.is_some() {
             return Err(invalid("decline and cancel carry no arguments or grant"));
@@ -80,7 +80,7 @@ impl Broker {
             self.now().timestamp_millis(),
             actor,
             action,
-            Some(&q.id.to_string()),
+            Some(&q.id),
             &q.server,
             q.tool.as_deref().unwrap_or_default(),
         );
@@ -134,7 +134,7 @@ impl Broker {
         };
         let now = self.now();
         let row = GrantRow {
-            id: QuestionId::new().to_string(),
+            id: GrantId::new(),
             server: q.server.clone(),
             tool: tool.clone(),
             created_at: now.timestamp_millis(),
@@ -188,8 +188,8 @@ impl Broker {
     ///
     /// # Errors
     /// [`BrokerError::Store`].
-    pub async fn revoke_grant(&self, id: &str) -> Result<bool, BrokerError> {
-        let id = id.to_owned();
+    pub async fn revoke_grant(&self, id: &GrantId) -> Result<bool, BrokerError> {
+        let id = id.clone();
         let now = self.now().timestamp_millis();
         let revoked = self
             .db
@@ -289,7 +289,7 @@ impl Broker {
 
 fn grant_of(row: GrantRow) -> Grant {
     Grant {
-        id: row.id,
+        id: row.id.to_string(),
         server: row.server,
         tool: row.tool,
         expires_at: row.expires_at.and_then(DateTime::from_timestamp_millis),

@@ -11,33 +11,35 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::watch;
 
+use crate::domain::QuestionId;
+
 /// Question id → the signal its waiters watch.
 #[derive(Debug, Clone, Default)]
 pub struct Waiters {
-    map: Arc<Mutex<HashMap<String, watch::Sender<()>>>>,
+    map: Arc<Mutex<HashMap<QuestionId, watch::Sender<()>>>>,
 }
 
 impl Waiters {
     /// Starts watching question `id`: changes published after this call wake the waiter.
-    pub fn watch(&self, id: &str) -> Waiter {
+    pub fn watch(&self, id: &QuestionId) -> Waiter {
         let mut map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
         let receiver = match map.get(id) {
             Some(sender) => sender.subscribe(),
             None => {
                 let (sender, receiver) = watch::channel(());
-                map.insert(id.to_owned(), sender);
+                map.insert(id.clone(), sender);
                 receiver
             }
         };
         Waiter {
-            id: id.to_owned(),
+            id: id.clone(),
             receiver: Some(receiver),
             waiters: self.clone(),
         }
     }
 
     /// Wakes everybody waiting on question `id` (nobody waiting is fine).
-    pub fn wake(&self, id: &str) {
+    pub fn wake(&self, id: &QuestionId) {
         let map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(sender) = map.get(id) {
             sender.send_replace(());
@@ -71,7 +73,7 @@ impl Waiters {
 /// the last waiter.
 #[derive(Debug)]
 pub struct Waiter {
-    id: String,
+    id: QuestionId,
     receiver: Option<watch::Receiver<()>>,
     waiters: Waiters,
 }
@@ -129,12 +131,13 @@ mod tests {
     #[tokio::test]
     async fn wakes_only_the_waiters_of_the_changed_question() {
         let waiters = Waiters::default();
-        let mut a = waiters.watch("a");
-        let mut b1 = waiters.watch("b");
-        let b2 = waiters.watch("b");
+        let (qa, qb) = (QuestionId::new(), QuestionId::new());
+        let mut a = waiters.watch(&qa);
+        let mut b1 = waiters.watch(&qb);
+        let b2 = waiters.watch(&qb);
         assert_eq!(waiters.len(), 2);
 
-        waiters.wake("b");
+        waiters.wake(&qb);
         tokio::time::timeout(Duration::from_secs(5), b1.changed())
             .await
             .unwrap();
@@ -147,7 +150,7 @@ mod tests {
         assert_eq!(waiters.len(), 1);
         drop(a);
         assert!(waiters.is_empty());
-        waiters.wake("a");
+        waiters.wake(&qa);
         assert!(waiters.is_empty(), "waking nobody adds nothing");
     }
 }

@@ -13,13 +13,15 @@ use super::schema::{
     approvals, audit_log, auto_approve_rules, questions, sampling_revisions, sampling_runs,
 };
 use super::sql::Pending;
-use crate::domain::{Actor, DecisionKind, Kind, Phase, RuleScope, RunState, State, Step};
+use crate::domain::{
+    Actor, DecisionKind, Kind, Phase, QuestionId, RuleId, RuleScope, RunState, State, Step,
+};
 
 /// One revision of a sampling request.
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = sampling_revisions, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
 pub struct RevisionRow {
-    pub question_id: String,
+    pub question_id: QuestionId,
     pub revision: i32,
     pub params: String,
     pub author: Actor,
@@ -31,7 +33,7 @@ pub struct RevisionRow {
 #[diesel(table_name = sampling_runs, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
 pub struct RunRow {
     pub id: String,
-    pub question_id: String,
+    pub question_id: QuestionId,
     pub revision: i32,
     pub model_id: String,
     pub receipt: String,
@@ -50,7 +52,7 @@ pub struct RunRow {
 #[diesel(table_name = approvals, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
 pub struct ApprovalRow {
     pub approval_id: String,
-    pub question_id: String,
+    pub question_id: QuestionId,
     pub phase: Step,
     pub revision: i32,
     pub run_id: Option<String>,
@@ -64,7 +66,7 @@ pub struct ApprovalRow {
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = auto_approve_rules, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
 pub struct RuleRow {
-    pub id: String,
+    pub id: RuleId,
     pub server: String,
     pub scope: RuleScope,
     pub author: Actor,
@@ -85,7 +87,7 @@ pub fn insert_revision(conn: &mut Conn, row: &RevisionRow) -> QueryResult<()> {
 /// The revision `revision` of a question.
 pub fn revision(
     conn: &mut Conn,
-    question: &str,
+    question: &QuestionId,
     revision: i32,
 ) -> QueryResult<Option<RevisionRow>> {
     sampling_revisions::table
@@ -230,7 +232,7 @@ pub fn finish_run(conn: &mut Conn, run: &RunRow, phase: Phase) -> QueryResult<()
 }
 
 /// Runs of a question, newest first.
-pub fn runs(conn: &mut Conn, question: &str) -> QueryResult<Vec<RunRow>> {
+pub fn runs(conn: &mut Conn, question: &QuestionId) -> QueryResult<Vec<RunRow>> {
     sampling_runs::table
         .filter(sampling_runs::question_id.eq(question))
         .order((sampling_runs::started_at.desc(), sampling_runs::id.desc()))
@@ -256,7 +258,7 @@ pub const SHARED_RUN_LEASE_MS: i64 = 10 * 60 * 1000;
 /// Runs left `running` by a stopped service: marked failed, their questions back to
 /// `request_review` (the person approves again). Returns the question ids. On the shared
 /// database only runs older than [`SHARED_RUN_LEASE_MS`] count as interrupted.
-pub fn fail_interrupted_runs(conn: &mut Conn, now: i64) -> QueryResult<Vec<String>> {
+pub fn fail_interrupted_runs(conn: &mut Conn, now: i64) -> QueryResult<Vec<QuestionId>> {
     let started_before = match conn.engine() {
         Engine::Sqlite => i64::MAX,
         Engine::Postgres => now.saturating_sub(SHARED_RUN_LEASE_MS),
@@ -265,7 +267,7 @@ pub fn fail_interrupted_runs(conn: &mut Conn, now: i64) -> QueryResult<Vec<Strin
         let interrupted = sampling_runs::state
             .eq(RunState::Running)
             .and(sampling_runs::started_at.lt(started_before));
-        let ids: Vec<String> = sampling_runs::table
+        let ids: Vec<QuestionId> = sampling_runs::table
             .filter(interrupted)
             .select(sampling_runs::question_id)
             .load(conn)?;
@@ -320,7 +322,7 @@ pub fn active_rule(conn: &mut Conn, server: &str, now: i64) -> QueryResult<Optio
 }
 
 /// The rule `id`, if it exists.
-pub fn rule(conn: &mut Conn, id: &str) -> QueryResult<Option<RuleRow>> {
+pub fn rule(conn: &mut Conn, id: &RuleId) -> QueryResult<Option<RuleRow>> {
     auto_approve_rules::table
         .find(id)
         .select(RuleRow::as_select())
@@ -329,7 +331,7 @@ pub fn rule(conn: &mut Conn, id: &str) -> QueryResult<Option<RuleRow>> {
 }
 
 /// Revokes a rule; returns whether it existed unrevoked.
-pub fn revoke_rule(conn: &mut Conn, id: &str, now: i64) -> QueryResult<bool> {
+pub fn revoke_rule(conn: &mut Conn, id: &RuleId, now: i64) -> QueryResult<bool> {
     diesel::update(
         auto_approve_rules::table
             .find(id)
@@ -341,7 +343,7 @@ pub fn revoke_rule(conn: &mut Conn, id: &str, now: i64) -> QueryResult<bool> {
 }
 
 /// A delivered sampling question: its id, conversation and JSON-RPC response text.
-pub type Delivered = (String, Option<String>, Option<String>);
+pub type Delivered = (QuestionId, Option<String>, Option<String>);
 
 /// Accepted sampling responses of `server`, newest first (to link a tool loop's next round).
 pub fn delivered_sampling(

@@ -6,7 +6,7 @@ use diesel::prelude::*;
 
 use super::conn::Conn;
 use super::schema::audit_log;
-use crate::domain::{Actor, AuditAction, Kind, Via};
+use crate::domain::{Actor, AuditAction, Kind, QuestionId, RuleId, Via};
 
 /// One audit entry (digests only, never text).
 #[derive(Debug, Clone, Queryable, Selectable)]
@@ -17,7 +17,7 @@ pub struct AuditRow {
     pub actor: Actor,
     pub action: AuditAction,
     /// The question decided; `None` for an entry about a rule.
-    pub question_id: Option<String>,
+    pub question_id: Option<QuestionId>,
     pub server: String,
     pub model_id: Option<String>,
     pub input_tokens: Option<i64>,
@@ -28,7 +28,7 @@ pub struct AuditRow {
     /// The kind of the question (kept after the question is pruned).
     pub kind: Option<Kind>,
     /// The rule created or revoked (entries about a rule only).
-    pub rule_id: Option<String>,
+    pub rule_id: Option<RuleId>,
     pub tool: Option<String>,
     /// The door the decision came through (`None` for rules, expiry, withdrawal).
     pub via: Option<Via>,
@@ -41,7 +41,7 @@ pub struct NewAudit {
     pub at: i64,
     pub actor: Actor,
     pub action: AuditAction,
-    pub question_id: Option<String>,
+    pub question_id: Option<QuestionId>,
     pub server: String,
     pub model_id: Option<String>,
     pub input_tokens: Option<i64>,
@@ -50,7 +50,7 @@ pub struct NewAudit {
     pub request_digest: Option<String>,
     pub response_digest: Option<String>,
     pub kind: Option<Kind>,
-    pub rule_id: Option<String>,
+    pub rule_id: Option<RuleId>,
     /// The tool of a tool-call decision or grant.
     pub tool: Option<String>,
     /// The door the decision came through ([`NewAudit::through`]).
@@ -64,7 +64,7 @@ impl NewAudit {
         at: i64,
         actor: Actor,
         action: AuditAction,
-        question_id: &str,
+        question_id: &QuestionId,
         server: &str,
     ) -> NewAudit {
         NewAudit::question(at, actor, action, Kind::Sampling, question_id, server)
@@ -76,11 +76,11 @@ impl NewAudit {
         actor: Actor,
         action: AuditAction,
         kind: Kind,
-        question_id: &str,
+        question_id: &QuestionId,
         server: &str,
     ) -> NewAudit {
         NewAudit {
-            question_id: Some(question_id.to_owned()),
+            question_id: Some(question_id.clone()),
             kind: Some(kind),
             ..NewAudit::bare(at, actor, action, server)
         }
@@ -91,11 +91,11 @@ impl NewAudit {
         at: i64,
         actor: Actor,
         action: AuditAction,
-        rule_id: &str,
+        rule_id: &RuleId,
         server: &str,
     ) -> NewAudit {
         NewAudit {
-            rule_id: Some(rule_id.to_owned()),
+            rule_id: Some(rule_id.clone()),
             ..NewAudit::bare(at, actor, action, server)
         }
     }
@@ -106,12 +106,12 @@ impl NewAudit {
         at: i64,
         actor: Actor,
         action: AuditAction,
-        question_id: Option<&str>,
+        question_id: Option<&QuestionId>,
         server: &str,
         tool: &str,
     ) -> NewAudit {
         NewAudit {
-            question_id: question_id.map(str::to_owned),
+            question_id: question_id.cloned(),
             kind: Some(Kind::ToolCall),
             tool: Some(tool.to_owned()),
             ..NewAudit::bare(at, actor, action, server)
@@ -204,7 +204,7 @@ pub fn audit(conn: &mut Conn, filter: &AuditFilter, limit: i64) -> QueryResult<V
 
 /// The newest audit entry of each of `questions` (the decision history shows by whom and
 /// how each was decided).
-pub fn last_entries(conn: &mut Conn, questions: &[String]) -> QueryResult<Vec<AuditRow>> {
+pub fn last_entries(conn: &mut Conn, questions: &[QuestionId]) -> QueryResult<Vec<AuditRow>> {
     let mut rows: Vec<AuditRow> = audit_log::table
         .filter(audit_log::question_id.eq_any(questions))
         .select(AuditRow::as_select())

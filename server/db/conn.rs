@@ -2,8 +2,8 @@
 //! diesel's `MultiConnection`, so the queries are written once for both engines. The few
 //! statements the engines spell differently match on [`Conn`] where they are written.
 //!
-//! Also here: the vocabulary's `Text` conversions for the combined backend (each word is
-//! spelled by its type in `crate::domain`; a new word needs nothing here), and
+//! Also here: the `Text` conversions of the vocabulary, the ids and the era for the combined
+//! backend (each is spelled by its own type; a new word needs nothing here), and
 //! [`Conn::immediate_transaction`], the transaction every multi-statement write runs in.
 
 use diesel::backend::Backend;
@@ -14,9 +14,10 @@ use diesel::sql_types::Text;
 use diesel::{PgConnection, QueryResult, SqliteConnection};
 
 use crate::domain::{
-    Action, Actor, Audience, AuditAction, DecisionKind, IncludeContext, Kind, Phase, RuleScope,
-    RunState, State, Step, StopReason, Via,
+    Action, Actor, Audience, AuditAction, DecisionKind, GrantId, IncludeContext, Kind, Phase,
+    QuestionId, RuleId, RuleScope, RunState, State, Step, StopReason, Via,
 };
+use crate::protocol::era::Era;
 
 /// A store connection: the embedded SQLite file, or a PostgreSQL server.
 #[derive(diesel::MultiConnection)]
@@ -79,6 +80,10 @@ text_words!(
     AuditAction,
     Actor,
     Via,
+    QuestionId,
+    RuleId,
+    GrantId,
+    Era,
 );
 
 impl Conn {

@@ -5,13 +5,14 @@ use diesel::prelude::*;
 
 use super::conn::Conn;
 use super::schema::tool_grants;
+use crate::domain::GrantId;
 
 /// A grant as stored.
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
 #[diesel(table_name = tool_grants, check_for_backend(diesel::sqlite::Sqlite, diesel::pg::Pg))]
 pub struct GrantRow {
     /// UUIDv7.
-    pub id: String,
+    pub id: GrantId,
     /// The server's name, exactly.
     pub server: String,
     /// The tool's name, exactly.
@@ -56,7 +57,7 @@ pub fn recent(conn: &mut Conn, limit: i64) -> QueryResult<Vec<GrantRow>> {
 }
 
 /// Revokes a grant still in force; returns it when it was.
-pub fn revoke(conn: &mut Conn, id: &str, now: i64) -> QueryResult<Option<GrantRow>> {
+pub fn revoke(conn: &mut Conn, id: &GrantId, now: i64) -> QueryResult<Option<GrantRow>> {
     // `RETURNING`, which each engine runs as its own statement (the combined backend has none).
     macro_rules! revoke {
         ($c:expr) => {

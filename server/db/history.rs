@@ -4,9 +4,9 @@
 use diesel::prelude::*;
 
 use super::conn::{Conn, Engine};
-use super::models::QuestionRow;
+use super::questions::Question;
 use super::schema::{audit_log, questions};
-use crate::domain::{Kind, State};
+use crate::domain::{Kind, QuestionId, State};
 
 /// What the history is searched by (every part optional).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -44,10 +44,10 @@ fn like_pattern(text: &str) -> String {
 }
 
 /// Decided questions matching `f`, most recently decided first, at most `limit`.
-pub fn decided(conn: &mut Conn, f: &HistoryFilter, limit: i64) -> QueryResult<Vec<QuestionRow>> {
+pub fn decided(conn: &mut Conn, f: &HistoryFilter, limit: i64) -> QueryResult<Vec<Question>> {
     let mut query = questions::table
         .filter(questions::state.ne(State::Pending))
-        .select(QuestionRow::as_select())
+        .select(Question::as_select())
         .into_boxed();
     if let Some(server) = &f.server {
         query = query.filter(questions::server.eq(server.clone()));
@@ -85,15 +85,15 @@ pub fn decided(conn: &mut Conn, f: &HistoryFilter, limit: i64) -> QueryResult<Ve
 pub fn earlier_of_server(
     conn: &mut Conn,
     server: &str,
-    id: &str,
+    id: &QuestionId,
     limit: i64,
-) -> QueryResult<(Vec<QuestionRow>, i64)> {
+) -> QueryResult<(Vec<Question>, i64)> {
     let before = questions::table
         .filter(questions::server.eq(server))
         .filter(questions::id.lt(id));
     let total = before.count().get_result(conn)?;
     let rows = before
-        .select(QuestionRow::as_select())
+        .select(Question::as_select())
         .order(questions::id.desc())
         .limit(limit)
         .load(conn)?;

@@ -24,6 +24,7 @@
 
 pub mod approvals;
 pub mod audit;
+pub mod columns;
 pub mod conn;
 pub mod controls;
 pub mod grants;
@@ -32,7 +33,7 @@ pub mod listen;
 pub mod models;
 pub mod postgres;
 pub mod prune;
-pub mod rows;
+pub mod questions;
 pub mod schema;
 pub mod schema_check;
 pub mod sessions;
@@ -56,6 +57,7 @@ use tokio::sync::Semaphore;
 
 pub use conn::{Conn, Engine, lock_for_transaction};
 pub use postgres::Target;
+pub use questions::Question;
 
 /// Migrations compiled into the binary from `migrations/`.
 pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");

@@ -1,27 +1,28 @@
-//! Rows and the queries on them. Functions take the connection first and return
-//! `QueryResult`; the broker decides what the rows mean.
+//! The queries on questions, API tokens and login links. Functions take the connection
+//! first and return `QueryResult`; the broker decides what the rows mean.
 
+use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 
 use super::conn::Conn;
 
 use super::schema::{api_tokens, login_links, questions, web_sessions};
 use super::sql::{DecideQuestion, InsertQuestion, Pending};
-use crate::domain::{Audience, Kind, State};
+use crate::domain::{Audience, Kind, QuestionId, State};
 
-pub use super::rows::{QuestionRow, SummaryRow};
+pub use super::questions::{Listed, Question};
 
-impl QuestionRow {
+impl Question {
     /// Inserts a new question.
-    pub fn insert(conn: &mut Conn, row: &QuestionRow) -> QueryResult<()> {
-        InsertQuestion(row).execute(conn).map(|_| ())
+    pub fn insert(conn: &mut Conn, row: &Question) -> QueryResult<()> {
+        InsertQuestion::new(row)?.execute(conn).map(|_| ())
     }
 
     /// The question with this id.
-    pub fn find(conn: &mut Conn, id: &str) -> QueryResult<Option<QuestionRow>> {
+    pub fn find(conn: &mut Conn, id: &QuestionId) -> QueryResult<Option<Question>> {
         questions::table
             .find(id)
-            .select(QuestionRow::as_select())
+            .select(Question::as_select())
             .first(conn)
             .optional()
     }
@@ -32,13 +33,13 @@ impl QuestionRow {
         server: &str,
         session: &str,
         rpc_id: &str,
-    ) -> QueryResult<Option<QuestionRow>> {
+    ) -> QueryResult<Option<Question>> {
         questions::table
             .filter(questions::server.eq(server))
             .filter(questions::session.eq(session))
             .filter(questions::rpc_id.eq(rpc_id))
             .filter(questions::state.eq(Pending))
-            .select(QuestionRow::as_select())
+            .select(Question::as_select())
             .first(conn)
             .optional()
     }
@@ -51,19 +52,8 @@ impl QuestionRow {
         state: Option<State>,
         audience: Option<Audience>,
         limit: i64,
-    ) -> QueryResult<Vec<SummaryRow>> {
-        let mut query = questions::table
-            .select((
-                questions::id,
-                questions::kind,
-                questions::server,
-                questions::tool,
-                questions::audience,
-                questions::state,
-                questions::created_at,
-                questions::expires_at,
-            ))
-            .into_boxed();
+    ) -> QueryResult<Vec<Listed>> {
+        let mut query = questions::table.select(Listed::as_select()).into_boxed();
         match state {
             Some(State::Pending) => query = query.filter(questions::state.eq(Pending)),
             Some(state) => query = query.filter(questions::state.eq(state)),
@@ -79,10 +69,10 @@ impl QuestionRow {
     }
 
     /// Recently decided questions, newest first.
-    pub fn recent_decided(conn: &mut Conn, limit: i64) -> QueryResult<Vec<QuestionRow>> {
+    pub fn recent_decided(conn: &mut Conn, limit: i64) -> QueryResult<Vec<Question>> {
         questions::table
             .filter(questions::state.ne(State::Pending))
-            .select(QuestionRow::as_select())
+            .select(Question::as_select())
             .order((questions::decided_at.desc(), questions::id.desc()))
             .limit(limit)
             .load(conn)
@@ -90,10 +80,10 @@ impl QuestionRow {
 
     /// The oldest `limit` pending questions, whole rows, read in order from the
     /// `(state, created_at, id)` index.
-    pub fn oldest_pending(conn: &mut Conn, limit: i64) -> QueryResult<Vec<QuestionRow>> {
+    pub fn oldest_pending(conn: &mut Conn, limit: i64) -> QueryResult<Vec<Question>> {
         questions::table
             .filter(questions::state.eq(Pending))
-            .select(QuestionRow::as_select())
+            .select(Question::as_select())
             .order((questions::created_at.asc(), questions::id.asc()))
             .limit(limit)
             .load(conn)
@@ -130,22 +120,22 @@ impl QuestionRow {
     }
 
     /// Pending questions whose deadline is at or before `now`.
-    pub fn due(conn: &mut Conn, now: i64) -> QueryResult<Vec<QuestionRow>> {
+    pub fn due(conn: &mut Conn, now: DateTime<Utc>) -> QueryResult<Vec<Question>> {
         questions::table
             .filter(questions::state.eq(Pending))
-            .filter(questions::expires_at.le(now))
-            .select(QuestionRow::as_select())
+            .filter(questions::expires_at.le(now.timestamp_millis()))
+            .select(Question::as_select())
             .load(conn)
     }
 
     /// Records that the person opened a URL question's link (first time only).
-    pub fn mark_opened(conn: &mut Conn, id: &str, now: i64) -> QueryResult<()> {
+    pub fn mark_opened(conn: &mut Conn, id: &QuestionId, now: DateTime<Utc>) -> QueryResult<()> {
         diesel::update(
             questions::table
                 .find(id)
                 .filter(questions::opened_at.is_null()),
         )
-        .set(questions::opened_at.eq(Some(now)))
+        .set(questions::opened_at.eq(Some(now.timestamp_millis())))
         .execute(conn)
         .map(|_| ())
     }
@@ -155,29 +145,28 @@ impl QuestionRow {
     /// question get exactly one response.
     pub fn decide(
         conn: &mut Conn,
-        id: &str,
+        id: &QuestionId,
         state: State,
         response: Option<&str>,
-        now: i64,
+        now: DateTime<Utc>,
     ) -> QueryResult<bool> {
         let changed = DecideQuestion {
             id,
             state,
             response,
-            now,
+            now: now.timestamp_millis(),
         }
         .execute(conn)?;
         Ok(changed == 1)
     }
-}
 
-impl QuestionRow {
     /// Marks accepted URL questions with this `elicitationId` completed; returns them.
     pub fn complete_url(
         conn: &mut Conn,
         elicitation_id: &str,
-        now: i64,
-    ) -> QueryResult<Vec<QuestionRow>> {
+        now: DateTime<Utc>,
+    ) -> QueryResult<Vec<Question>> {
+        let now = now.timestamp_millis();
         conn.immediate_transaction(|conn| {
             let target = questions::table
                 .filter(questions::kind.eq(Kind::Url))
@@ -194,7 +183,7 @@ impl QuestionRow {
                 .filter(questions::elicitation_id.eq(elicitation_id))
                 .filter(questions::state.eq(State::Completed))
                 .filter(questions::decided_at.eq(Some(now)))
-                .select(QuestionRow::as_select())
+                .select(Question::as_select())
                 .load(conn)
         })
     }

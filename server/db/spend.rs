@@ -7,7 +7,7 @@ use diesel::sql_types::{BigInt, Double, Text};
 
 use super::conn::{Conn, Engine, markers};
 use super::schema::audit_log;
-use crate::domain::{AuditAction, DecisionKind};
+use crate::domain::{AuditAction, DecisionKind, QuestionId};
 
 /// One server's runs on one UTC day.
 #[derive(Debug, Clone, PartialEq, QueryableByName)]
@@ -77,7 +77,7 @@ pub fn by_server_and_day(conn: &mut Conn, since: i64) -> QueryResult<Vec<DaySpen
 /// whether an entry was found.
 pub fn record_run_usage(
     conn: &mut Conn,
-    question: &str,
+    question: &QuestionId,
     model: &str,
     started_at: i64,
     usage: (Option<i64>, Option<i64>, Option<f64>),

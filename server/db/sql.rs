@@ -20,8 +20,8 @@ use diesel::sql_types::{BigInt, Integer, Nullable, Text};
 use diesel::sqlite::{Sqlite, SqliteConnection};
 
 use super::conn::{Conn, MultiBackend};
-use super::rows::QuestionRow;
-use crate::domain::State;
+use super::questions::Question;
+use crate::domain::{QuestionId, State};
 
 /// The SQL literal `'pending'`, a `Text` expression (compare `questions::state` with it).
 #[derive(Debug, Clone, Copy, QueryId, ValidGrouping)]
@@ -67,9 +67,48 @@ macro_rules! bind_list {
     };
 }
 
-/// `INSERT` of a whole question row, every column bound.
-#[derive(Debug, Clone, Copy)]
-pub struct InsertQuestion<'a>(pub &'a QuestionRow);
+/// `INSERT` of a whole question row, every column bound: the JSON columns as their text and
+/// the times as Unix milliseconds, spelled by [`InsertQuestion::new`].
+#[derive(Debug, Clone)]
+pub struct InsertQuestion<'a> {
+    row: &'a Question,
+    client_capabilities: String,
+    rpc_id: String,
+    request: String,
+    response: Option<String>,
+    tool_info: Option<String>,
+    created_at: i64,
+    expires_at: i64,
+    decided_at: Option<i64>,
+    opened_at: Option<i64>,
+}
+
+impl<'a> InsertQuestion<'a> {
+    /// The statement storing `row`.
+    ///
+    /// # Errors
+    /// A serialization error when the tool information does not serialize.
+    pub fn new(row: &'a Question) -> diesel::QueryResult<InsertQuestion<'a>> {
+        let tool_info = row
+            .tool_info
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(|e| diesel::result::Error::SerializationError(Box::new(e)))?;
+        Ok(InsertQuestion {
+            row,
+            client_capabilities: row.client_capabilities.to_string(),
+            rpc_id: row.rpc_id.to_string(),
+            request: row.request.to_string(),
+            response: row.response.as_ref().map(ToString::to_string),
+            tool_info,
+            created_at: row.created_at.timestamp_millis(),
+            expires_at: row.expires_at.timestamp_millis(),
+            decided_at: row.decided_at.map(|t| t.timestamp_millis()),
+            opened_at: row.opened_at.map(|t| t.timestamp_millis()),
+        })
+    }
+}
 
 impl QueryId for InsertQuestion<'_> {
     type QueryId = InsertQuestion<'static>;
@@ -77,7 +116,7 @@ impl QueryId for InsertQuestion<'_> {
 }
 
 on_backends!(InsertQuestion; Sqlite => SqliteConnection, MultiBackend => Conn; |self, out| {
-        let r = self.0;
+        let r = self.row;
         out.push_sql(
             "INSERT INTO questions (id, kind, server, session, tool, audience, state, phase, \
              protocol_version, era, client_capabilities, rpc_id, request, response, \
@@ -95,18 +134,18 @@ on_backends!(InsertQuestion; Sqlite => SqliteConnection, MultiBackend => Conn; |
             Nullable<Text> => &r.phase,
             Text => &r.protocol_version,
             Text => &r.era,
-            Text => &r.client_capabilities,
-            Text => &r.rpc_id,
-            Text => &r.request,
-            Nullable<Text> => &r.response,
+            Text => &self.client_capabilities,
+            Text => &self.rpc_id,
+            Text => &self.request,
+            Nullable<Text> => &self.response,
             Nullable<Text> => &r.elicitation_id,
-            BigInt => &r.created_at,
-            BigInt => &r.expires_at,
-            Nullable<BigInt> => &r.decided_at,
-            Nullable<BigInt> => &r.opened_at,
+            BigInt => &self.created_at,
+            BigInt => &self.expires_at,
+            Nullable<BigInt> => &self.decided_at,
+            Nullable<BigInt> => &self.opened_at,
             Integer => &r.revision,
             Nullable<Text> => &r.conversation,
-            Nullable<Text> => &r.tool_info,
+            Nullable<Text> => &self.tool_info,
         );
         out.push_sql(")");
         Ok(())
@@ -116,7 +155,7 @@ on_backends!(InsertQuestion; Sqlite => SqliteConnection, MultiBackend => Conn; |
 /// time (Unix ms); the sampling phase is cleared.
 #[derive(Debug, Clone, Copy)]
 pub struct DecideQuestion<'a> {
-    pub id: &'a str,
+    pub id: &'a QuestionId,
     pub state: State,
     pub response: Option<&'a str>,
     pub now: i64,
@@ -153,10 +192,12 @@ mod tests {
     use crate::db::MIGRATIONS;
     use crate::db::schema::questions;
     use crate::domain::{Audience, Kind};
+    use crate::protocol::era::Era;
 
-    fn row(id: &str) -> QuestionRow {
-        QuestionRow {
-            id: id.to_owned(),
+    fn row(id: &QuestionId, rpc_id: i64) -> Question {
+        let time = |ms| chrono::DateTime::from_timestamp_millis(ms).unwrap();
+        Question {
+            id: id.clone(),
             kind: Kind::Form,
             server: "s".into(),
             session: "1".into(),
@@ -165,14 +206,14 @@ mod tests {
             state: State::Pending,
             phase: None,
             protocol_version: "2025-11-25".into(),
-            era: "2025-11-25".into(),
-            client_capabilities: "{}".into(),
-            rpc_id: id.to_owned(),
-            request: "{}".into(),
+            era: Era::V2025_11_25,
+            client_capabilities: serde_json::json!({}),
+            rpc_id: rpc_id.into(),
+            request: serde_json::json!({}),
             response: None,
             elicitation_id: None,
-            created_at: 1,
-            expires_at: 2,
+            created_at: time(1),
+            expires_at: time(2),
             decided_at: None,
             opened_at: None,
             revision: 1,
@@ -202,8 +243,11 @@ mod tests {
         let cached = Cached::default();
         conn.set_instrumentation(cached.clone());
         for i in 0..3 {
-            let id = format!("q{i}");
-            InsertQuestion(&row(&id)).execute(&mut conn).unwrap();
+            let id = QuestionId::new();
+            InsertQuestion::new(&row(&id, i))
+                .unwrap()
+                .execute(&mut conn)
+                .unwrap();
             let decide = DecideQuestion {
                 id: &id,
                 state: State::Accepted,

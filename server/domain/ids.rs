@@ -1,33 +1,72 @@
-//! The ids of questions ([`QuestionId`]) and of sampling approval decisions ([`ApprovalId`]).
+//! The ids of questions ([`QuestionId`]), of sampling approval decisions ([`ApprovalId`]), of
+//! auto-approve rules ([`RuleId`]) and of tool grants ([`GrantId`]).
 
+use std::convert::Infallible;
 use std::fmt;
 use std::str::FromStr;
 
+use diesel::deserialize::FromSqlRow;
+use diesel::expression::AsExpression;
+use diesel::sql_types::Text;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{Step, UnknownName};
 
-/// A question's id: a UUIDv7 in its hyphenated text form (time-ordered, so ids sort by age).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct QuestionId(String);
+/// Declares the id of a stored row: text, made as a UUIDv7 (time-ordered, so ids sort by age),
+/// stored as that text (`text_sql!`), and read from JSON and paths as any text (an id that
+/// names nothing is simply not found). What the store reads back is the type's `FromStr`.
+macro_rules! row_id {
+    ($(#[$meta:meta])* $name:ident) => {
+        $(#[$meta])*
+        #[derive(
+            Debug,
+            Clone,
+            PartialEq,
+            Eq,
+            Hash,
+            PartialOrd,
+            Ord,
+            Serialize,
+            Deserialize,
+            AsExpression,
+            FromSqlRow,
+        )]
+        #[serde(transparent)]
+        #[diesel(sql_type = Text)]
+        pub struct $name(String);
 
-impl QuestionId {
-    /// A fresh, time-ordered id.
-    pub fn new() -> QuestionId {
-        QuestionId(uuid::Uuid::now_v7().to_string())
-    }
+        impl $name {
+            /// A fresh, time-ordered id.
+            pub fn new() -> $name {
+                $name(uuid::Uuid::now_v7().to_string())
+            }
 
-    /// The id as text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
+            /// The id as text.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                $name::new()
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        text_sql!($name);
+    };
 }
 
-impl Default for QuestionId {
-    fn default() -> Self {
-        QuestionId::new()
-    }
+row_id! {
+    /// A question's id: a UUIDv7 in its hyphenated text form. A stored id that is not one
+    /// makes its row unreadable.
+    QuestionId
 }
 
 impl FromStr for QuestionId {
@@ -39,12 +78,6 @@ impl FromStr for QuestionId {
             Ok(u) if u.hyphenated().to_string() == s => Ok(QuestionId(s.to_owned())),
             _ => Err(UnknownName::new("question id", s)),
         }
-    }
-}
-
-impl fmt::Display for QuestionId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
     }
 }
 
@@ -62,6 +95,31 @@ impl From<QuestionId> for String {
         id.0
     }
 }
+
+row_id! {
+    /// An auto-approve rule's id (opaque: any stored text reads back).
+    RuleId
+}
+
+row_id! {
+    /// A tool grant's id (opaque: any stored text reads back).
+    GrantId
+}
+
+/// Any text (these ids are opaque).
+macro_rules! opaque_from_str {
+    ($($name:ident),+) => {$(
+        impl FromStr for $name {
+            type Err = Infallible;
+
+            fn from_str(s: &str) -> Result<$name, Infallible> {
+                Ok($name(s.to_owned()))
+            }
+        }
+    )+};
+}
+
+opaque_from_str!(RuleId, GrantId);
 
 /// The id of one decision: `<question>:request:<revision>` (`<question>:request:<revision>:<run>`
 /// once a run of the question failed: the approval retries after that run) or

@@ -10,13 +10,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use diesel::backend::Backend;
-use diesel::deserialize::{self, FromSql, FromSqlRow};
+use diesel::deserialize::FromSqlRow;
 use diesel::expression::AsExpression;
-use diesel::pg::Pg;
-use diesel::serialize::{self, IsNull, Output, ToSql};
 use diesel::sql_types::Text;
-use diesel::sqlite::Sqlite;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A stored or wire name that is not one of the vocabulary's words.
@@ -38,8 +34,65 @@ impl UnknownName {
     }
 }
 
+/// diesel `Text` conversions on SQLite and PostgreSQL for a type written by its `as_str` and
+/// read back by its `FromStr` (a stored text that does not parse is an unreadable row, never a
+/// default). The combined backend's conversions are `db::conn`'s.
+macro_rules! text_sql {
+    ($name:ty) => {
+        impl diesel::serialize::ToSql<diesel::sql_types::Text, diesel::sqlite::Sqlite> for $name {
+            fn to_sql<'b>(
+                &'b self,
+                out: &mut diesel::serialize::Output<'b, '_, diesel::sqlite::Sqlite>,
+            ) -> diesel::serialize::Result {
+                out.set_value(self.as_str());
+                Ok(diesel::serialize::IsNull::No)
+            }
+        }
+
+        impl diesel::deserialize::FromSql<diesel::sql_types::Text, diesel::sqlite::Sqlite>
+            for $name
+        {
+            fn from_sql(
+                bytes: <diesel::sqlite::Sqlite as diesel::backend::Backend>::RawValue<'_>,
+            ) -> diesel::deserialize::Result<Self> {
+                let text = <String as diesel::deserialize::FromSql<
+                    diesel::sql_types::Text,
+                    diesel::sqlite::Sqlite,
+                >>::from_sql(bytes)?;
+                Ok(text.parse::<$name>()?)
+            }
+        }
+
+        impl diesel::serialize::ToSql<diesel::sql_types::Text, diesel::pg::Pg> for $name {
+            fn to_sql<'b>(
+                &'b self,
+                out: &mut diesel::serialize::Output<'b, '_, diesel::pg::Pg>,
+            ) -> diesel::serialize::Result {
+                <str as diesel::serialize::ToSql<diesel::sql_types::Text, diesel::pg::Pg>>::to_sql(
+                    self.as_str(),
+                    &mut out.reborrow(),
+                )
+            }
+        }
+
+        impl diesel::deserialize::FromSql<diesel::sql_types::Text, diesel::pg::Pg> for $name {
+            fn from_sql(
+                bytes: <diesel::pg::Pg as diesel::backend::Backend>::RawValue<'_>,
+            ) -> diesel::deserialize::Result<Self> {
+                let text = <String as diesel::deserialize::FromSql<
+                    diesel::sql_types::Text,
+                    diesel::pg::Pg,
+                >>::from_sql(bytes)?;
+                Ok(text.parse::<$name>()?)
+            }
+        }
+    };
+}
+
+pub(crate) use text_sql;
+
 /// Declares a closed vocabulary: the enum, its one spelling of each word (`as_str`, `ALL`),
-/// `FromStr`, `Display`, serde and diesel `Text` conversions.
+/// `FromStr`, `Display`, serde and diesel `Text` conversions (`text_sql!`).
 macro_rules! vocabulary {
     (
         $(#[$meta:meta])*
@@ -96,32 +149,7 @@ macro_rules! vocabulary {
             }
         }
 
-        impl ToSql<Text, Sqlite> for $name {
-            fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Sqlite>) -> serialize::Result {
-                out.set_value(self.as_str());
-                Ok(IsNull::No)
-            }
-        }
-
-        impl FromSql<Text, Sqlite> for $name {
-            fn from_sql(bytes: <Sqlite as Backend>::RawValue<'_>) -> deserialize::Result<Self> {
-                let text = <String as FromSql<Text, Sqlite>>::from_sql(bytes)?;
-                Ok(text.parse::<$name>()?)
-            }
-        }
-
-        impl ToSql<Text, Pg> for $name {
-            fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Pg>) -> serialize::Result {
-                <str as ToSql<Text, Pg>>::to_sql(self.as_str(), &mut out.reborrow())
-            }
-        }
-
-        impl FromSql<Text, Pg> for $name {
-            fn from_sql(bytes: <Pg as Backend>::RawValue<'_>) -> deserialize::Result<Self> {
-                let text = <String as FromSql<Text, Pg>>::from_sql(bytes)?;
-                Ok(text.parse::<$name>()?)
-            }
-        }
+        text_sql!($name);
     };
 }
 
@@ -299,7 +327,7 @@ mod audit;
 mod ids;
 
 pub use audit::{Actor, AuditAction, Decider, Via};
-pub use ids::{ApprovalId, QuestionId};
+pub use ids::{ApprovalId, GrantId, QuestionId, RuleId};
 
 #[cfg(test)]
 mod tests;

@@ -2,10 +2,27 @@
 //! server negotiated (`InitializeResult.protocolVersion`); 2024-11-05 and 2025-03-26 are judged
 //! as 2025-06-18 (docs/design.md §Glossary, "era").
 
+use diesel::deserialize::FromSqlRow;
+use diesel::expression::AsExpression;
 use serde::{Deserialize, Serialize};
 
-/// The revisions mcp-consent judges requests by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// The revisions mcp-consent judges requests by. Stored as [`Era::as_str`] (the `era` column;
+/// `db::columns` has its diesel conversions), read back through [`Era::for_revision`].
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    AsExpression,
+    FromSqlRow,
+)]
+#[diesel(sql_type = diesel::sql_types::Text)]
 pub enum Era {
     /// 2025-06-18 (and the older 2024-11-05 and 2025-03-26): single content blocks, form-only
     /// elicitation, plain capability objects.
@@ -78,6 +95,15 @@ impl Era {
     /// SEP-1330 and SEP-1034).
     pub fn has_rich_enums(self) -> bool {
         self >= Era::V2025_11_25
+    }
+}
+
+impl std::str::FromStr for Era {
+    type Err = UnknownRevision;
+
+    /// [`Era::for_revision`].
+    fn from_str(revision: &str) -> Result<Era, UnknownRevision> {
+        Era::for_revision(revision)
     }
 }
 

@@ -162,7 +162,7 @@ impl Reviewer {
                             .as_deref()
                             .is_some_and(|r| delivered_tool_use(r, &answered))
                     })
-                    .map(|(id, conversation, _)| conversation.unwrap_or(id));
+                    .map(|(id, conversation, _)| conversation.unwrap_or_else(|| id.to_string()));
                 let Some(conversation) = conversation else {
                     return Ok(Round::New);
                 };

@@ -15,7 +15,7 @@ impl Reviewer {
     /// (as `AlreadyDecided`) when the approval id was used for another decision.
     pub async fn decide_sampling(
         &self,
-        id: &str,
+        id: &QuestionId,
         decision: &Decision,
         actor: &Decider,
     ) -> Result<Applied, BrokerError> {
@@ -101,12 +101,12 @@ impl Reviewer {
             .result
             .as_deref()
             .and_then(|r| serde_json::from_str(r).ok())
-            .ok_or_else(|| BrokerError::Corrupt(q.id.to_string(), "run result".into()))?;
+            .ok_or_else(|| BrokerError::Corrupt(q.id.clone(), "run result".into()))?;
         let response = result_response(&q.rpc_id, result.clone());
         let response_text = response.to_string();
         let approval = ApprovalRow {
             approval_id: decision.approval_id.clone(),
-            question_id: q.id.to_string(),
+            question_id: q.id.clone(),
             phase: Step::Response,
             revision: q.revision,
             run_id: Some(run.id.clone()),
@@ -183,7 +183,7 @@ impl Reviewer {
         };
         let approval = ApprovalRow {
             approval_id: decision.approval_id.clone(),
-            question_id: q.id.to_string(),
+            question_id: q.id.clone(),
             phase,
             revision: q.revision,
             run_id,

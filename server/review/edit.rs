@@ -19,7 +19,7 @@ impl Reviewer {
     /// a response approval id.
     pub async fn decide(
         &self,
-        id: &str,
+        id: &QuestionId,
         decision: &Decision,
         actor: &Decider,
     ) -> Result<Applied, BrokerError> {
@@ -82,7 +82,7 @@ impl Reviewer {
     /// request; [`BrokerError::NotFound`], [`BrokerError::AlreadyDecided`].
     pub async fn edit_sampling(
         &self,
-        id: &str,
+        id: &QuestionId,
         edit: &Edit,
         actor: &Decider,
     ) -> Result<i32, BrokerError> {
@@ -116,7 +116,7 @@ impl Reviewer {
         let now = self.broker.now().timestamp_millis();
         let new_revision = q.revision + 1;
         let row = RevisionRow {
-            question_id: q.id.to_string(),
+            question_id: q.id.clone(),
             revision: new_revision,
             params: params.to_string(),
             author: actor.actor.clone(),

@@ -25,7 +25,9 @@ use crate::db::approvals::{self, ApprovalRow, NewAudit, RevisionRow};
 pub use crate::db::approvals::{AuditFilter, AuditRow, RuleRow, RunRow};
 use crate::db::{Db, DbError};
 pub use crate::domain::DecisionKind;
-use crate::domain::{Actor, ApprovalId, AuditAction, Decider, Phase, RuleScope, RunState, Step};
+use crate::domain::{
+    Actor, ApprovalId, AuditAction, Decider, Phase, QuestionId, RuleId, RuleScope, RunState, Step,
+};
 use crate::protocol::jsonrpc::{RpcError, error_response, result_response};
 use crate::protocol::sampling;
 pub use crate::wire::{Applied, Decision, Edit, TextEdit};
@@ -214,7 +216,7 @@ impl Reviewer {
     /// active one covers its server.
     async fn after_open_sampling(&self, q: &Question) -> Result<(), BrokerError> {
         let row = RevisionRow {
-            question_id: q.id.to_string(),
+            question_id: q.id.clone(),
             revision: 1,
             params: q.request.to_string(),
             author: Actor::Server,
@@ -244,7 +246,7 @@ impl Reviewer {
             .await?;
         let params = match revision {
             Some(r) => serde_json::from_str(&r.params)
-                .map_err(|_| BrokerError::Corrupt(q.id.to_string(), "revision".into()))?,
+                .map_err(|_| BrokerError::Corrupt(q.id.clone(), "revision".into()))?,
             None => q.request.clone(),
         };
         let route = route(&params, &q.server, &engine.catalog, &engine.routing);

@@ -28,7 +28,7 @@ impl Reviewer {
             if step == Step::Response && rule.scope != RuleScope::Both {
                 return Ok(());
             }
-            let actor = Decider::from(Actor::Rule(rule.id));
+            let actor = Decider::from(Actor::Rule(rule.id.to_string()));
             match step {
                 Step::Request => self.rule_approves_request(q, &actor).await,
                 Step::Response => self.rule_sends_response(q, &actor).await,
@@ -131,7 +131,7 @@ impl Reviewer {
         let hours = hours.unwrap_or(RULE_DAYS * 24).clamp(1, RULE_MAX_HOURS);
         let now = self.broker.now().timestamp_millis();
         let rule = approvals::RuleRow {
-            id: uuid::Uuid::now_v7().to_string(),
+            id: RuleId::new(),
             server: server.to_owned(),
             scope,
             author,
@@ -193,13 +193,13 @@ impl Reviewer {
     ///
     /// # Errors
     /// [`BrokerError::NotFound`] when `id` is not an active rule; [`BrokerError::Store`].
-    pub async fn apply_rule_to_waiting(&self, id: &str) -> Result<usize, BrokerError> {
+    pub async fn apply_rule_to_waiting(&self, id: &RuleId) -> Result<usize, BrokerError> {
         let now = self.broker.now().timestamp_millis();
         let Some(rule) = self
             .rules()
             .await?
             .into_iter()
-            .find(|r| r.id == id && r.revoked_at.is_none() && r.expires_at > now)
+            .find(|r| r.id == *id && r.revoked_at.is_none() && r.expires_at > now)
         else {
             return Err(BrokerError::NotFound);
         };
@@ -220,9 +220,13 @@ impl Reviewer {
     ///
     /// # Errors
     /// [`BrokerError::Store`].
-    pub async fn revoke_rule(&self, id: &str, by: impl Into<Decider>) -> Result<bool, BrokerError> {
+    pub async fn revoke_rule(
+        &self,
+        id: &RuleId,
+        by: impl Into<Decider>,
+    ) -> Result<bool, BrokerError> {
         let Decider { actor: by, via } = by.into();
-        let id = id.to_owned();
+        let id = id.clone();
         let now = self.broker.now().timestamp_millis();
         Ok(self
             .db

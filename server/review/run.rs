@@ -181,7 +181,7 @@ fn run_receipt(review: &Review, model_id: &str, over_cap: bool) -> Receipt {
 fn new_run(q: &Question, model_id: &str, receipt: &Receipt, now: i64) -> RunRow {
     RunRow {
         id: uuid::Uuid::now_v7().to_string(),
-        question_id: q.id.to_string(),
+        question_id: q.id.clone(),
         revision: q.revision,
         model_id: model_id.to_owned(),
         receipt: serde_json::to_string(receipt).unwrap_or_default(),
@@ -207,7 +207,7 @@ fn approval_row(
     let approval_id = approval_id_of(q, &decision.approval_id)?;
     Ok(ApprovalRow {
         approval_id: decision.approval_id.clone(),
-        question_id: q.id.to_string(),
+        question_id: q.id.clone(),
         phase: approval_id.step(),
         revision: q.revision,
         run_id: approval_id.run().map(str::to_owned),

@@ -15,7 +15,7 @@ use super::{AppState, MAX_BODY_BYTES, read_body};
 use crate::broker::audience::Audience;
 use crate::broker::person_only::PersonOnly;
 use crate::broker::{BrokerError, OpenOutcome, Question, State, Waited, rfc3339};
-use crate::domain::{AuditAction, Kind, QuestionId, Via};
+use crate::domain::{AuditAction, Kind, QuestionId, RuleId, Via};
 use crate::metrics::RejectReason;
 use crate::review::{self as approval};
 use crate::wire::{
@@ -434,7 +434,7 @@ async fn create_rule(
 async fn revoke_rule(
     state: web::Data<AppState>,
     caller: Caller,
-    rule: web::Path<String>,
+    rule: web::Path<RuleId>,
 ) -> Result<HttpResponse, ApiError> {
     state.review.revoke_rule(&rule, caller.via()).await?;
     Ok(HttpResponse::Ok().json(Empty {}))
@@ -474,39 +474,25 @@ async fn audit_log(
     let rows = state.review.audit_log(filter, 1000).await?;
     let entries = rows
         .into_iter()
-        .map(|r| {
-            let question_id = r
-                .question_id
-                .as_deref()
-                .map(|id| {
-                    id.parse().map_err(|_| {
-                        crate::broker::BrokerError::Corrupt(
-                            id.to_owned(),
-                            "audit question id".into(),
-                        )
-                    })
-                })
-                .transpose()?;
-            Ok(AuditEntry {
-                seq: r.seq,
-                at: chrono::DateTime::from_timestamp_millis(r.at).map(rfc3339),
-                actor: r.actor,
-                action: r.action,
-                question_id,
-                kind: r.kind,
-                rule_id: r.rule_id,
-                server: r.server,
-                tool: r.tool,
-                model: r.model_id,
-                input_tokens: r.input_tokens,
-                output_tokens: r.output_tokens,
-                cost_usd: r.cost_usd,
-                via: r.via,
-                request_digest: r.request_digest,
-                response_digest: r.response_digest,
-            })
+        .map(|r| AuditEntry {
+            seq: r.seq,
+            at: chrono::DateTime::from_timestamp_millis(r.at).map(rfc3339),
+            actor: r.actor,
+            action: r.action,
+            question_id: r.question_id,
+            kind: r.kind,
+            rule_id: r.rule_id,
+            server: r.server,
+            tool: r.tool,
+            model: r.model_id,
+            input_tokens: r.input_tokens,
+            output_tokens: r.output_tokens,
+            cost_usd: r.cost_usd,
+            via: r.via,
+            request_digest: r.request_digest,
+            response_digest: r.response_digest,
         })
-        .collect::<Result<Vec<_>, crate::broker::BrokerError>>()?;
+        .collect();
     Ok(HttpResponse::Ok().json(AuditList { entries }))
 }
 

@@ -4,6 +4,8 @@ use super::ok;
 use crate::broker::Kind;
 use crate::domain::Actor;
 use crate::domain::AuditAction;
+use crate::domain::QuestionId;
+use crate::domain::RuleId;
 use crate::domain::Via;
 use crate::i18n::I18n;
 use crate::web::AppState;
@@ -24,12 +26,12 @@ pub struct AuditView {
     pub at: Moment,
     pub actor: Actor,
     pub action: AuditAction,
-    /// The question decided (empty for an entry about a rule).
-    pub question: String,
+    /// The question decided (none for an entry about a rule).
+    pub question: Option<QuestionId>,
     /// Its kind, when the entry is about a question.
     pub kind: Option<Kind>,
-    /// The rule created or revoked (empty otherwise).
-    pub rule: String,
+    /// The rule created or revoked.
+    pub rule: Option<RuleId>,
     /// The door the decision came through, when one was recorded.
     pub via: Option<Via>,
     pub server: String,
@@ -116,9 +118,9 @@ pub async fn audit(
                 at: moment_ms(r.at, now),
                 actor: r.actor.clone(),
                 action: r.action,
-                question: r.question_id.clone().unwrap_or_default(),
+                question: r.question_id.clone(),
                 kind: r.kind,
-                rule: r.rule_id.clone().unwrap_or_default(),
+                rule: r.rule_id.clone(),
                 via: r.via,
                 server: r.server.clone(),
                 model: r.model_id.clone().unwrap_or_default(),

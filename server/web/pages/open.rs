@@ -67,7 +67,7 @@ async fn open_or_confirm(
     state: &AppState,
     session: &WebSession,
     i18n: &I18n,
-    id: &str,
+    id: &QuestionId,
     confirmed: bool,
 ) -> Result<HttpResponse, PageError> {
     let q = state.broker.get(id).await?;

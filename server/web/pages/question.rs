@@ -425,7 +425,7 @@ pub async fn gone(
     state: &AppState,
     i18n: &I18n,
     session: &WebSession,
-    id: &str,
+    id: &QuestionId,
     lost: impl FnOnce(&Question) -> Vec<SummaryRow>,
 ) -> Result<HttpResponse, PageError> {
     let q = state.broker.get(id).await?;

@@ -296,7 +296,12 @@ pub async fn decline_many(
         let mut rows = Vec::new();
         let mut gone = 0;
         for id in ids {
-            match state.broker.get(id).await {
+            // Text that is no question id names no question: gone, like an unknown one.
+            let Ok(id) = id.parse::<QuestionId>() else {
+                gone += 1;
+                continue;
+            };
+            match state.broker.get(&id).await {
                 Ok(q) if q.state == State::Pending => rows.push(Row::of(&q, now)),
                 Ok(_) | Err(BrokerError::NotFound) => gone += 1,
                 Err(e) => return Err(e.into()),
@@ -318,7 +323,11 @@ pub async fn decline_many(
     };
     let (mut declined, mut skipped) = (0, 0);
     for id in ids {
-        match state.broker.answer(id, &refusal, Answerer::Browser).await {
+        let Ok(id) = id.parse::<QuestionId>() else {
+            skipped += 1;
+            continue;
+        };
+        match state.broker.answer(&id, &refusal, Answerer::Browser).await {
             Ok(_) => declined += 1,
             Err(BrokerError::AlreadyDecided(_) | BrokerError::NotFound) => skipped += 1,
             Err(e) => return Err(e.into()),

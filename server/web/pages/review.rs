@@ -139,7 +139,7 @@ async fn refused(
     state: &AppState,
     i18n: &I18n,
     session: &WebSession,
-    id: &str,
+    id: &QuestionId,
     e: BrokerError,
     lost: impl FnOnce(&Question) -> Vec<SummaryRow>,
 ) -> Result<HttpResponse, PageError> {
@@ -183,7 +183,7 @@ async fn over_cap_page(
     state: &AppState,
     session: &WebSession,
     i18n: &I18n,
-    id: &str,
+    id: &QuestionId,
     model: &str,
     pairs: &[(String, String)],
 ) -> Result<Option<OverCapPage>, PageError> {

@@ -8,6 +8,8 @@ use super::html;
 use super::ok;
 use super::see_other;
 use crate::domain::Actor;
+use crate::domain::GrantId;
+use crate::domain::RuleId;
 use crate::domain::RuleScope;
 use crate::domain::Via;
 use crate::i18n::I18n;
@@ -25,7 +27,7 @@ use askama::Template;
 
 /// A rule as the page shows it.
 pub struct RuleView {
-    pub id: String,
+    pub id: RuleId,
     pub server: String,
     pub scope: RuleScope,
     pub author: Actor,
@@ -83,7 +85,7 @@ pub struct RulesPage {
 
 /// A tool grant as the page shows it.
 pub struct GrantView {
-    pub id: String,
+    pub id: GrantId,
     pub server: String,
     pub tool: String,
     pub created_at: Moment,
@@ -241,7 +243,7 @@ pub async fn create_rule(
 /// `POST /rules/{rule}/revoke`.
 pub async fn revoke_rule(
     state: web::Data<AppState>,
-    rule: web::Path<String>,
+    rule: web::Path<RuleId>,
     _form: CsrfForm<Checked>,
 ) -> Result<HttpResponse, PageError> {
     state.review.revoke_rule(&rule, Via::Browser).await?;
@@ -252,7 +254,7 @@ pub async fn revoke_rule(
 /// proxies follow within two seconds.
 pub async fn revoke_grant(
     state: web::Data<AppState>,
-    grant: web::Path<String>,
+    grant: web::Path<GrantId>,
     _form: CsrfForm<Checked>,
 ) -> Result<HttpResponse, PageError> {
     state.broker.revoke_grant(&grant).await?;
@@ -263,7 +265,7 @@ pub async fn revoke_grant(
 /// already wait in request review.
 pub async fn apply_rule(
     state: web::Data<AppState>,
-    rule: web::Path<String>,
+    rule: web::Path<RuleId>,
     _form: CsrfForm<Checked>,
 ) -> Result<HttpResponse, PageError> {
     state.review.apply_rule_to_waiting(&rule).await?;

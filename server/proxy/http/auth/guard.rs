@@ -2,7 +2,8 @@
 //! network (server-side request forgery). Every authorization request (protected resource and
 //! authorization server metadata, registration, token, refresh) goes to a URL the remote server
 //! or its metadata named; unless the MCP server itself is on loopback or a private network
-//! (judged by the address of the connection its refused request went over), none may reach a loopback, private, link-local or otherwise non-public address
+//! (judged by the address of the connection its refused request went over), none may reach a
+//! loopback, private, link-local or otherwise non-public address
 //! ([`crate::protocol::url_safety::is_local_ip`]). The rule is checked on the address actually
 //! connected to: an IP literal in the URL (every spelling the URL parser reads, `0.0.0.0`,
 //! `[::ffff:127.0.0.1]`, `2130706433`) before the request, and a name in the HTTP client's

@@ -36,15 +36,17 @@ pub enum ConfigError {
         source: Box<ConfigError>,
     },
     /// The text is not valid TOML or has unknown keys or wrong types. The text never quotes
-    /// the file: the line may hold a secret (an `api_key = "sk-…"` typed in by mistake), so it
-    /// names the place and the parser's message with every quoted value elided.
+    /// the file or a value in it: the line may hold a secret (an `api_key = "sk-…"` typed in by
+    /// mistake, or pasted as an enum value), so it names the place, the key and what is
+    /// expected, with every value elided.
     #[error("line {line}, column {column}: {message}")]
     Toml {
         /// 1-based line of the problem.
         line: usize,
         /// 1-based column of the problem.
         column: usize,
-        /// What is wrong, quoted values replaced by `"…"`.
+        /// What is wrong: the dotted key when known, then the parser's message with values
+        /// replaced by `"…"` or `` `…` ``.
         message: String,
     },
     /// The config file, or a file it names that grants access, may be changed, replaced or
@@ -162,9 +164,7 @@ impl Default for NotificationSettings {
 fn language<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Lang>, D::Error> {
     let tag = String::deserialize(d)?;
     Lang::from_tag(&tag).map(Some).ok_or_else(|| {
-        serde::de::Error::custom(format!(
-            "unknown language {tag:?}; expected \"en\", \"zh-CN\" or \"pt-BR\""
-        ))
+        serde::de::Error::custom("unknown language, expected `en`, `zh-CN` or `pt-BR`")
     })
 }
 
@@ -339,37 +339,81 @@ impl Config {
     }
 }
 
-/// A TOML error as [`ConfigError::Toml`]: where, and the message without any quoted value.
+/// A TOML error as [`ConfigError::Toml`]: where, which key, and the message without any value.
 fn toml_error(e: &toml::de::Error, text: &str) -> ConfigError {
     let at = e.span().map_or(0, |span| span.start).min(text.len());
     let before = text.get(..at).unwrap_or("");
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    let message = elide_values(e.message());
     ConfigError::Toml {
         line,
         column,
-        message: elide_quoted(e.message()),
+        message: match error_key(e) {
+            Some(key) => format!("{key}: {message}"),
+            None => message,
+        },
     }
 }
 
-/// `message` with every `"…"` quoted value replaced by `"…"` (serde names a wrong value as
-/// `invalid type: string "sk-…"`); backquoted key names stay.
-fn elide_quoted(message: &str) -> String {
+/// The dotted key an error is in (`tools.default`): the parser names it only in its text
+/// without the file, as a last line ``in `tools.default` ``.
+fn error_key(e: &toml::de::Error) -> Option<String> {
+    let mut bare = e.clone();
+    bare.set_input(None);
+    let shown = bare.to_string();
+    let key = shown
+        .strip_prefix(e.message())?
+        .trim()
+        .strip_prefix("in `")?;
+    key.strip_suffix('`')
+        .filter(|k| !k.contains('`'))
+        .map(str::to_owned)
+}
+
+/// `message` on one line with every value elided: a double-quoted one (serde names a wrong
+/// string as `invalid type: string "sk-…"`), and a backquoted one unless it names a key (after
+/// "field", "key" or "in") or what is expected (after "expected"): serde backquotes the wrong
+/// value of an enum (``unknown variant `sk-…` ``) and a number (``integer `5` ``).
+fn elide_values(message: &str) -> String {
     let mut out = String::with_capacity(message.len());
     let mut chars = message.chars();
+    // Within the clause after "expected", where the quoted words are the program's own.
+    let mut expected = false;
     while let Some(c) = chars.next() {
-        if c == '"' {
-            for inner in chars.by_ref() {
-                if inner == c {
-                    break;
+        match c {
+            '"' => {
+                while let Some(inner) = chars.next() {
+                    match inner {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+                out.push_str("\"…\"");
+            }
+            '`' => {
+                let quoted: String = chars.by_ref().take_while(|&q| q != '`').collect();
+                let names_key = ["field ", "key ", "in "].iter().any(|w| out.ends_with(w));
+                if expected || names_key {
+                    out.push('`');
+                    out.push_str(&quoted);
+                    out.push('`');
+                } else {
+                    out.push_str("`…`");
                 }
             }
-            out.push_str("\"…\"");
-        } else {
-            out.push(c);
+            ':' | ';' | '\n' => {
+                expected = false;
+                out.push(c);
+            }
+            _ => out.push(c),
         }
+        expected |= out.ends_with("expected ");
     }
-    out
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
@@ -467,5 +511,61 @@ mod tests {
         assert!(c.check_listen("127.0.0.1:0").is_ok());
         assert!(c.check_listen("[::1]:7777").is_ok());
         assert!(c.check_listen("0.0.0.0:7777").is_err());
+    }
+
+    #[test]
+    fn errors_name_the_key_and_what_is_expected_never_a_value() {
+        let secret = "sk-live-4f1c9d2e7a";
+        let model = |id: &str, provider: &str, base_url: &str| {
+            format!(
+                "[[models]]\nid = \"{id}\"\nprovider = \"{provider}\"\nbase_url = \"{base_url}\"\n"
+            )
+        };
+        for (text, names) in [
+            (
+                format!("[tools]\ndefault = \"{secret}\"\n"),
+                "tools.default",
+            ),
+            (
+                format!("[tools]\nrules = [{{ action = \"{secret}\" }}]\n"),
+                "`allow`, `ask`",
+            ),
+            (model("m", secret, "http://x/"), "`openai` or `anthropic`"),
+            (model("m", "openai", secret), "base_url"),
+            (model(secret, "openai", "x"), "models[0]: base_url"),
+            (
+                format!("question_timeout_secs = \"{secret}\"\n"),
+                "question_timeout_secs",
+            ),
+            (
+                format!("api_key = \"{secret}\"\n"),
+                "unknown field `api_key`",
+            ),
+            (
+                format!("[notifications]\nlanguage = \"{secret}\"\n"),
+                "`pt-BR`",
+            ),
+            (
+                format!("[[notifications.channels]]\nkind = \"{secret}\"\n"),
+                "`ntfy`",
+            ),
+            (
+                format!("[[notifications.channels]]\nkind = \"ntfy\"\nurl = \"{secret}\"\n"),
+                "channel 1",
+            ),
+            (
+                format!("public_url = \"https://{secret}.example/x\"\n"),
+                "public_url",
+            ),
+        ] {
+            let err = Config::parse(&text).expect_err(&text).to_string();
+            assert!(!err.contains("sk-"), "{text}: {err}");
+            assert!(err.contains(names), "{text}: {err}");
+        }
+        let err = Config::parse("question_timeout_secs = -5\n")
+            .unwrap_err()
+            .to_string();
+        assert!(!err.contains("-5"), "{err}");
+        assert!(err.contains("expected u64"), "{err}");
     }
 }

@@ -50,6 +50,9 @@ impl ChannelConfig {
     }
 }
 
+/// Every [`ChannelConfig::kind`].
+const KINDS: [&str; 4] = ["webhook", "ntfy", "slack", "email"];
+
 /// `[[notifications.channels]]` in order; each table is read on its own so an error names the
 /// channel by kind and position.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -62,11 +65,14 @@ impl<'de> Deserialize<'de> for ChannelConfigs {
             .into_iter()
             .enumerate()
             .map(|(i, table)| {
-                let kind = table
-                    .get("kind")
-                    .and_then(toml::Value::as_str)
-                    .unwrap_or("no kind")
-                    .to_owned();
+                // Only a kind it knows names the channel: any other is a value the person
+                // typed, which an error never repeats (it may be a pasted secret).
+                let kind = match table.get("kind").and_then(toml::Value::as_str) {
+                    Some(kind) if KINDS.contains(&kind) => kind,
+                    Some(_) => "unknown kind",
+                    None => "no kind",
+                }
+                .to_owned();
                 ChannelConfig::deserialize(table).map_err(|e| {
                     serde::de::Error::custom(format!(
                         "{}: {e}",
@@ -230,8 +236,10 @@ mod tests {
         let e = parse(text).unwrap_err();
         assert!(e.contains("channel 2 (webhook)"), "{e}");
         assert!(e.contains("secret_file"), "{e}");
+        // A kind it does not know is not repeated (it may be a pasted secret).
         let e = parse("[[channels]]\nkind = \"pager\"").unwrap_err();
-        assert!(e.contains("channel 1 (pager)"), "{e}");
+        assert!(e.contains("channel 1 (unknown kind)"), "{e}");
+        assert!(!e.contains("(pager)"), "{e}");
         let e = parse("[[channels]]\nkind = \"ntfy\"\nurl = \"ftp://x/y\"").unwrap_err();
         assert!(e.contains("channel 1 (ntfy)") && e.contains("http"), "{e}");
         let e = parse("[[channels]]\nkind = \"slack\"\nurl_file = \"/x\"\nurl = \"https://a/b\"")

@@ -4,7 +4,7 @@
 //! With no model configured the catalog is empty and the person writes sampling responses
 //! themselves, as before.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -125,7 +125,8 @@ impl ModelConfig {
     }
 }
 
-/// A problem in the `[[models]]` tables, found at config load.
+/// A problem in the `[[models]]` tables, found at config load. A model is named by its position
+/// and the key by its name, never by a value (an `id` or `base_url` may be a pasted secret).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CatalogError {
     /// A model has an empty `id`.
@@ -135,55 +136,52 @@ pub enum CatalogError {
         index: usize,
     },
     /// Two models share an `id`.
-    #[error("models: id {0:?} is configured twice")]
-    DuplicateId(String),
+    #[error("models[{index}]: id repeats the id of models[{first}]; each model needs its own")]
+    DuplicateId {
+        /// Position in `[[models]]` of the second one.
+        index: usize,
+        /// Position of the first one.
+        first: usize,
+    },
     /// A score is outside [0, 1] or not a number.
-    #[error("model {id:?}: {field} must be within [0, 1], got {value}")]
+    #[error("models[{index}]: {field} must be within [0, 1]")]
     ScoreOutOfRange {
-        /// The model.
-        id: String,
+        /// Position in `[[models]]`.
+        index: usize,
         /// `speed` or `intelligence`.
         field: &'static str,
-        /// The configured value.
-        value: f64,
     },
     /// A price is negative or not finite.
-    #[error("model {id:?}: {field} must be a non-negative number, got {value}")]
+    #[error("models[{index}]: {field} must be a non-negative number")]
     InvalidPrice {
-        /// The model.
-        id: String,
+        /// Position in `[[models]]`.
+        index: usize,
         /// `input_usd_per_mtok` or `output_usd_per_mtok`.
         field: &'static str,
-        /// The configured value.
-        value: f64,
     },
     /// `base_url` is not an absolute `http`/`https` URL.
-    #[error("model {id:?}: base_url {url:?} is not an http(s) URL")]
+    #[error("models[{index}]: base_url must be an absolute http:// or https:// URL")]
     InvalidBaseUrl {
-        /// The model.
-        id: String,
-        /// The configured value.
-        url: String,
+        /// Position in `[[models]]`.
+        index: usize,
     },
     /// `api_key_env` is given but empty.
-    #[error("model {id:?}: api_key_env must not be empty")]
+    #[error("models[{index}]: api_key_env must not be empty")]
     EmptyKeyEnv {
-        /// The model.
-        id: String,
+        /// Position in `[[models]]`.
+        index: usize,
     },
     /// `timeout_secs` is 0 or more than an hour.
-    #[error("model {id:?}: timeout_secs must be within 1 to 3600, got {value}")]
+    #[error("models[{index}]: timeout_secs must be within 1 to 3600")]
     InvalidTimeout {
-        /// The model.
-        id: String,
-        /// The configured value.
-        value: u64,
+        /// Position in `[[models]]`.
+        index: usize,
     },
     /// Both `api_key_env` and `api_key_file` are given, or `api_key_file` is empty.
-    #[error("model {id:?}: give api_key_env or a non-empty api_key_file, not both")]
+    #[error("models[{index}]: give api_key_env or a non-empty api_key_file, not both")]
     KeySource {
-        /// The model.
-        id: String,
+        /// Position in `[[models]]`.
+        index: usize,
     },
 }
 
@@ -203,21 +201,18 @@ impl Catalog {
     /// 1 to 3600, an empty `api_key_env`,
     /// both key sources or an empty `api_key_file`.
     pub fn new(models: Vec<ModelConfig>) -> Result<Catalog, CatalogError> {
-        let mut ids = BTreeSet::new();
+        let mut ids = BTreeMap::new();
         for (index, m) in models.iter().enumerate() {
             if m.id.trim().is_empty() {
                 return Err(CatalogError::EmptyId { index });
             }
-            if !ids.insert(m.id.as_str()) {
-                return Err(CatalogError::DuplicateId(m.id.clone()));
+            if let Some(&first) = ids.get(m.id.as_str()) {
+                return Err(CatalogError::DuplicateId { index, first });
             }
+            ids.insert(m.id.as_str(), index);
             for (field, value) in [("speed", m.speed), ("intelligence", m.intelligence)] {
                 if !(0.0..=1.0).contains(&value) {
-                    return Err(CatalogError::ScoreOutOfRange {
-                        id: m.id.clone(),
-                        field,
-                        value,
-                    });
+                    return Err(CatalogError::ScoreOutOfRange { index, field });
                 }
             }
             for (field, value) in [
@@ -225,39 +220,29 @@ impl Catalog {
                 ("output_usd_per_mtok", m.output_usd_per_mtok),
             ] {
                 if !value.is_finite() || value < 0.0 {
-                    return Err(CatalogError::InvalidPrice {
-                        id: m.id.clone(),
-                        field,
-                        value,
-                    });
+                    return Err(CatalogError::InvalidPrice { index, field });
                 }
             }
             let url_ok = url::Url::parse(&m.base_url)
                 .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.has_host());
             if !url_ok {
-                return Err(CatalogError::InvalidBaseUrl {
-                    id: m.id.clone(),
-                    url: m.base_url.clone(),
-                });
+                return Err(CatalogError::InvalidBaseUrl { index });
             }
             if !(1..=3600).contains(&m.timeout_secs) {
-                return Err(CatalogError::InvalidTimeout {
-                    id: m.id.clone(),
-                    value: m.timeout_secs,
-                });
+                return Err(CatalogError::InvalidTimeout { index });
             }
             if m.api_key_env
                 .as_deref()
                 .is_some_and(|e| e.trim().is_empty())
             {
-                return Err(CatalogError::EmptyKeyEnv { id: m.id.clone() });
+                return Err(CatalogError::EmptyKeyEnv { index });
             }
             let empty_file = m
                 .api_key_file
                 .as_ref()
                 .is_some_and(|f| f.as_os_str().is_empty());
             if empty_file || (m.api_key_env.is_some() && m.api_key_file.is_some()) {
-                return Err(CatalogError::KeySource { id: m.id.clone() });
+                return Err(CatalogError::KeySource { index });
             }
         }
         let version = digest_models(&models);
@@ -336,7 +321,7 @@ mod tests {
         ));
         assert_eq!(
             Catalog::new(vec![model("a"), model("a")]),
-            Err(CatalogError::DuplicateId("a".into()))
+            Err(CatalogError::DuplicateId { index: 1, first: 0 })
         );
         let mut bad = model("a");
         bad.api_key_env = Some("KEY".into());

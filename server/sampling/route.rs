@@ -51,8 +51,8 @@ pub struct RoutingConfig {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RoutingConfigError {
     /// `max_request_cost_usd` is negative or not finite.
-    #[error("routing.max_request_cost_usd must be a non-negative number, got {0}")]
-    InvalidCap(f64),
+    #[error("routing.max_request_cost_usd must be a non-negative number")]
+    InvalidCap,
 }
 
 impl RoutingConfig {
@@ -62,7 +62,7 @@ impl RoutingConfig {
     /// [`RoutingConfigError::InvalidCap`].
     pub fn validate(&self) -> Result<(), RoutingConfigError> {
         match self.max_request_cost_usd {
-            Some(cap) if !cap.is_finite() || cap < 0.0 => Err(RoutingConfigError::InvalidCap(cap)),
+            Some(cap) if !cap.is_finite() || cap < 0.0 => Err(RoutingConfigError::InvalidCap),
             _ => Ok(()),
         }
     }

@@ -71,8 +71,9 @@ fn probe_table() -> toml::Table {
 /// `` `a` ``; none for "there are no fields").
 fn expected_names(message: &str, marker: &str) -> Option<Vec<String>> {
     let after = &message[message.find(marker)? + marker.len()..];
-    // The message's first line only: a second one names where (`in `kind``).
+    // Up to where the message names the key it is in (`in `kind``), if it does.
     let list = after.lines().next().unwrap_or_default();
+    let list = list.split(" in `").next().unwrap_or_default();
     let list = list.split_once("expected").map_or("", |(_, l)| l);
     Some(
         list.split('`')
@@ -140,11 +141,9 @@ fn walk(path: &[Step], keys: &mut BTreeSet<(String, String)>) {
             keys.insert((table_name(&below), tag.clone()));
             let mut unknown = toml::Table::new();
             unknown.insert(tag.clone(), Value::String(PROBE.to_owned()));
-            let variants = expected_names(
-                &refusal(&below, unknown),
-                &format!("unknown variant `{PROBE}`"),
-            )
-            .unwrap_or_else(|| panic!("no variants of {tag} at {below:?}"));
+            // The refusal never repeats the value; it lists the variants it expected.
+            let variants = expected_names(&refusal(&below, unknown), "unknown variant `…`")
+                .unwrap_or_else(|| panic!("no variants of {tag} at {below:?}"));
             for variant in variants {
                 let mut tagged = below.clone();
                 tagged.push(Step::Tagged(tag.clone(), variant));

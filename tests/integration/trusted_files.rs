@@ -143,6 +143,25 @@ async fn a_reload_refuses_a_config_others_may_write_and_never_logs_a_typed_in_se
         !err.contains(secret),
         "the start error quotes the secret: {err}"
     );
+    // Pasted as an enum value or a model's base URL: the key is named, the value is not.
+    for (text, key) in [
+        (
+            format!("[tools]\ndefault = \"{secret}\"\n"),
+            "tools.default",
+        ),
+        (
+            format!("[[models]]\nid = \"m\"\nprovider = \"openai\"\nbase_url = \"{secret}\"\n"),
+            "base_url",
+        ),
+    ] {
+        std::fs::write(&config, text).unwrap();
+        let err = refused_at_start(&config, &state).await;
+        assert!(err.contains(key), "the key is named: {err}");
+        assert!(
+            !err.contains(secret),
+            "the start error quotes the secret: {err}"
+        );
+    }
 
     std::fs::write(&config, "forms_person_only = false\n").unwrap();
     chmod(&config, 0o600);

@@ -158,7 +158,12 @@ pub(super) async fn send(remote: &Arc<Remote>, sink: &Sink, msg: &Outgoing) -> P
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
         if let Err(e) = auth
-            .authorize(&remote.url, challenge.as_deref(), sent.as_deref())
+            .authorize(
+                &remote.url,
+                challenge.as_deref(),
+                sent.as_deref(),
+                response.remote_addr(),
+            )
             .await
         {
             fail(sink, msg, &e.to_string()).await;

@@ -1,8 +1,9 @@
 //! The guard against a remote server steering the proxy into this computer or the local
 //! network (server-side request forgery). Every authorization request (protected resource and
 //! authorization server metadata, registration, token, refresh) goes to a URL the remote server
-//! or its metadata named; unless the MCP server itself is on loopback or a private network, none
-//! may reach a loopback, private, link-local or otherwise non-public address
+//! or its metadata named; unless the MCP server itself is on loopback or a private network
+//! (judged by the address of the connection its refused request went over), none may reach a
+//! loopback, private, link-local or otherwise non-public address
 //! ([`crate::protocol::url_safety::is_local_ip`]). The rule is checked on the address actually
 //! connected to: an IP literal in the URL (every spelling the URL parser reads, `0.0.0.0`,
 //! `[::ffff:127.0.0.1]`, `2130706433`) before the request, and a name in the HTTP client's
@@ -55,33 +56,26 @@ impl Guard {
         }
     }
 
-    /// Stops enforcing when the MCP server at `server` is itself on loopback or a private
-    /// network: a `localhost` name, a local IP literal other than an unspecified one, or a name
-    /// all of whose addresses are local. A server at `0.0.0.0` or `[::]` does not count (the
-    /// wildcard names no network), and neither does a name that does not resolve.
-    pub async fn settle(&self, server: &Url) {
-        let local = if is_loopback(server) {
-            true
-        } else {
-            match server.host() {
-                Some(Host::Ipv4(ip)) => local_not_wildcard(IpAddr::V4(ip)),
-                Some(Host::Ipv6(ip)) => local_not_wildcard(IpAddr::V6(ip)),
-                Some(Host::Domain(name)) => {
-                    let port = server.port_or_known_default().unwrap_or(443);
-                    match tokio::net::lookup_host((name, port)).await {
-                        Ok(addrs) => {
-                            let addrs: Vec<SocketAddr> = addrs.collect();
-                            !addrs.is_empty() && addrs.iter().all(|a| local_not_wildcard(a.ip()))
-                        }
-                        Err(_) => false,
-                    }
-                }
-                None => false,
+    /// Decides, for one refusal by the MCP server at `server`, whether the authorization
+    /// requests that follow are held to public addresses: they are not when the connection that
+    /// carried the refused request went to `peer` on loopback or a private network
+    /// ([`server_is_local`]). Decided anew on every refusal and from that connection only, never
+    /// from a lookup of the server's name (which a rebinding name answers differently).
+    pub async fn settle(&self, server: &Url, peer: Option<SocketAddr>) {
+        let proxies = self.proxy_addresses().await;
+        let local = server_is_local(server, peer, &proxies);
+        self.enforcing.store(!local, Ordering::SeqCst);
+    }
+
+    /// The addresses of the environment's HTTP proxies (names the person configured).
+    async fn proxy_addresses(&self) -> Vec<IpAddr> {
+        let mut found = Vec::new();
+        for host in self.proxy_hosts.iter() {
+            if let Ok(addrs) = tokio::net::lookup_host((host.as_str(), 0)).await {
+                found.extend(addrs.map(|a| a.ip()));
             }
-        };
-        if local {
-            self.enforcing.store(false, Ordering::SeqCst);
         }
+        found
     }
 
     fn enforcing(&self) -> bool {
@@ -129,8 +123,23 @@ impl Guard {
     }
 }
 
-fn local_not_wildcard(ip: IpAddr) -> bool {
-    is_local_ip(ip) && !ip.to_canonical().is_unspecified()
+/// Whether the MCP server at `server` is itself on loopback or a private network, judged by
+/// `peer`, the address of the connection its refused request went over: a local address other
+/// than an unspecified one. A server named by the wildcard (`0.0.0.0`, `[::]`) does not count
+/// whatever the connection reached (the wildcard names no network), nor does a connection
+/// whose address is unknown, nor, off loopback, one to an environment proxy in `proxies`
+/// (its address says nothing of where the server is).
+pub fn server_is_local(server: &Url, peer: Option<SocketAddr>, proxies: &[IpAddr]) -> bool {
+    let wildcard = match server.host() {
+        Some(Host::Ipv4(ip)) => ip.is_unspecified(),
+        Some(Host::Ipv6(ip)) => ip.to_canonical().is_unspecified(),
+        _ => false,
+    };
+    let Some(peer) = peer.map(|p| p.ip().to_canonical()) else {
+        return false;
+    };
+    let through_proxy = !is_loopback(server) && proxies.iter().any(|p| p.to_canonical() == peer);
+    !wildcard && !through_proxy && is_local_ip(peer) && !peer.is_unspecified()
 }
 
 /// The hosts of `ALL_PROXY`, `HTTP_PROXY`, `HTTPS_PROXY` (either case), as reqwest reads them.
@@ -196,10 +205,16 @@ mod tests {
         Url::parse(u).unwrap()
     }
 
+    fn peer(addr: &str) -> Option<SocketAddr> {
+        Some(addr.parse().unwrap())
+    }
+
     #[tokio::test]
     async fn local_literals_in_every_spelling_are_refused_for_a_public_server() {
         let guard = Guard::new();
-        guard.settle(&url("https://93.184.215.14/mcp")).await;
+        guard
+            .settle(&url("https://93.184.215.14/mcp"), peer("93.184.215.14:443"))
+            .await;
         for u in [
             "http://127.0.0.1:9/x",
             "http://0.0.0.0:9/x",
@@ -225,22 +240,60 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_server_on_loopback_or_a_private_network_may_name_local_addresses() {
-        for server in [
-            "http://127.0.0.1:8/mcp",
-            "http://localhost/mcp",
-            "http://10.0.0.5/mcp",
+    async fn a_server_connected_to_on_loopback_or_a_private_network_may_name_local_addresses() {
+        for (server, at) in [
+            ("http://127.0.0.1:8/mcp", "127.0.0.1:8"),
+            ("http://localhost/mcp", "[::1]:80"),
+            ("http://10.0.0.5/mcp", "10.0.0.5:80"),
+            (
+                "https://mcp.intranet.example/mcp",
+                "[::ffff:192.168.1.7]:443",
+            ),
         ] {
             let guard = Guard::new();
-            guard.settle(&url(server)).await;
+            guard.settle(&url(server), peer(at)).await;
             assert!(
                 guard.check(&url("http://127.0.0.1:9/x")).await.is_ok(),
                 "{server}"
             );
         }
-        // The wildcard names no network: a server "at" 0.0.0.0 is held to public addresses.
+    }
+
+    #[test]
+    fn the_server_is_judged_by_the_connection_its_refusal_came_over() {
+        let proxies = [IpAddr::from([127, 0, 0, 1])];
+        // A rebinding name: whatever it resolves to now, the connection went to a public address.
+        let rebinding = url("https://rebind.example/mcp");
+        assert!(!server_is_local(&rebinding, peer("93.184.215.14:443"), &[]));
+        assert!(server_is_local(&rebinding, peer("10.0.0.5:443"), &[]));
+        // A URL naming a private address but reached through the environment's proxy.
+        let private = url("http://10.0.0.5/mcp");
+        assert!(!server_is_local(&private, peer("127.0.0.1:3128"), &proxies));
+        assert!(!server_is_local(&private, peer("93.184.215.14:80"), &[]));
+        // Loopback never goes through a proxy: its connection is the server's own.
+        let loopback = url("http://127.0.0.1:8/mcp");
+        assert!(server_is_local(&loopback, peer("127.0.0.1:8"), &proxies));
+        // The wildcard names no network, whatever the connection reached; an unknown one neither.
+        assert!(!server_is_local(
+            &url("http://0.0.0.0:8/mcp"),
+            peer("127.0.0.1:8"),
+            &[]
+        ));
+        assert!(!server_is_local(
+            &url("http://[::]:8/mcp"),
+            peer("[::1]:8"),
+            &[]
+        ));
+        assert!(!server_is_local(&rebinding, None, &[]));
+    }
+
+    #[tokio::test]
+    async fn each_refusal_decides_anew() {
         let guard = Guard::new();
-        guard.settle(&url("http://0.0.0.0:8/mcp")).await;
+        let server = url("https://rebind.example/mcp");
+        guard.settle(&server, peer("10.0.0.5:443")).await;
+        assert!(guard.check(&url("http://127.0.0.1:9/x")).await.is_ok());
+        guard.settle(&server, peer("93.184.215.14:443")).await;
         assert!(guard.check(&url("http://127.0.0.1:9/x")).await.is_err());
     }
 

@@ -160,8 +160,10 @@ impl Auth {
         lock(&self.current).as_ref().map(|s| s.access_token.clone())
     }
 
-    /// Gets a new token after the server refused `sent` with `www_authenticate`: refresh when
-    /// the refusal is not about scope, else (or when refreshing fails) sign in anew.
+    /// Gets a new token after the server refused `sent` with `www_authenticate` over a
+    /// connection to `peer`: refresh when the refusal is not about scope, else (or when
+    /// refreshing fails) sign in anew. `peer` decides whether the server is itself local
+    /// ([`guard::Guard::settle`]).
     ///
     /// # Errors
     /// [`AuthError`].
@@ -170,12 +172,13 @@ impl Auth {
         resource: &Url,
         www_authenticate: Option<&str>,
         sent: Option<&str>,
+        peer: Option<std::net::SocketAddr>,
     ) -> Result<(), AuthError> {
         let _flight = self.flight.lock().await;
         if self.bearer().as_deref() != sent {
             return Ok(()); // another request already got a new token
         }
-        self.http.guard.settle(resource).await;
+        self.http.guard.settle(resource, peer).await;
         let challenge = Challenge::parse(www_authenticate.unwrap_or(""));
         let prm = discover::resource_metadata(&self.http, resource, &challenge).await;
         let stored = lock(&self.current).clone();

@@ -262,12 +262,14 @@ async fn preview_answer(
     Ok(HttpResponse::Ok().json(Preview { response }))
 }
 
-/// `POST /api/v1/login-links`: a one-time browser login URL, `{"url"}` (token callers only).
+/// `POST /api/v1/login-links`: a one-time browser login URL, `{"url"}`. Only over the
+/// owner-only socket with the token (403 over TCP): a login link makes its holder the person,
+/// who may answer what the token may not.
 async fn create_login_link(
     state: web::Data<AppState>,
     caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
-    caller.require_token()?;
+    caller.require_socket()?;
     let token = state.auth.create_login_link().await?;
     let local = format!("http://{}/login?token={token}", state.listen_addr);
     Ok(HttpResponse::build(StatusCode::CREATED).json(LoginLink {
@@ -297,7 +299,9 @@ pub const EVENTS_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_sec
 
 /// `GET /api/v1/events`: server-sent events, `event: question`, data = one summary event. The
 /// stream ends when the service shuts down (clients reconnect to the next instance).
-async fn events(state: web::Data<AppState>, _caller: Caller) -> HttpResponse {
+async fn events(state: web::Data<AppState>, caller: Caller) -> HttpResponse {
+    // The token's lists leave out the person's questions; so does its stream.
+    let only_agents = caller.via().is_agent();
     let rx = state.broker.events().subscribe();
     let guard = Subscriber::new(&state.broker.metrics().event_subscribers);
     let broker = state.broker.clone();
@@ -312,7 +316,7 @@ async fn events(state: web::Data<AppState>, _caller: Caller) -> HttpResponse {
     // drops the stream, and the subscriber slot (guard) goes with it.
     let updates = stream::unfold(
         (rx, guard, broker, beat),
-        |(mut rx, guard, broker, mut beat)| async move {
+        move |(mut rx, guard, broker, mut beat)| async move {
             loop {
                 let received = tokio::select! {
                     r = rx.recv() => r,
@@ -323,6 +327,7 @@ async fn events(state: web::Data<AppState>, _caller: Caller) -> HttpResponse {
                     }
                 };
                 match received {
+                    Ok(event) if only_agents && event.audience == Audience::Human => continue,
                     Ok(event) => {
                         let data = serde_json::to_string(&event).unwrap_or_default();
                         let frame = Bytes::from(format!("event: question\ndata: {data}\n\n"));

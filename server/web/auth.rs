@@ -157,6 +157,22 @@ impl Caller {
         }
     }
 
+    /// The caller must hold the API token and have come through the owner-only socket: a
+    /// client that can only show the token (over TCP: a script, a CI runner, a `--broker`
+    /// client on another machine) must not become the person.
+    ///
+    /// # Errors
+    /// [`ApiError::Forbidden`] for a browser session or a token caller over TCP.
+    pub fn require_socket(&self) -> Result<(), ApiError> {
+        match self {
+            Caller::Token(Via::Cli) => Ok(()),
+            Caller::Token(_) => Err(ApiError::Forbidden(
+                "this is made only over the service's own socket: run `mcp-consent login` on the machine the service runs on (from another device, log in with a passphrase: passphrase_hash_file)".into(),
+            )),
+            Caller::Session(_) => self.require_token(),
+        }
+    }
+
     /// The caller must hold the API token (local clients only).
     ///
     /// # Errors

@@ -248,13 +248,6 @@ async fn clients_ignore_proxy_variables_in_the_environment() {
         "{}",
         text(&over_socket.stderr)
     );
-    let over_tcp = run(&app.state, &["login", "--broker", &app.base], &envs).await;
-    assert!(over_tcp.status.success(), "{}", text(&over_tcp.stderr));
-    assert!(
-        text(&over_tcp.stdout).contains(&app.base),
-        "{}",
-        text(&over_tcp.stdout)
-    );
     let list = run(
         &app.state,
         &["questions", "--broker", &app.base, "list"],
@@ -534,4 +527,28 @@ async fn a_closed_event_stream_releases_its_subscriber_slot_without_further_even
         assert!(Instant::now() < until, "the slot was never released");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+#[tokio::test]
+async fn the_token_over_tcp_cannot_make_a_login_link_and_so_never_becomes_the_person() {
+    let app = spawn_app().await;
+    // A script, a CI runner or a `--broker` client elsewhere holds only the token: a login link
+    // would let it answer what the token may not (a person-only question, a tool call).
+    let res = app.post_json("/api/v1/login-links", &json!({})).await;
+    assert_eq!(res.status(), reqwest::StatusCode::FORBIDDEN);
+    let body = res.text().await.unwrap();
+    assert!(!body.contains("/login?token="), "{body}");
+    assert!(body.contains("mcp-consent login"), "{body}");
+    let login = run(&app.state, &["login", "--broker", &app.base], &[]).await;
+    assert!(!login.status.success());
+    assert!(
+        !text(&login.stdout).contains("/login?token="),
+        "{}",
+        text(&login.stdout)
+    );
+    // Over the owner-only socket, as `mcp-consent login` asks, it is made.
+    assert_eq!(
+        app.create_login_link().await.status(),
+        reqwest::StatusCode::CREATED
+    );
 }

@@ -20,7 +20,13 @@ const MARKERS: &[&str] = &[
 #[tokio::test]
 async fn no_event_carries_request_or_answer_content() {
     let app = spawn_app().await;
-    let mut stream = app.get("/api/v1/events").await;
+    // The person's stream: it carries every question's events, the URL question's too.
+    let browser = app.login().await;
+    let mut stream = browser
+        .get(format!("{}/api/v1/events", app.base))
+        .send()
+        .await
+        .unwrap();
     let mut seen = String::new();
 
     let form = json!({"jsonrpc": "2.0", "id": 1, "method": "elicitation/create", "params": {
@@ -36,7 +42,6 @@ async fn no_event_carries_request_or_answer_content() {
     let url = json!({"jsonrpc": "2.0", "id": 2, "method": "elicitation/create", "params": {
         "mode": "url", "elicitationId": "e-marker", "url": "https://example.org/URLPATH-3b2a", "message": "MSG-7c1e"}});
     let url_id = app.open_ok(url).await;
-    let browser = app.login().await;
     browser
         .get(format!("{}/questions/{url_id}/open", app.base))
         .send()
@@ -96,4 +101,29 @@ async fn no_event_carries_request_or_answer_content() {
             ]
         );
     }
+}
+
+#[tokio::test]
+async fn the_tokens_stream_leaves_out_the_persons_questions_as_its_lists_do() {
+    let app = spawn_app().await;
+    let mut stream = app.get("/api/v1/events").await;
+    // A URL question is always the person's; a plain form is for agents too.
+    let url = json!({"jsonrpc": "2.0", "id": 1, "method": "elicitation/create", "params": {
+        "mode": "url", "elicitationId": "e-1", "url": "https://example.org/x", "message": "Sign in"}});
+    let person_only = app.open_ok(url).await;
+    let form = json!({"jsonrpc": "2.0", "id": 2, "method": "elicitation/create", "params": {
+        "message": "Your name?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}});
+    let for_agents = app.open_ok(form).await;
+    // Events arrive in order: once the later question's event is in, the earlier one's would be.
+    let mut seen = String::new();
+    while !seen.contains(&for_agents) {
+        let chunk = tokio::time::timeout(Duration::from_secs(5), stream.chunk())
+            .await
+            .expect("events arrive")
+            .unwrap()
+            .unwrap();
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    assert!(!seen.contains(&person_only), "{seen}");
 }

@@ -218,9 +218,24 @@ impl TestApp {
             .unwrap()
     }
 
+    /// `POST /api/v1/login-links` with the token over the owner-only socket, as
+    /// `mcp-consent login` asks (the only door that makes one).
+    pub async fn create_login_link(&self) -> Response {
+        Client::builder()
+            .unix_socket(self.state.join("broker/api.sock"))
+            .build()
+            .unwrap()
+            .post(format!("{}/api/v1/login-links", self.base))
+            .bearer_auth(&self.token)
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap()
+    }
+
     /// Logs `client` in through a one-time link, as `mcp-consent login` + a browser do.
     pub async fn login(&self) -> Client {
-        let res = self.post_json("/api/v1/login-links", &json!({})).await;
+        let res = self.create_login_link().await;
         assert_eq!(res.status(), StatusCode::CREATED);
         let url = res.json::<Value>().await.unwrap()["url"]
             .as_str()

@@ -123,14 +123,32 @@ async fn on_a_wildcard_bind_a_relay_on_another_family_gets_no_token_and_no_link(
         "{sent}"
     );
 
-    // The service itself, reached directly, still proves itself on that wildcard bind.
+    // The service itself, reached directly, still proves itself on that wildcard bind (and
+    // then refuses a login link over TCP: only its socket makes one).
     let out = login(&state, &format!("http://localhost:{port}")).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(!stderr.contains("did not prove"), "{stderr}");
+    assert!(stderr.contains("own socket"), "{stderr}");
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-consent"))
+        .env_remove("MCP_CONSENT_BROKER")
+        .arg("--state-dir")
+        .arg(&state)
+        .args([
+            "questions",
+            "--broker",
+            &format!("http://localhost:{port}"),
+            "list",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("/login?token="));
 }
 
 // Thousands of connections starve the tests running beside it of descriptors and time, so it

@@ -9,7 +9,7 @@ use crate::helpers::*;
 #[tokio::test]
 async fn login_link_sets_a_strict_httponly_cookie_and_works_once() {
     let app = spawn_app().await;
-    let res = app.post_json("/api/v1/login-links", &json!({})).await;
+    let res = app.create_login_link().await;
     let url = res.json::<serde_json::Value>().await.unwrap()["url"]
         .as_str()
         .unwrap()

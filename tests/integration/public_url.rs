@@ -6,7 +6,7 @@
 
 use reqwest::StatusCode;
 use reqwest::header::{HOST, LOCATION, ORIGIN, SET_COOKIE};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use mcp_consent::config::Config;
 
@@ -20,7 +20,7 @@ async fn public_app() -> TestApp {
 
 /// A one-time login token, from the API.
 async fn login_token(app: &TestApp) -> (String, Value) {
-    let res = app.post_json("/api/v1/login-links", &json!({})).await;
+    let res = app.create_login_link().await;
     assert_eq!(res.status(), StatusCode::CREATED);
     let body: Value = res.json().await.unwrap();
     let url = body["url"].as_str().unwrap();

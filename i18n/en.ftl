@@ -463,6 +463,7 @@ run-error-key-file = its API key file { $message }
 run-error-transport = cannot reach the provider: { $message }
 run-error-timeout = the provider did not answer within { $seconds } seconds (the model's timeout_secs); the request was abandoned and nothing was sent to the server
 run-error-incomplete = the provider stopped mid-answer (the connection closed before the answer was complete); nothing was sent to the server
+run-error-too-large = the provider's reply was over the limit of { $bytes } bytes; the connection was cut, nothing of the reply was kept and nothing was sent to the server
 run-error-status = the provider answered HTTP { $status }: { $message }
 run-error-unparseable = unparseable provider response: { $message }
 run-error-unsupported = this request cannot be sent to it: { $message }

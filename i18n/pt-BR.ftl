@@ -463,6 +463,7 @@ run-error-key-file = o arquivo da chave de API { $message }
 run-error-transport = não foi possível alcançar o provedor: { $message }
 run-error-timeout = o provedor não respondeu em { $seconds } segundos (o timeout_secs do modelo); o pedido foi abandonado e nada foi enviado ao servidor
 run-error-incomplete = o provedor parou no meio da resposta (a conexão fechou antes de a resposta ficar completa); nada foi enviado ao servidor
+run-error-too-large = a resposta do provedor passou do limite de { $bytes } bytes; a conexão foi cortada, nada da resposta foi guardado e nada foi enviado ao servidor
 run-error-status = o provedor respondeu HTTP { $status }: { $message }
 run-error-unparseable = resposta do provedor ilegível: { $message }
 run-error-unsupported = este pedido não pode ser enviado a ele: { $message }

@@ -399,6 +399,7 @@ run-error-key-file = 其 API 密钥文件 { $message }
 run-error-transport = 无法连接到提供方：{ $message }
 run-error-timeout = 提供方在 { $seconds } 秒内没有回答（模型的 timeout_secs）；请求已放弃，没有向服务器发送任何内容
 run-error-incomplete = 提供方在回答中途停止（回答完成前连接已关闭）；没有向服务器发送任何内容
+run-error-too-large = 提供方的回答超过了 { $bytes } 字节的上限；连接已被切断，回答的任何部分都没有保留，也没有向服务器发送任何内容
 run-error-status = 提供方返回 HTTP { $status }：{ $message }
 run-error-unparseable = 无法解析提供方的响应：{ $message }
 run-error-unsupported = 此请求无法发送给它：{ $message }

@@ -30,6 +30,7 @@ mod pages_a11y;
 mod pages_forms;
 mod pages_text;
 mod pg;
+mod provider_bounds;
 mod providers;
 mod proxy;
 mod public_url;

@@ -366,6 +366,7 @@ message-heading = Message from the server
 form-secret-warning = This form seems to ask for a secret (a password, token or key). Servers must not ask for sensitive data through forms; decline unless you are sure.
 form-person-only-because = Person-only because of “{ $word }” in { $place }.
 form-person-only-every-form = Every form is person-only here (the forms_person_only setting).
+sign-in-consent = { $server } asks you to sign in at { $host }. To do that, mcp-consent must first register itself there as a client, at { $registration }, sending public details only: its name and the local address the sign-in returns to; no token, no secret, nothing of your messages. Accept to register and then see the sign-in link; decline and nothing is sent.
 form-place-message = the message
 form-place-field-name = the name of field { $field }
 form-place-field-title = the title of field { $field }

@@ -366,6 +366,7 @@ message-heading = Mensagem do servidor
 form-secret-warning = Este formulário parece pedir um segredo (uma senha, um token ou uma chave). Servidores não devem pedir dados sensíveis por formulários; recuse, a menos que tenha certeza.
 form-person-only-because = Só uma pessoa, por causa de “{ $word }” em { $place }.
 form-person-only-every-form = Aqui todo formulário é só para uma pessoa (a opção forms_person_only).
+sign-in-consent = { $server } pede que você entre em { $host }. Para isso, o mcp-consent precisa antes se registrar lá como cliente, em { $registration }, enviando apenas dados públicos: o nome dele e o endereço local para onde o login volta; nenhum token, nenhum segredo, nada das suas mensagens. Aceite para registrar e depois ver o link de login; recuse e nada é enviado.
 form-place-message = a mensagem
 form-place-field-name = o nome do campo { $field }
 form-place-field-title = o título do campo { $field }

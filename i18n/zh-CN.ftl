@@ -302,6 +302,7 @@ message-heading = 服务器的消息
 form-secret-warning = 此表单似乎在索要机密（密码、令牌或密钥）。服务器不得通过表单索要敏感数据；除非你确定，否则请拒绝。
 form-person-only-because = 仅限本人，因为{ $place }中有“{ $word }”。
 form-person-only-every-form = 此处每个表单都仅限本人（forms_person_only 设置）。
+sign-in-consent = { $server } 请你在 { $host } 登录。为此，mcp-consent 需要先在那里（{ $registration }）将自己注册为客户端，只发送公开信息：它的名称和登录后返回的本地地址；不发送任何令牌、密钥或你的消息内容。接受则注册，随后显示登录链接；拒绝则不发送任何内容。
 form-place-message = 消息
 form-place-field-name = 字段 { $field } 的名称
 form-place-field-title = 字段 { $field } 的标题

@@ -39,6 +39,7 @@ mod reference_docs;
 mod reload;
 mod remote;
 mod remote_auth;
+mod remote_consent;
 mod remote_guard;
 mod retention;
 mod review_limits;

@@ -157,7 +157,12 @@ async fn accept(
     loop {
         tokio::select! {
             accepted = listener.accept() => {
-                let Ok((local, _)) = accepted else { continue };
+                let Ok((local, _)) = accepted else {
+                    // Out of descriptors, say: the run's client sees its connection fail; wait
+                    // a moment rather than spin on the same error.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                };
                 let (upstream, seen) = (upstream.clone(), seen.clone());
                 connections.spawn(async move {
                     let remote = match tokio::time::timeout(connect_timeout, upstream.connect()).await {

@@ -1,5 +1,6 @@
 //! Who may answer a question. `human` questions (every URL question, forms that look like they
-//! ask for a secret, and every form when `forms_person_only` is set) are hidden from the API's
+//! ask for a secret, forms whose request asks for a person ([`PERSON_ONLY_META`]), and every
+//! form when `forms_person_only` is set) are hidden from the API's
 //! lists and cannot be answered over the API; `agent` questions may be answered by a script or
 //! a person.
 //!
@@ -195,6 +196,17 @@ static FOLDED: LazyLock<Folded> = LazyLock::new(|| Folded {
         .collect(),
     words: SECRET_WORDS.iter().map(|p| words(p, false)).collect(),
 });
+
+/// The `_meta` key (of an `elicitation/create` form request's params) that asks for the
+/// person's answer: `true` makes the form person-only. mcp-consent's own questions set it (the
+/// proxy's consent before registering with an authorization server); a server may set it too,
+/// which only takes the answer away from scripts.
+pub const PERSON_ONLY_META: &str = "io.github.mcp-consent/personOnly";
+
+/// Whether the request `params` ask for the person's answer ([`PERSON_ONLY_META`] is `true`).
+pub fn asks_for_a_person(params: &serde_json::Value) -> bool {
+    params["_meta"][PERSON_ONLY_META] == true
+}
 
 /// The audience of a form question: `human` when `person_only` (the `forms_person_only`
 /// setting) or when the form looks like it asks for a secret, else `agent`.

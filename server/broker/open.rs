@@ -333,7 +333,8 @@ fn classify(
         }
         "elicitation/create" => match elicitation::validate_request(era, caps, params)? {
             elicitation::Request::Form { message, schema } => {
-                let audience = audience::of_form(&message, &schema, settings.forms_person_only);
+                let person_only = settings.forms_person_only || audience::asks_for_a_person(params);
+                let audience = audience::of_form(&message, &schema, person_only);
                 (Kind::Form, audience, None, None)
             }
             elicitation::Request::Url { elicitation_id, .. } => {

@@ -13,6 +13,9 @@ pub enum PersonOnly {
     UrlQuestion,
     /// The form looks like it asks for a secret, here.
     Secret(Vec<SecretHint>),
+    /// The request itself asks for the person's answer
+    /// ([`super::audience::PERSON_ONLY_META`]), as mcp-consent's own consent questions do.
+    Asked,
     /// No word matched: `forms_person_only` makes every form person-only.
     EveryForm,
 }
@@ -20,6 +23,9 @@ pub enum PersonOnly {
 impl PersonOnly {
     /// Why the form question with `params` (as sent, judged by `era`) is person-only.
     pub fn of_form(era: crate::protocol::era::Era, params: &serde_json::Value) -> PersonOnly {
+        if super::audience::asks_for_a_person(params) {
+            return PersonOnly::Asked;
+        }
         let message = params["message"].as_str().unwrap_or_default();
         let hints = FormSchema::parse(era, &params["requestedSchema"])
             .map(|schema| secret_hints(message, &schema))
@@ -36,6 +42,7 @@ impl PersonOnly {
         match self {
             PersonOnly::UrlQuestion => "URL questions are always for a person".to_owned(),
             PersonOnly::EveryForm => "forms_person_only makes every form person-only".to_owned(),
+            PersonOnly::Asked => "the request asks for a person's answer".to_owned(),
             PersonOnly::Secret(hints) => {
                 let found: Vec<String> = hints
                     .iter()
@@ -97,5 +104,23 @@ mod tests {
             PersonOnly::of_form(Era::V2025_11_25, &harmless),
             PersonOnly::EveryForm
         );
+    }
+
+    #[test]
+    fn a_request_asking_for_a_person_says_so() {
+        let asked = json!({"message": "May we?", "requestedSchema": {"type": "object",
+            "properties": {}}, "_meta": {"io.github.mcp-consent/personOnly": true}});
+        assert_eq!(
+            PersonOnly::of_form(Era::V2025_11_25, &asked),
+            PersonOnly::Asked
+        );
+        assert_eq!(
+            PersonOnly::Asked.describe(),
+            "the request asks for a person's answer"
+        );
+        assert!(super::super::audience::asks_for_a_person(&asked));
+        let not_asked =
+            json!({"message": "May we?", "_meta": {"io.github.mcp-consent/personOnly": "yes"}});
+        assert!(!super::super::audience::asks_for_a_person(&not_asked));
     }
 }

@@ -24,7 +24,7 @@ pub mod why;
 
 pub use catalog::{Catalog, CatalogError, ModelConfig, ProviderKind};
 pub use money::Usd;
-pub use provider::{Completion, ProviderError, Providers};
+pub use provider::{Completion, MAX_REPLY_BYTES, ProviderError, Providers};
 pub use receipt::{ChosenModel, ExclusionReason, POLICY_VERSION, Receipt, request_digest};
 pub use route::{RouteOutcome, RoutingConfig, RoutingConfigError, route};
 pub use tokens::{TokenEstimate, TokenMethod, estimate_input_tokens};

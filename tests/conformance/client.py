@@ -24,9 +24,11 @@ the way docs/answering.md and docs/remote.md describe:
 * questions for agents over the API (``POST /api/v1/questions/{id}/answer``, token from
   ``<state>/api-token``): forms accepted with empty content (the service applies the
   schema's defaults), sampling with a fixed text;
-* questions for a person (URL questions, the sign-in question of MCP authorization) as the
-  person: a browser session from a one-time login link (``POST /api/v1/login-links``) lists them
-  (``GET /api/v1/questions?audience=human``), then opens each one's link
+* questions for a person as the person: a browser session from a one-time login link
+  (``POST /api/v1/login-links``) lists them (``GET /api/v1/questions?audience=human``). The
+  consent question before dynamic client registration (a form with no fields whose ``_meta``
+  holds ``io.github.mcp-consent/personOnly``) is accepted over the API with the session and the question page's CSRF token; URL questions
+  (the sign-in question of MCP authorization among them) are opened: each one's link
   (``GET /questions/{id}/open``, confirming again when the URL is on the local network) and
   follows the redirects as a browser would: the suite's
   authorization server approves at once and redirects to the proxy's loopback callback. The
@@ -69,6 +71,8 @@ MAX_ROUNDS = 5
 ECHO_TOOL = "json_schema_echo"
 FOCAL_TOOL = "json_schema_2020_12_tool"
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+# The `_meta` key of mcp-consent's own person-only questions (the consent to register).
+PERSON_ONLY_META = "io.github.mcp-consent/personOnly"
 
 
 class Answerer(threading.Thread):
@@ -139,7 +143,13 @@ class Answerer(threading.Thread):
             .read()
         )["questions"]
         for q in listed:
-            if q["server"] != self.name or q["id"] in self.done or q["kind"] != "url":
+            if q["server"] != self.name or q["id"] in self.done:
+                continue
+            if q["kind"] == "form" and self.asks_for_a_person(q["id"]):
+                self.done.add(q["id"])
+                self.accept_as_person(q["id"])
+                continue
+            if q["kind"] != "url":
                 continue
             self.done.add(q["id"])
             # Consent: the person clicks Open; the browser follows the URL where it leads (for a
@@ -160,6 +170,33 @@ class Answerer(threading.Thread):
             except urllib.error.URLError as e:
                 print(f"answerer: opening {q['id']}: {e!r}", file=sys.stderr)
             print(f"answerer: opened URL question {q['id']}", file=sys.stderr)
+
+
+    def asks_for_a_person(self, qid: str) -> bool:
+        """Whether the form is mcp-consent's own consent question (its request's ``_meta``
+        asks for a person); a scenario server's person-only forms are left alone as before."""
+        detail = json.loads(
+            self.browser().open(f"{self.base}/api/v1/questions/{qid}", timeout=10).read()
+        )
+        meta = (detail.get("request") or {}).get("_meta") or {}
+        return meta.get(PERSON_ONLY_META) is True
+
+    def accept_as_person(self, qid: str) -> None:
+        """Accepts a person-only form (the sign-in's consent to register) as the person would:
+        the page's CSRF token with the session, the answer over the API."""
+        try:
+            page = self.browser().open(f"{self.base}/questions/{qid}", timeout=20).read().decode()
+            csrf = re.search(r'name="csrf" value="([^"]+)"', page)
+            data = json.dumps({"action": "accept", "content": {}}).encode()
+            req = urllib.request.Request(
+                f"{self.base}/api/v1/questions/{qid}/answer", data=data, method="POST"
+            )
+            req.add_header("Content-Type", "application/json")
+            req.add_header("X-CSRF-Token", csrf.group(1) if csrf else "")
+            self.browser().open(req, timeout=20).read()
+        except urllib.error.URLError as e:
+            print(f"answerer: accepting {qid}: {e!r}", file=sys.stderr)
+        print(f"answerer: accepted person-only form {qid}", file=sys.stderr)
 
 
 class RpcError(RuntimeError):

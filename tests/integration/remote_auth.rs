@@ -23,7 +23,7 @@ const REFRESH_TOKEN: &str = "rt-5e0c11";
 
 /// What the scripted authorization server's metadata says.
 #[derive(Clone, Copy)]
-enum Metadata {
+pub(crate) enum Metadata {
     Honest,
     /// `issuer` names another origin than the one the metadata came from.
     OtherIssuer,
@@ -41,12 +41,12 @@ fn base(seen: &Seen) -> String {
     format!("http://{}", seen.header("host").unwrap())
 }
 
-fn query(target: &str) -> Vec<(String, String)> {
+pub(crate) fn query(target: &str) -> Vec<(String, String)> {
     let url = url::Url::parse(&format!("http://x{target}")).unwrap();
     url.query_pairs().into_owned().collect()
 }
 
-fn param<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
+pub(crate) fn param<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
     pairs
         .iter()
         .find(|(k, _)| k == key)
@@ -56,7 +56,7 @@ fn param<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
 /// The scripted server: MCP at `/mcp` (401 without an accepted token; `tools/call` refuses the
 /// first token, as if it expired), its protected resource metadata, and an authorization
 /// server that approves at once.
-fn handler(metadata: Metadata) -> Arc<crate::remote::Handler> {
+pub(crate) fn handler(metadata: Metadata) -> Arc<crate::remote::Handler> {
     Arc::new(move |seen: &Seen| {
         let base = base(seen);
         let path = seen.target.split('?').next().unwrap_or("");
@@ -159,7 +159,7 @@ fn files_outside(dir: &std::path::Path, skip: &std::path::Path) -> Vec<std::path
 }
 
 /// The pending questions a person sees (the API hides them from the token).
-async fn human_questions(app: &TestApp, browser: &reqwest::Client) -> Vec<Value> {
+pub(crate) async fn human_questions(app: &TestApp, browser: &reqwest::Client) -> Vec<Value> {
     let list: Value = browser
         .get(format!(
             "{}/api/v1/questions?state=pending&audience=human",
@@ -174,9 +174,55 @@ async fn human_questions(app: &TestApp, browser: &reqwest::Client) -> Vec<Value>
     list["questions"].as_array().unwrap().clone()
 }
 
+/// The token (a script) lists no pending question.
+pub(crate) async fn assert_hidden_from_the_token(app: &TestApp) {
+    let listed: Value = app
+        .get("/api/v1/questions?state=pending")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed["questions"], json!([]), "hidden from the token");
+}
+
+/// The first pending question of `kind` the person sees, once there is one.
+pub(crate) async fn first_for_the_person(
+    app: &TestApp,
+    browser: &reqwest::Client,
+    kind: &str,
+) -> Value {
+    eventually(Duration::from_secs(20), || async {
+        human_questions(app, browser)
+            .await
+            .into_iter()
+            .find(|q| q["kind"] == kind)
+    })
+    .await
+    .unwrap_or_else(|| panic!("no {kind} question for the person"))
+}
+
+/// Answers the question `id` as the person (their session and the page's CSRF token).
+pub(crate) async fn answer_as_person(
+    app: &TestApp,
+    browser: &reqwest::Client,
+    id: &str,
+    answer: &Value,
+) {
+    let csrf = csrf_of(&app.html(browser, &format!("/questions/{id}")).await);
+    let res = browser
+        .post(format!("{}/api/v1/questions/{id}/answer", app.base))
+        .header("X-CSRF-Token", csrf)
+        .json(answer)
+        .send()
+        .await
+        .unwrap();
+    assert!(res.status().is_success(), "{}", res.status());
+}
+
 /// A proxy for the honest scripted server whose host sent `initialize`, up to the sign-in
-/// question the 401 opened: the service, what the server saw, the host, a logged-in browser,
-/// the server URL and the question's summary.
+/// question the 401 opened (the person accepted the registration's consent question first):
+/// the service, what the server saw, the host, a logged-in browser, the server URL and the
+/// question's summary.
 struct SigningIn {
     app: TestApp,
     seen: Arc<Mutex<Vec<Seen>>>,
@@ -192,11 +238,8 @@ async fn signing_in() -> SigningIn {
     let mut host = Host::start(&app.state, &url, &[]);
     host.send(INIT).await;
     let browser = app.login().await;
-    let question = eventually(Duration::from_secs(20), || async {
-        human_questions(&app, &browser).await.first().cloned()
-    })
-    .await
-    .expect("a sign-in question");
+    accept_the_consent(&app, &browser).await;
+    let question = first_for_the_person(&app, &browser, "url").await;
     SigningIn {
         app,
         seen,
@@ -205,6 +248,19 @@ async fn signing_in() -> SigningIn {
         url,
         question,
     }
+}
+
+/// The person accepts the consent question before dynamic registration.
+async fn accept_the_consent(app: &TestApp, browser: &reqwest::Client) {
+    let consent = first_for_the_person(app, browser, "form").await;
+    let id = consent["id"].as_str().unwrap();
+    answer_as_person(
+        app,
+        browser,
+        id,
+        &json!({"action": "accept", "content": {}}),
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -227,13 +283,7 @@ async fn signing_in_is_the_persons_url_question_and_the_token_stays_owner_only()
         message.contains("remote asks you to sign in at 127.0.0.1"),
         "{message}"
     );
-    let listed: Value = app
-        .get("/api/v1/questions?state=pending")
-        .await
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(listed["questions"], json!([]), "hidden from the token");
+    assert_hidden_from_the_token(&app).await;
     // Nothing is exchanged before the person acts.
     assert!(
         !seen
@@ -383,15 +433,7 @@ async fn a_declined_sign_in_is_an_error_for_the_host_at_once() {
         ..
     } = signing_in().await;
     let id = question["id"].as_str().unwrap();
-    let csrf = csrf_of(&app.html(&browser, &format!("/questions/{id}")).await);
-    let res = browser
-        .post(format!("{}/api/v1/questions/{id}/answer", app.base))
-        .header("X-CSRF-Token", csrf)
-        .json(&json!({"action": "decline"}))
-        .send()
-        .await
-        .unwrap();
-    assert!(res.status().is_success(), "{}", res.status());
+    answer_as_person(&app, &browser, id, &json!({"action": "decline"})).await;
     let reply = host.recv().await;
     let message = reply["error"]["message"].as_str().unwrap();
     assert!(message.contains("declined the sign-in"), "{message}");
@@ -427,6 +469,7 @@ async fn a_registration_reply_that_never_ends_is_a_clear_error_for_the_host() {
     let (url, _seen) = serve(handler(Metadata::EndlessRegistration)).await;
     let mut host = Host::start(&app.state, &url, &[]);
     host.send(INIT).await;
+    accept_the_consent(&app, &app.login().await).await;
     let reply = host.recv().await;
     assert_eq!(reply["error"]["code"], -32603, "{reply}");
     let message = reply["error"]["message"].as_str().unwrap();

@@ -25,6 +25,11 @@
 //! without either (a local server) is sent the placeholder key `no-key`. Nothing here logs
 //! prompts, keys or responses, and errors carry no request or response text beyond the
 //! provider's own short error message.
+//!
+//! Every run reaches its provider through its own [`relay`]: the reply is bounded in size
+//! ([`MAX_REPLY_BYTES`], [`ProviderError::TooLarge`]) as the model's `timeout_secs` bounds it in
+//! time. The connection goes straight to the `base_url`'s host: no environment HTTP proxy is
+//! used for it.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -43,8 +48,11 @@ use serde_json::{Value, json};
 use super::catalog::{ModelConfig, ProviderKind};
 
 mod convert;
+mod relay;
 
 use convert::{from_chat_response, to_chat_request};
+pub use relay::MAX_REPLY_BYTES;
+use relay::{Relay, Upstream};
 
 /// Key sent to models without `api_key_env` (local servers ignore it).
 pub const NO_KEY: &str = "no-key";
@@ -148,6 +156,17 @@ pub enum ProviderError {
         /// What was wrong.
         message: String,
     },
+    /// The provider's reply went over [`MAX_REPLY_BYTES`]: the connection was cut and nothing
+    /// of the reply was kept.
+    #[error(
+        "model {model:?}: the provider's reply was over the limit of {limit_bytes} bytes; the connection was cut and nothing of it was kept"
+    )]
+    TooLarge {
+        /// Model id.
+        model: String,
+        /// The limit that was passed, in bytes.
+        limit_bytes: u64,
+    },
     /// The request holds content this provider kind cannot take (e.g. audio for Anthropic).
     #[error("model {model:?}: {message}")]
     Unsupported {
@@ -178,10 +197,10 @@ impl ProviderError {
 
 type KeyLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
-/// Runs completions; holds one HTTP client (connection pool) for all models.
+/// Runs completions: each on its own HTTP client and [`relay`], made for the run and ended
+/// with it.
 #[derive(Clone)]
 pub struct Providers {
-    client: genai::Client,
     key_lookup: KeyLookup,
     /// Keys read from `api_key_file`s, by model id.
     file_keys: Arc<HashMap<String, String>>,
@@ -210,18 +229,7 @@ impl Providers {
     pub fn with_key_lookup(
         lookup: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
     ) -> Result<Providers, ProviderError> {
-        // A connection that cannot be made in this time fails at once rather than spending the
-        // model's whole `timeout_secs`.
-        let web = genai::WebConfig::default().with_connect_timeout(CONNECT_TIMEOUT);
-        let client = genai::Client::builder()
-            .with_web_config(web)
-            .build()
-            .map_err(|e| ProviderError::Transport {
-                model: String::new(),
-                message: e.to_string(),
-            })?;
         Ok(Providers {
-            client,
             key_lookup: Arc::new(lookup),
             file_keys: Arc::default(),
         })
@@ -296,14 +304,34 @@ impl Providers {
             auth: AuthData::from_single(key),
             model: ModelIden::new(adapter, model.id.as_str()),
         };
+        let transport = |message: String| ProviderError::Transport {
+            model: model.id.clone(),
+            message,
+        };
+        let upstream = Upstream::of(&model.base_url)
+            .ok_or_else(|| transport("the base_url names no host".to_owned()))?;
+        let relay = Relay::start(upstream, MAX_REPLY_BYTES, CONNECT_TIMEOUT)
+            .map_err(|e| transport(format!("cannot open the connection: {e}")))?;
+        let client = run_client(&relay).map_err(transport)?;
         let limit = Duration::from_secs(model.timeout_secs);
-        let response = match tokio::time::timeout(
-            limit,
-            self.client.exec_chat(target, request, Some(&options)),
-        )
-        .await
-        {
-            Ok(answer) => answer.map_err(|e| map_error(model, e))?,
+        let answer =
+            tokio::time::timeout(limit, client.exec_chat(target, request, Some(&options))).await;
+        // The relay's own account comes first: a reply cut for its size, or a provider that
+        // could not be reached, reads to genai as a body or connection failure.
+        if relay.over_limit() {
+            return Err(ProviderError::TooLarge {
+                model: model.id.clone(),
+                limit_bytes: MAX_REPLY_BYTES,
+            });
+        }
+        let response = match answer {
+            Ok(Ok(response)) => response,
+            Ok(Err(e)) => {
+                return Err(match relay.connect_error() {
+                    Some(why) => transport(format!("connection failed: {why}")),
+                    None => map_error(model, e),
+                });
+            }
             Err(_) => {
                 return Err(ProviderError::Timeout {
                     model: model.id.clone(),
@@ -313,6 +341,22 @@ impl Providers {
         };
         from_chat_response(model, response)
     }
+}
+
+/// The HTTP client of one run: every connection through `relay`'s socket (TLS end to end over
+/// it), none kept for reuse, and no compressed reply asked for or unpacked (the relay counts
+/// the bytes that arrive; an unpacked reply could be any size).
+fn run_client(relay: &Relay) -> Result<genai::Client, String> {
+    let http = reqwest::Client::builder()
+        .unix_socket(relay.socket())
+        .pool_max_idle_per_host(0)
+        .no_gzip()
+        .build()
+        .map_err(|e| transport_message(&e))?;
+    genai::Client::builder()
+        .with_reqwest(http)
+        .build()
+        .map_err(|e| e.to_string())
 }
 
 /// A transport error in words, with its causes (reqwest's own text is "error sending request"

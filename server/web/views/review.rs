@@ -222,6 +222,10 @@ fn run_error_text(i18n: &I18n, stored: &str) -> String {
             .arg("seconds", seconds)
             .to_string(),
         ProviderError::Incomplete { .. } => i18n.t("run-error-incomplete"),
+        ProviderError::TooLarge { limit_bytes, .. } => i18n
+            .msg("run-error-too-large")
+            .arg("bytes", limit_bytes)
+            .to_string(),
         ProviderError::Status {
             status, message, ..
         } => i18n

@@ -10,6 +10,7 @@
 //! Tokens never reach logs, events or metrics: nothing here derives `Debug` over them and
 //! errors never carry them.
 
+mod consent;
 pub mod discover;
 pub mod guard;
 pub mod register;
@@ -29,7 +30,7 @@ use url::Url;
 
 use crate::client::ServiceClient;
 use discover::Challenge;
-use register::{ClientConfig, TokenAuth};
+use register::{ClientConfig, Identity, TokenAuth};
 use transport::AuthHttp;
 
 /// Why the proxy could not get a token (the text goes to the host; it never holds a secret).
@@ -233,15 +234,24 @@ impl Auth {
             AuthError::Discovery("the resource names no authorization server".into())
         })?;
         let meta = discover::server_metadata(&self.http, issuer).await?;
+        let identity = register::identify(&self.client, &meta)?;
         let callback = signin::Callback::open().await?;
-        let registered = register::register(
-            &self.http,
-            &self.client,
-            &self.name,
-            &meta,
-            &callback.redirect_uri,
-        )
-        .await?;
+        let registered = match identity {
+            Identity::Ready(registered) => registered,
+            // Nothing beyond the metadata before the person agrees: the registration waits for
+            // their consent.
+            Identity::Dynamic(endpoint) => {
+                let authorize = url::Url::parse(&meta.authorization_endpoint)
+                    .map_err(|e| AuthError::Discovery(e.to_string()))?;
+                let agreed = consent::ask(&self.service, &self.name, &authorize, &endpoint, |id| {
+                    *lock(&self.asking) = Some(id.to_owned());
+                })
+                .await;
+                *lock(&self.asking) = None;
+                agreed?;
+                register::dynamic(&self.http, &endpoint, &self.name, &callback.redirect_uri).await?
+            }
+        };
         let mut stored = self.new_stored(resource, challenge, &prm, issuer, &meta, registered);
         let (authorize, state, verifier) =
             authorization_request(&stored, &meta, &callback.redirect_uri)?;

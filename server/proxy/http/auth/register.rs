@@ -3,6 +3,8 @@
 //! (`--client-id`, its secret from the environment), a client ID metadata document
 //! (`--client-metadata-url`, when the server advertises support), then dynamic client
 //! registration (RFC 7591). None of them available is an error that says what to pass.
+//! [`identify`] picks one without contacting anything; [`dynamic`] registers, and is called
+//! only once the person agreed to it (the sign-in's consent question).
 
 use super::transport::AuthHttp;
 use serde::Deserialize;
@@ -106,37 +108,40 @@ pub struct Registered {
     pub auth: TokenAuth,
 }
 
-/// Picks (and for dynamic registration performs) the way the proxy identifies itself to the
-/// authorization server `meta`, with `redirect` as its only redirect URI.
+/// How the proxy will identify itself, as [`identify`] finds it (nothing sent yet).
+pub enum Identity {
+    /// A pre-registered client or a client ID metadata document: nothing to register.
+    Ready(Registered),
+    /// Dynamic client registration at this endpoint ([`dynamic`]), once the person agreed.
+    Dynamic(Url),
+}
+
+/// Picks the way the proxy identifies itself to the authorization server `meta`, without
+/// contacting anything.
 ///
 /// # Errors
-/// [`AuthError::Registration`] when none is possible or registration fails.
-pub async fn register(
-    http: &AuthHttp,
-    config: &ClientConfig,
-    name: &str,
-    meta: &ServerMetadata,
-    redirect: &Url,
-) -> Result<Registered, AuthError> {
+/// [`AuthError::Registration`] when none is possible (no registration endpoint, or one that is
+/// not a URL).
+pub fn identify(config: &ClientConfig, meta: &ServerMetadata) -> Result<Identity, AuthError> {
     if let Some((client_id, secret)) = &config.pre_registered {
         let auth = match secret {
             None => TokenAuth::Public,
             Some(_) => secret_method(meta),
         };
-        return Ok(Registered {
+        return Ok(Identity::Ready(Registered {
             client_id: client_id.clone(),
             client_secret: secret.clone(),
             auth,
-        });
+        }));
     }
     if let Some(url) = &config.metadata_url
         && meta.client_id_metadata_document_supported == Some(true)
     {
-        return Ok(Registered {
+        return Ok(Identity::Ready(Registered {
             client_id: url.to_string(),
             client_secret: None,
             auth: TokenAuth::Public,
-        });
+        }));
     }
     let Some(endpoint) = &meta.registration_endpoint else {
         let why = if meta.client_id_metadata_document_supported == Some(true) {
@@ -146,7 +151,9 @@ pub async fn register(
         };
         return Err(AuthError::Registration(why.into()));
     };
-    dynamic(http, endpoint, name, redirect).await
+    let endpoint = Url::parse(endpoint)
+        .map_err(|_| AuthError::Registration("the registration endpoint is not a URL".into()))?;
+    Ok(Identity::Dynamic(endpoint))
 }
 
 /// The secret method the server supports: `client_secret_basic` unless it lists only
@@ -163,10 +170,14 @@ fn secret_method(meta: &ServerMetadata) -> TokenAuth {
     }
 }
 
-/// Dynamic client registration (RFC 7591 §3).
-async fn dynamic(
+/// Dynamic client registration (RFC 7591 §3) at `endpoint`, with `redirect` as the only
+/// redirect URI: one POST of public client metadata.
+///
+/// # Errors
+/// [`AuthError::Registration`] when the request fails or the reply is not a registration.
+pub async fn dynamic(
     http: &AuthHttp,
-    endpoint: &str,
+    endpoint: &Url,
     name: &str,
     redirect: &Url,
 ) -> Result<Registered, AuthError> {
@@ -176,10 +187,8 @@ async fn dynamic(
         client_secret: Option<String>,
         token_endpoint_auth_method: Option<String>,
     }
-    let endpoint = Url::parse(endpoint)
-        .map_err(|_| AuthError::Registration("the registration endpoint is not a URL".into()))?;
     let response = http
-        .to(&endpoint)
+        .to(endpoint)
         .await
         .map_err(|e| AuthError::Registration(e.to_string()))?
         .post(endpoint.clone())

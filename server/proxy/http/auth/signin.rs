@@ -1,6 +1,7 @@
 //! The person's part of signing in: a loopback listener for the redirect (RFC 8252 §7.3,
 //! `http://127.0.0.1:PORT/callback`) and the sign-in question in the service's queue, a URL
-//! question (`elicitation/create`, url mode) the person opens in the pages.
+//! question (`elicitation/create`, url mode) the person opens in the pages; the opening and
+//! the waiting are shared with the consent question ([`super::consent`]).
 
 use std::time::Duration;
 
@@ -15,7 +16,7 @@ use crate::protocol::era::Era;
 use crate::wire::OpenRequest;
 
 /// How long the proxy waits for the person to sign in.
-const SIGN_IN_TIME: Duration = Duration::from_secs(600);
+pub(super) const SIGN_IN_TIME: Duration = Duration::from_secs(600);
 /// The largest callback request read, in bytes.
 const CALLBACK_LIMIT: usize = 16 * 1024;
 /// How long one connection to the callback may take to send its request.
@@ -158,9 +159,47 @@ async fn one_request(
     })
 }
 
+/// Opens `params` as an `elicitation/create` of mcp-consent's own for the server `name`, and
+/// tells `opened` the question's id as soon as it exists (so it can be withdrawn when the host
+/// leaves mid-way). A request as 2025-11-25 defines it (the first revision with URL mode),
+/// which every revision since judges the same way; the service shows it as any question of
+/// its kind.
+///
+/// # Errors
+/// [`AuthError::Question`] when the question cannot be opened or is refused at once.
+pub(super) async fn open_own(
+    service: &ServiceClient,
+    name: &str,
+    params: serde_json::Value,
+    opened: impl FnOnce(&str),
+) -> Result<String, AuthError> {
+    let rpc_id = format!("sign-in-{}", uuid::Uuid::now_v7());
+    let body = OpenRequest {
+        server: name.to_owned(),
+        session: rpc_id.clone(),
+        tool: None,
+        protocol_version: Era::V2025_11_25.as_str().to_owned(),
+        client_capabilities: json!({"elicitation": {"form": {}, "url": {}}}),
+        request: json!({
+            "jsonrpc": "2.0",
+            "id": rpc_id,
+            "method": "elicitation/create",
+            "params": params,
+        }),
+        tool_info: None,
+    };
+    match service.open_request(&body).await {
+        Ok(Opened::Question { id, .. }) => {
+            opened(&id);
+            Ok(id.to_string())
+        }
+        Ok(Opened::Response(_)) => Err(AuthError::Question("the sign-in was declined".into())),
+        Err(e) => Err(AuthError::Question(e.to_string())),
+    }
+}
+
 /// Asks the person to sign in at `authorize` through the service's queue and waits for the
-/// redirect on `callback`; `opened` is told the question's id as soon as it exists (so it can
-/// be withdrawn when the host leaves mid-way).
+/// redirect on `callback`; `opened` is told the question's id as soon as it exists.
 ///
 /// # Errors
 /// [`AuthError::Question`] when the question cannot be opened or is answered without signing
@@ -175,38 +214,13 @@ pub async fn ask(
 ) -> Result<Redirect, AuthError> {
     let host = authorize.host_str().unwrap_or("the authorization server");
     let elicitation_id = uuid::Uuid::now_v7().to_string();
-    // A URL-mode elicitation as 2025-11-25 defines it (the first revision with URL mode), which
-    // every revision since judges the same way; the service shows it as any URL question.
-    let rpc_id = format!("sign-in-{elicitation_id}");
-    let body = OpenRequest {
-        server: name.to_owned(),
-        session: rpc_id.clone(),
-        tool: None,
-        protocol_version: Era::V2025_11_25.as_str().to_owned(),
-        client_capabilities: json!({"elicitation": {"url": {}}}),
-        request: json!({
-            "jsonrpc": "2.0",
-            "id": rpc_id,
-            "method": "elicitation/create",
-            "params": {
-                "mode": "url",
-                "message": format!("{name} asks you to sign in at {host}"),
-                "url": authorize.as_str(),
-                "elicitationId": elicitation_id,
-            },
-        }),
-        tool_info: None,
-    };
-    let question = match service.open_request(&body).await {
-        Ok(Opened::Question { id, .. }) => {
-            opened(&id);
-            id
-        }
-        Ok(Opened::Response(_)) => {
-            return Err(AuthError::Question("the sign-in was declined".into()));
-        }
-        Err(e) => return Err(AuthError::Question(e.to_string())),
-    };
+    let params = json!({
+        "mode": "url",
+        "message": format!("{name} asks you to sign in at {host}"),
+        "url": authorize.as_str(),
+        "elicitationId": elicitation_id,
+    });
+    let question = open_own(service, name, params, opened).await?;
     let code = tokio::time::timeout(SIGN_IN_TIME, async {
         tokio::select! {
             redirect = callback.code(state) => Ok(redirect),
@@ -222,22 +236,43 @@ pub async fn ask(
     code.map_err(|_| AuthError::TimedOut)?
 }
 
-/// Resolves when the person declines or cancels the sign-in question, or it is withdrawn;
-/// stays pending once they opened the link (the redirect then brings the code).
+/// Resolves when the person declines or cancels the sign-in question, nobody answers it in
+/// time, or it is withdrawn; stays pending once they opened the link (the redirect then brings
+/// the code).
 async fn refused(service: &ServiceClient, question: &str) -> AuthError {
+    match answered(service, question).await {
+        Ok(()) => std::future::pending().await,
+        Err(refused) => refused,
+    }
+}
+
+/// Resolves once the question is decided: `Ok` when the person accepted it (for the sign-in,
+/// opened the link); the honest error when they declined or cancelled it, nobody answered in
+/// time, or it was withdrawn. Waits through a service restart.
+///
+/// # Errors
+/// [`AuthError::Question`] naming what happened.
+pub(super) async fn answered(service: &ServiceClient, question: &str) -> Result<(), AuthError> {
     loop {
         match service.wait(question, 30).await {
             Ok(Waited::Pending) => {}
             Ok(Waited::Response(response)) => {
-                if response["result"]["action"] == "accept" {
-                    return std::future::pending().await;
-                }
-                return AuthError::Question("the person declined the sign-in".into());
+                return match response["result"]["action"].as_str() {
+                    Some("accept") => Ok(()),
+                    Some(_) => Err(AuthError::Question(
+                        "the person declined the sign-in".into(),
+                    )),
+                    None => Err(AuthError::Question(
+                        "nobody answered the sign-in question in time".into(),
+                    )),
+                };
             }
             Ok(Waited::Closed) => {
-                return AuthError::Question("the sign-in question was withdrawn".into());
+                return Err(AuthError::Question(
+                    "the sign-in question was withdrawn".into(),
+                ));
             }
-            // The service restarting: keep waiting for the redirect, ask again shortly.
+            // The service restarting: keep waiting, ask again shortly.
             Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
         }
     }

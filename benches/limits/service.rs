@@ -176,9 +176,19 @@ impl Service {
         Ok(start.elapsed())
     }
 
-    /// A client logged in through a one-time link, as a browser is.
+    /// A client logged in through a one-time link, as a browser is (the link asked for over
+    /// the owner-only socket, as `mcp-consent login` does: the only door that makes one).
     async fn browser(&self) -> Result<Client> {
-        let (status, body) = self.post("/api/v1/login-links", &json!({})).await?;
+        let res = Client::builder()
+            .unix_socket(self.state.join("broker/api.sock"))
+            .build()?
+            .post(format!("{}/api/v1/login-links", self.base))
+            .bearer_auth(&self.token)
+            .json(&json!({}))
+            .send()
+            .await?;
+        let status = res.status();
+        let body: Value = res.json().await.unwrap_or(Value::Null);
         if status != StatusCode::CREATED {
             return Err(format!("login link: {status}").into());
         }

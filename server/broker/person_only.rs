@@ -11,6 +11,8 @@ use crate::protocol::elicitation::FormSchema;
 pub enum PersonOnly {
     /// Every URL question is for the person (the click is their consent).
     UrlQuestion,
+    /// Every tool call is the person's to approve: an agent must not approve its own calls.
+    ToolCall,
     /// The form looks like it asks for a secret, here.
     Secret(Vec<SecretHint>),
     /// The request itself asks for the person's answer
@@ -41,6 +43,10 @@ impl PersonOnly {
     pub fn describe(&self) -> String {
         match self {
             PersonOnly::UrlQuestion => "URL questions are always for a person".to_owned(),
+            PersonOnly::ToolCall => {
+                "tool calls are approved by a person: an agent must not approve its own calls"
+                    .to_owned()
+            }
             PersonOnly::EveryForm => "forms_person_only makes every form person-only".to_owned(),
             PersonOnly::Asked => "the request asks for a person's answer".to_owned(),
             PersonOnly::Secret(hints) => {
@@ -77,6 +83,7 @@ impl PersonOnly {
         }
         Some(match question.kind {
             Kind::Form => PersonOnly::of_form(question.era, &question.request),
+            Kind::ToolCall => PersonOnly::ToolCall,
             _ => PersonOnly::UrlQuestion,
         })
     }

@@ -25,7 +25,7 @@ the way docs/answering.md and docs/remote.md describe:
   ``<state>/api-token``): forms accepted with empty content (the service applies the
   schema's defaults), sampling with a fixed text;
 * questions for a person as the person: a browser session from a one-time login link
-  (``POST /api/v1/login-links``) lists them (``GET /api/v1/questions?audience=human``). The
+  (``mcp-consent login``, over the service's socket) lists them (``GET /api/v1/questions?audience=human``). The
   consent question before dynamic client registration (a form with no fields whose ``_meta``
   holds ``io.github.mcp-consent/personOnly``) is accepted over the API with the session and the question page's CSRF token; URL questions
   (the sign-in question of MCP authorization among them) are opened: each one's link
@@ -82,6 +82,7 @@ class Answerer(threading.Thread):
         super().__init__(daemon=True)
         self.base = (state_dir / "service-url").read_text().strip().rstrip("/")
         self.token = (state_dir / "api-token").read_text().strip()
+        self.state_dir = state_dir
         self.name = name
         self.done: set[str] = set()
         self.stop = threading.Event()
@@ -101,7 +102,12 @@ class Answerer(threading.Thread):
         if self.pages is None:
             jar = http.cookiejar.CookieJar()
             opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
-            link = self.api("POST", "/login-links", {})["url"]
+            # `mcp-consent login` asks over the owner-only socket, the only door that makes one.
+            link = subprocess.run(
+                [os.environ["MCP_CONSENT_BIN"], "--state-dir", str(self.state_dir), "login"],
+                check=True, capture_output=True, text=True, timeout=30,
+            ).stdout
+            link = next(w for w in link.split() if "/login?token=" in w)
             opener.open(link, timeout=10).read()
             self.pages = opener
         return self.pages

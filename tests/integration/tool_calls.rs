@@ -212,8 +212,14 @@ async fn ask_forwards_exactly_the_call_the_person_accepted_and_only_then() {
         .await
         .unwrap();
     assert_eq!(listed["questions"], json!([]));
-    let (status, _) = app.answer(id, json!({"action": "accept"})).await;
+    let (status, refused) = app.answer(id, json!({"action": "accept"})).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(
+        refused
+            .to_string()
+            .contains("must not approve its own calls"),
+        "{refused}"
+    );
     flush(&mut proxy, "while-asking").await;
     assert!(
         calls_received(&proxy).is_empty(),

@@ -30,11 +30,15 @@ pub(super) async fn serve(ctx: Context, mut inputs: mpsc::Receiver<Input>) {
             Input::Server(burst, reply) => {
                 let (batch, listings) = from_server(&ctx, &mut session, burst);
                 let _ = reply.send(batch);
-                // The lists are on their way to the host; what they claim is recorded before
-                // the owner judges anything else (so before any call the host sends after
-                // reading them).
-                for (line, result) in listings {
-                    judge::record_tools(&mut session, &line[result]);
+                if !listings.is_empty() {
+                    // The reader, woken by the reply, sends the lists on first: it waits in
+                    // this worker's next slot, which no other worker may take while the owner
+                    // runs. What they claim is recorded before the owner judges anything else
+                    // (so before any call the host sends after reading them).
+                    tokio::task::yield_now().await;
+                    for (line, result) in listings {
+                        judge::record_tools(&mut session, &line[result]);
+                    }
                 }
             }
             Input::Command(command) => session.apply(command),

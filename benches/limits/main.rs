@@ -92,10 +92,11 @@ fn parse_args() -> Opts {
 }
 
 fn main() {
-    // Re-executed as a fake MCP server for the proxy rows.
-    if std::env::var_os(proxy::ROLE_ENV).is_some() {
-        proxy::serve_role();
-        return;
+    // Re-executed as a fake MCP server, or as the bare relay, for the proxy rows.
+    match std::env::var(proxy::ROLE_ENV).as_deref() {
+        Ok(proxy::RELAY_ROLE) => return proxy::relay_role(),
+        Ok(_) => return proxy::serve_role(),
+        Err(_) => {}
     }
     // `cargo test --all-targets` runs bench targets too, without `--bench`: measuring takes
     // minutes and needs the release binary, so that run only says how to measure.

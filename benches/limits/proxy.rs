@@ -1,5 +1,6 @@
 //! The proxy rows: pass-through against a `cat | cat` pipe, one large result and an SDK tool
-//! call against a direct connection.
+//! call against a direct connection, and the floor of that call: a bare relay process that
+//! only copies bytes both ways.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -9,8 +10,11 @@ use std::time::{Duration, Instant};
 use crate::Opts;
 use crate::report::{Row, Table, children_cpu, median, ms, ratio};
 
-/// Set on a re-executed bench binary to make it a fake MCP server (see [`serve_role`]).
+/// Set on a re-executed bench binary to make it a fake MCP server (see [`serve_role`]), or,
+/// set to [`RELAY_ROLE`], the bare relay ([`relay_role`]).
 pub const ROLE_ENV: &str = "LIMITS_ROLE";
+/// The [`ROLE_ENV`] value of the bare relay.
+pub const RELAY_ROLE: &str = "relay";
 /// The size of the `tools/list` result the fake server sends.
 const TOOLS_LIST_BYTES: usize = 10 * 1024 * 1024;
 
@@ -321,6 +325,53 @@ pub fn serve_role() {
     }
 }
 
+/// The bare relay: `LIMITS_ROLE=relay limits -- COMMAND [ARGS...]` starts COMMAND with piped
+/// stdin and stdout and copies bytes both ways, each read written on at once by a thread of
+/// its own per direction (blocking `read`/`write`, no parsing, no buffering). One more process
+/// on the line, as the proxy is, doing nothing else: the floor of any stdio proxy.
+pub fn relay_role() {
+    let args: Vec<String> = std::env::args().skip_while(|a| a != "--").skip(1).collect();
+    let Some((program, rest)) = args.split_first() else {
+        eprintln!("relay: no command");
+        return;
+    };
+    let child = Command::new(program)
+        .args(rest)
+        .env_remove(ROLE_ENV)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn();
+    let Ok(mut child) = child else {
+        eprintln!("relay: cannot start {program}");
+        return;
+    };
+    let (Some(mut to_child), Some(mut from_child)) = (child.stdin.take(), child.stdout.take())
+    else {
+        return;
+    };
+    std::thread::spawn(move || {
+        copy(&mut std::io::stdin().lock(), &mut to_child);
+        // Dropping `to_child` closes the server's stdin: it ends as with a host.
+    });
+    copy(&mut from_child, &mut std::io::stdout().lock());
+    let _ = child.wait();
+}
+
+/// Copies `from` to `to` until either ends, writing every read at once.
+fn copy(from: &mut impl Read, to: &mut impl Write) {
+    let mut buf = vec![0u8; 256 * 1024];
+    loop {
+        match from.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                if to.write_all(&buf[..n]).and_then(|()| to.flush()).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
 /// The `[tools]` rules of the tool-call row: `echo` on `everything` allowed by a rule, every
 /// other call asked about (so a call the rule did not match would fail closed and end the
 /// row, not be timed as if allowed).
@@ -392,8 +443,11 @@ fn allowed_calls(url: &str) -> Option<u64> {
 /// proxied call is judged from the proxy's cached policy and passed byte for byte, and its
 /// decision queued for the service's audit. So this row is the cost of tool-call consent on
 /// an allowed call. The service's count of allowed calls afterwards shows they were judged.
+/// The same calls through the bare relay ([`relay_role`]) are the floor: what one more process
+/// on the line costs before it reads anything.
 fn sdk_echo(opts: &Opts, state: &Path, table: &mut Table) {
     const MEASURE: &str = "`tools/call` allowed by a `[tools]` rule (service running, rules cached), Python SDK host ↔ server-everything `echo`: proxy vs direct";
+    const FLOOR: &str = "the same `tools/call` through a bare relay process (two threads copying bytes, no parsing): relay vs direct";
     const GOAL: &str = "≤ 1.05×";
     let (Some(python), Some(everything)) = (&opts.python, &opts.everything) else {
         return table.skip(
@@ -426,19 +480,33 @@ fn sdk_echo(opts: &Opts, state: &Path, table: &mut Table) {
         "--",
     ];
     proxied.extend(&direct);
+    let me = std::env::current_exe()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut relayed: Vec<&str> = vec![&me, "--"];
+    relayed.extend(&direct);
     let reps = if opts.quick { 1 } else { 3 };
-    let (mut d, mut p) = (Vec::new(), Vec::new());
+    let (mut d, mut r, mut p) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..reps {
-        for (server, into) in [(&direct, &mut d), (&proxied, &mut p)] {
-            let out = Command::new(python)
-                .arg(&script)
+        let runs = [
+            (&direct, false, &mut d),
+            (&relayed, true, &mut r),
+            (&proxied, false, &mut p),
+        ];
+        for (server, relay, into) in runs {
+            let mut cmd = Command::new(python);
+            cmd.arg(&script)
                 .arg(calls)
                 .arg("--")
                 .args(server.iter())
                 .env("MCP_CONSENT_CONFIG", &config)
                 .env_remove("MCP_CONSENT_BROKER")
-                .stderr(Stdio::inherit())
-                .output();
+                .env_remove(ROLE_ENV)
+                .stderr(Stdio::inherit());
+            if relay {
+                cmd.env(ROLE_ENV, RELAY_ROLE);
+            }
+            let out = cmd.output();
             let median_ms = out
                 .ok()
                 .filter(|o| o.status.success())
@@ -460,10 +528,22 @@ fn sdk_echo(opts: &Opts, state: &Path, table: &mut Table) {
             GOAL,
         );
     }
-    let (d, p) = (median(&mut d), median(&mut p));
+    let (d, r, p) = (median(&mut d), median(&mut r), median(&mut p));
+    table.add(Row {
+        measure: FLOOR.to_owned(),
+        figure: format!("{} per call (+{})", ms(r), ms(r.saturating_sub(d))),
+        baseline: format!("{} per call", ms(d)),
+        ratio: ratio(r.as_secs_f64(), d.as_secs_f64()),
+        goal: "the floor of the row below",
+    });
     table.add(Row {
         measure: MEASURE.to_owned(),
-        figure: format!("{} per call (+{})", ms(p), ms(p.saturating_sub(d))),
+        figure: format!(
+            "{} per call (+{}; {} the relay's)",
+            ms(p),
+            ms(p.saturating_sub(d)),
+            ratio(p.as_secs_f64(), r.as_secs_f64())
+        ),
         baseline: format!("{} per call", ms(d)),
         ratio: ratio(p.as_secs_f64(), d.as_secs_f64()),
         goal: GOAL,

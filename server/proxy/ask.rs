@@ -29,7 +29,7 @@ const DEADLINE_GRACE: Duration = Duration::from_secs(30);
 #[derive(Debug, Clone)]
 pub(super) struct Progress {
     /// The waiting side's line channel.
-    pub(super) to: mpsc::Sender<Vec<u8>>,
+    pub(super) to: mpsc::Sender<bytes::Bytes>,
     /// `_meta.progressToken` of the waiting request.
     pub(super) token: Value,
     /// Last `progress` value sent for this token.
@@ -41,7 +41,7 @@ impl Progress {
         let progress = self.counter.fetch_add(1, Ordering::SeqCst) + 1;
         let line = notifications::progress_line(&self.token, progress, AWAITING_REVIEW);
         // The waiting side may be gone; its absence is handled where it is noticed.
-        let _ = self.to.send(line).await;
+        let _ = self.to.send(line.into()).await;
     }
 }
 

@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
+
 use tokio::sync::{Semaphore, mpsc};
 
 use serde_json::Value;
@@ -27,9 +29,9 @@ pub(in crate::proxy) struct Context {
     /// The session's owner.
     pub(super) session: Handle,
     /// Weak, so the server's stdin closes once the host has gone and no answer is pending.
-    pub(super) to_server: mpsc::WeakSender<Vec<u8>>,
+    pub(super) to_server: mpsc::WeakSender<Bytes>,
     /// Lines for the host.
-    pub(super) to_host: mpsc::Sender<Vec<u8>>,
+    pub(super) to_host: mpsc::Sender<Bytes>,
     /// The server's name (`--name`).
     pub(super) server: String,
     /// This proxy run's session id, as questions name it.
@@ -70,8 +72,8 @@ impl Context {
     }
 }
 
-fn send_later(to: mpsc::Sender<Vec<u8>>, line: Vec<u8>) {
+fn send_later(to: mpsc::Sender<Bytes>, line: Vec<u8>) {
     tokio::spawn(async move {
-        let _ = to.send(line).await;
+        let _ = to.send(line.into()).await;
     });
 }

@@ -15,6 +15,7 @@
 //!   when it carried another id, the server gets an error for it;
 //! - everything else passes byte for byte, in order.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -38,6 +39,10 @@ use crate::wire::DroppedLine;
 pub(super) enum Verdict {
     /// Pass it to the host as it is.
     Forward,
+    /// Pass it to the host as it is, then record the tools its result (these bytes of the
+    /// line) lists ([`record_tools`]): a long list is read after it is on its way, before the
+    /// owner judges anything else.
+    ForwardListing(Range<usize>),
     /// Pass these lines instead (the elements of a batch that passed, one per line).
     ForwardLines(Vec<Vec<u8>>),
     /// The proxy took care of it.
@@ -49,20 +54,22 @@ pub(super) enum Verdict {
 /// Judges one line from the server.
 pub(super) fn from_server(ctx: &Context, s: &mut Session, line: &[u8]) -> Verdict {
     match Envelope::parse(line) {
-        Judged::Message(msg) => {
-            if message(ctx, s, &msg, line) {
-                Verdict::Forward
-            } else {
-                Verdict::Handled
-            }
-        }
+        Judged::Message(msg) => match message(ctx, s, &msg, line) {
+            Pass::Yes => Verdict::Forward,
+            Pass::Listing(result) => Verdict::ForwardListing(result),
+            Pass::No => Verdict::Handled,
+        },
         Judged::Batch(items) => {
             let mut pass = Vec::new();
             for item in items {
                 let text = item.get().as_bytes();
                 match Envelope::parse(text) {
                     Judged::Message(msg) => {
-                        if message(ctx, s, &msg, text) {
+                        let verdict = message(ctx, s, &msg, text);
+                        if let Pass::Listing(result) = &verdict {
+                            record_tools(s, &text[result.clone()]);
+                        }
+                        if verdict != Pass::No {
                             let mut one = text.to_vec();
                             one.push(b'\n');
                             pass.push(one);
@@ -105,7 +112,7 @@ pub(super) fn dropped(ctx: &Context, s: &mut Session, reason: DroppedLine, id: O
         // is dropped with the line it concerns.
         let _ = ctx
             .to_host
-            .try_send(ProxyRefusal::DroppedResponse.line(&request.id));
+            .try_send(ProxyRefusal::DroppedResponse.line(&request.id).into());
     } else if let Some(waiter) = s.retries.remove(&key) {
         // Dropping the waiter ends the retry; its task fails the host request.
         drop(waiter);
@@ -113,15 +120,40 @@ pub(super) fn dropped(ctx: &Context, s: &mut Session, reason: DroppedLine, id: O
         && let Some(id) = key.to_raw()
         && let Some(to_server) = ctx.to_server.upgrade()
     {
-        let _ = to_server.try_send(ProxyRefusal::UnreadableMessage.line(&id));
+        let _ = to_server.try_send(ProxyRefusal::UnreadableMessage.line(&id).into());
+    }
+}
+
+/// Whether a message passes to the host.
+#[derive(Debug, PartialEq, Eq)]
+enum Pass {
+    Yes,
+    No,
+    /// Yes, and it is a `tools/list` result whose tools are to be recorded: the result's bytes
+    /// in the line.
+    Listing(Range<usize>),
+}
+
+impl From<bool> for Pass {
+    fn from(pass: bool) -> Pass {
+        if pass { Pass::Yes } else { Pass::No }
+    }
+}
+
+/// Records what the server claims about its tools in a `tools/list` result (raw text): shown
+/// on tool-call questions, checked against edited arguments, matched by rules that name the
+/// annotations.
+pub(super) fn record_tools(s: &mut Session, result: &[u8]) {
+    if let Ok(result) = std::str::from_utf8(result) {
+        s.tools.extend(crate::tools::call::listed_tools(result));
     }
 }
 
 /// Judges one message; returns whether it passes to the host.
-fn message(ctx: &Context, s: &mut Session, msg: &Envelope<'_>, line: &[u8]) -> bool {
+fn message(ctx: &Context, s: &mut Session, msg: &Envelope<'_>, line: &[u8]) -> Pass {
     let method = msg.method().map(Method::named);
     let key = msg.id_key().map(RequestKey::canonical);
-    match (method, key) {
+    let pass = match (method, key) {
         (Some(m), Some(id)) if m.is_asked() => {
             intercept(ctx, s, id, line);
             false
@@ -143,12 +175,13 @@ fn message(ctx: &Context, s: &mut Session, msg: &Envelope<'_>, line: &[u8]) -> b
             }
             true
         }
-        (None, Some(key)) if msg.is_response() => response(ctx, s, msg, key, line),
+        (None, Some(key)) if msg.is_response() => return response(ctx, s, msg, key, line),
         (None, key) => {
             dropped(ctx, s, DroppedLine::Ambiguous, key);
             false
         }
-    }
+    };
+    pass.into()
 }
 
 /// A response: to a proxy retry, to a host request, or to nobody the proxy knows.
@@ -158,10 +191,10 @@ fn response(
     msg: &Envelope<'_>,
     key: RequestKey,
     line: &[u8],
-) -> bool {
+) -> Pass {
     if let Some(waiter) = s.retries.remove(&key) {
         let _ = waiter.send(line.to_vec());
-        return false;
+        return Pass::No;
     }
     if s.initialize.as_ref() == Some(&key) {
         s.initialize = None;
@@ -175,57 +208,67 @@ fn response(
         // line was failed, or one under a retry id already answered. Every host request that
         // reached the server is recorded, so nothing waits for it.
         dropped(ctx, s, DroppedLine::Ambiguous, None);
-        return false;
+        return false.into();
     };
     if !request.phase.at_server() {
         // Held for the person (the server never received it), or owned by a resolution (the
         // server must answer the proxy's retry, not the host's id): a response under the
         // host's id is not the server's answer to anything the host sent.
         dropped(ctx, s, DroppedLine::Ambiguous, None);
-        return false;
+        return Pass::No;
     }
     let method = request.method;
     if method.is_task_query() && msg.result.is_some_and(binding::task_asks_input) {
         // A task asking for input through the extension the proxy never offers: refused.
         dropped(ctx, s, DroppedLine::Ambiguous, Some(key));
-        return false;
+        return Pass::No;
     }
     if rounds::needs_resolution(msg) {
         if request.line.is_some() {
             if matches!(request.phase, Phase::CancelledAtServer) {
                 // The host no longer waits: nobody is asked for it.
                 s.requests.remove(&key);
-                return false;
+                return Pass::No;
             }
             request.phase = Phase::Resolving {
                 asks: Vec::new(),
                 retry: None,
             };
             rounds::spawn(ctx, key, line.to_vec());
-            return false;
+            return Pass::No;
         }
         if msg.result.is_some() {
             // An `InputRequiredResult` for a request that cannot carry one, or for no request
             // of the host's: never handed over as it is.
             dropped(ctx, s, DroppedLine::Ambiguous, Some(key));
-            return false;
+            return Pass::No;
         }
         // A `-32042` on a request the proxy cannot retry: the host gets it without the URLs.
         if let (Some(request), Some(error)) = (s.requests.remove(&key), msg.error) {
             let line = mrtr::error_line(&request.id, &mrtr::without_elicitations(error));
             ctx.answer_host(line);
         }
-        return false;
-    }
-    if method == Method::ToolsList
-        && let Some(result) = msg.result
-    {
-        // What the server claims about its tools: shown on tool-call questions, checked
-        // against edited arguments, matched by rules that name the annotations.
-        s.tools.extend(crate::tools::call::listed_tools(result));
+        return Pass::No;
     }
     s.requests.remove(&key);
-    true
+    match msg.result {
+        Some(result) if method == Method::ToolsList => match within(line, result) {
+            Some(range) => Pass::Listing(range),
+            None => {
+                record_tools(s, result.as_bytes());
+                Pass::Yes
+            }
+        },
+        _ => Pass::Yes,
+    }
+}
+
+/// Where `part` lies in `line`, when it is a slice of it (what the envelope reads borrows
+/// from the line).
+fn within(line: &[u8], part: &str) -> Option<Range<usize>> {
+    let start = (part.as_ptr() as usize).checked_sub(line.as_ptr() as usize)?;
+    let end = start.checked_add(part.len())?;
+    (end <= line.len()).then_some(start..end)
 }
 
 /// The `requestId` of a `notifications/cancelled`.
@@ -328,7 +371,7 @@ fn intercept(ctx: &Context, s: &mut Session, key: RequestKey, line: &[u8]) {
         if let Some(response) = response {
             let mut line = response.to_string().into_bytes();
             line.push(b'\n');
-            let _ = to_server.send(line).await;
+            let _ = to_server.send(line.into()).await;
         }
     });
 }

@@ -6,9 +6,10 @@
 //! copy of it, and a line that passes is copied once, into the outgoing batch. Only a line that
 //! straddles two reads is gathered into a buffer of its own.
 //!
-//! The host's stdin is read by a thread of its own with blocking reads into large chunks
-//! ([`host_input`]): `tokio::io::stdin()` would hand every read to the blocking pool and wake
-//! two threads per read.
+//! A host stdin that the runtime cannot poll (a terminal, a file) is read by a thread of its
+//! own with blocking reads into large chunks ([`host_input_thread`]): `tokio::io::stdin()`
+//! would hand every read to the blocking pool and wake two threads per read. Pipes and sockets
+//! are polled instead ([`super::host_io`]).
 
 use std::borrow::Cow;
 use std::io::Read;
@@ -21,7 +22,7 @@ use tokio::sync::mpsc;
 use crate::protocol::envelope::{IdScanner, scan_id};
 
 /// The size of one read of the host's stdin, in bytes.
-const HOST_CHUNK_BYTES: usize = 256 * 1024;
+pub(super) const HOST_CHUNK_BYTES: usize = 256 * 1024;
 /// Chunks read ahead of the proxy (back-pressure: the thread blocks when they are queued).
 const HOST_CHUNKS_AHEAD: usize = 8;
 
@@ -30,7 +31,7 @@ const HOST_CHUNKS_AHEAD: usize = 8;
 ///
 /// The thread is not joined: it may stay blocked in `read` while the host keeps stdin open
 /// after the proxy decided to stop, and it ends with the process.
-pub(super) fn host_input() -> ChunkReader {
+pub(super) fn host_input_thread() -> ChunkReader {
     let (tx, rx) = mpsc::channel::<Vec<u8>>(HOST_CHUNKS_AHEAD);
     let spawned = std::thread::Builder::new()
         .name("host-stdin".to_owned())

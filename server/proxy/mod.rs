@@ -20,6 +20,7 @@ mod context;
 mod drops;
 mod error;
 mod host;
+mod host_io;
 pub mod http;
 mod judge;
 mod lines;
@@ -36,6 +37,7 @@ pub mod upstream;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use tokio::io::BufReader;
 use tokio::sync::mpsc;
 
@@ -46,7 +48,7 @@ pub use upstream::Upstream;
 use crate::client::ServiceClient;
 use context::{CONCURRENT_OPENS, Context};
 use lines::{Lines, Seen};
-use output::{Burst, write_host, write_lines};
+use output::{Burst, write_lines};
 use refusal::ProxyRefusal;
 use session::command::{Command, Handle};
 
@@ -104,11 +106,11 @@ pub async fn run_with(
         output: server_out,
         mut server,
     } = upstream;
-    let (to_server, to_server_rx) = mpsc::channel::<Vec<u8>>(256);
-    let (to_host, to_host_rx) = mpsc::channel::<Vec<u8>>(256);
+    let (to_server, to_server_rx) = mpsc::channel::<Bytes>(256);
+    let (to_host, to_host_rx) = mpsc::channel::<Bytes>(256);
     let (close_server_in, close_rx) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(write_lines(server_in, to_server_rx, Some(close_rx)));
-    let host_writer = tokio::task::spawn_blocking(move || write_host(to_host_rx));
+    let host_writer = host_io::host_output(to_host_rx);
 
     let policy = tool_policy::start(client.clone()).await;
     let tool_report = tool_report::ToolReporter::start(options.name.clone(), client.clone());
@@ -136,19 +138,26 @@ pub async fn run_with(
         let _ = host_closed_tx.send(());
     });
 
-    let mut reader = BufReader::with_capacity(SERVER_READ_BYTES, server_out);
+    let reader = BufReader::with_capacity(SERVER_READ_BYTES, server_out);
     let code = {
-        // One reading of the server's output for the whole run, polled again for the drain
-        // below rather than dropped and restarted: dropping it mid-line would lose the part of
-        // a line already read (and then drop the rest as unjudgeable) and any lines judged
-        // but not yet sent on.
-        let reading = read_server(&ctx, &mut reader, limit);
-        tokio::pin!(reading);
+        // One reading of the server's output for the whole run, awaited again for the drain
+        // below rather than restarted: stopping it mid-line would lose the part of a line
+        // already read (and then drop the rest as unjudgeable) and any lines judged but not
+        // yet sent on. A task of its own, on the runtime's workers like the rest of the line
+        // path (this future runs on the thread that started the runtime).
+        let server_ctx = ctx.clone();
+        let mut reading = Reading(tokio::spawn(async move {
+            read_server(&server_ctx, reader, limit).await
+        }));
         let stop = tokio::select! {
-            r = &mut reading => { r?; Stop::ServerClosed }
+            r = &mut reading.0 => { r.map_err(std::io::Error::other)??; Stop::ServerClosed }
             _ = host_closed => Stop::HostClosed,
             () = terminating() => Stop::Signal,
         };
+        if matches!(stop, Stop::Signal) {
+            // Nothing more passes once a signal ended the run.
+            reading.0.abort();
+        }
         // Whoever left, nobody can use an answer any more: the open questions are withdrawn
         // rather than left for the person to answer in vain.
         withdraw_all(&ctx).await;
@@ -164,7 +173,7 @@ pub async fn run_with(
                 // The server may still answer what the host sent last; pass that on for a
                 // grace, then end it.
                 let ended = tokio::time::timeout(GRACE, async {
-                    let _ = reading.await;
+                    let _ = (&mut reading.0).await;
                     server.wait().await
                 })
                 .await;
@@ -180,6 +189,17 @@ pub async fn run_with(
     drop(ctx);
     let _ = tokio::time::timeout(Duration::from_secs(1), host_writer).await;
     Ok(code)
+}
+
+/// The task reading the server's output; stopped when the run no longer waits for it (after
+/// a signal, or when the server outlived the grace), as the reading stopped before it was a
+/// task.
+struct Reading(tokio::task::JoinHandle<Result<(), ProxyError>>);
+
+impl Drop for Reading {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// Resolves on SIGTERM, SIGINT or SIGHUP.
@@ -203,8 +223,8 @@ async fn terminating() {
 /// Reads the host's lines and passes them on; returns when the host closes its output.
 /// The lines of one read are judged together by the session's owner and what passes is sent
 /// on together ([`output::Batch`]).
-async fn read_host(ctx: &Context, to_server: mpsc::Sender<Vec<u8>>, limit: usize) {
-    let mut lines = Lines::new(lines::host_input(), limit);
+async fn read_host(ctx: &Context, to_server: mpsc::Sender<Bytes>, limit: usize) {
+    let mut lines = Lines::new(host_io::host_input(), limit);
     let mut refusals = Vec::new();
     loop {
         let mut burst = Burst::default();
@@ -215,7 +235,7 @@ async fn read_host(ctx: &Context, to_server: mpsc::Sender<Vec<u8>>, limit: usize
             })
             .await;
         for line in refusals.drain(..) {
-            let _ = ctx.to_host.send(line).await;
+            let _ = ctx.to_host.send(line.into()).await;
         }
         let more = matches!(read, Ok(true));
         if !burst.is_empty() {
@@ -250,7 +270,7 @@ fn refuse_overlong(id: Option<String>, len: usize, limit: usize) -> Option<Vec<u
 /// not one per line.
 async fn read_server<R: tokio::io::AsyncBufRead + Unpin>(
     ctx: &Context,
-    reader: &mut R,
+    reader: R,
     limit: usize,
 ) -> Result<(), ProxyError> {
     let mut lines = Lines::new(reader, limit);

@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
+use bytes::Bytes;
 use tokio::io::{AsyncWriteExt, BufWriter};
 use tokio::sync::mpsc;
 
@@ -74,7 +75,7 @@ pub(in crate::proxy) struct Batch {
     /// Short lines, concatenated.
     bytes: Vec<u8>,
     /// Buffers ready to go, in order (long lines, and the short lines before them).
-    ready: Vec<Vec<u8>>,
+    ready: Vec<Bytes>,
 }
 
 impl Batch {
@@ -108,10 +109,7 @@ impl Batch {
             line.push(b'\n');
         }
         if line.len() >= BATCH_BYTES {
-            if !self.bytes.is_empty() {
-                self.ready.push(std::mem::take(&mut self.bytes));
-            }
-            self.ready.push(line);
+            self.push_ready(line.into());
         } else if self.bytes.is_empty() {
             // The first line's buffer becomes the batch's (no copy for a lone line).
             self.bytes = line;
@@ -120,12 +118,31 @@ impl Batch {
         }
     }
 
+    /// Adds a whole line (ending in `\n`) that is shared with the session's owner, which
+    /// reads it again once it is on its way.
+    pub(super) fn push_shared(&mut self, line: Bytes) {
+        if line.len() < BATCH_BYTES {
+            self.bytes.extend_from_slice(&line);
+        } else {
+            self.push_ready(line);
+        }
+    }
+
+    /// Adds a buffer of its own, after the short lines gathered so far.
+    fn push_ready(&mut self, buffer: Bytes) {
+        if !self.bytes.is_empty() {
+            self.ready.push(std::mem::take(&mut self.bytes).into());
+        }
+        self.ready.push(buffer);
+    }
+
     /// Sends everything, in order; an error when the receiver has gone.
-    pub(super) async fn send(&mut self, to: &mpsc::Sender<Vec<u8>>) -> Result<(), ()> {
+    pub(super) async fn send(&mut self, to: &mpsc::Sender<Bytes>) -> Result<(), ()> {
         if !self.bytes.is_empty() {
             // The next burst is likely as long: room for it at once, not by doubling.
             let room = Vec::with_capacity(self.bytes.len());
-            self.ready.push(std::mem::replace(&mut self.bytes, room));
+            self.ready
+                .push(std::mem::replace(&mut self.bytes, room).into());
         }
         for buffer in self.ready.drain(..) {
             to.send(buffer).await.map_err(drop)?;
@@ -138,7 +155,7 @@ impl Batch {
 /// line). With `close`, stops and closes the stream once told to (after what is queued).
 pub(super) async fn write_lines<W: tokio::io::AsyncWrite + Unpin>(
     out: W,
-    mut lines: mpsc::Receiver<Vec<u8>>,
+    mut lines: mpsc::Receiver<Bytes>,
     close: Option<tokio::sync::oneshot::Receiver<()>>,
 ) {
     let mut out = BufWriter::with_capacity(BATCH_BYTES, out);
@@ -177,7 +194,7 @@ pub(super) async fn write_lines<W: tokio::io::AsyncWrite + Unpin>(
 /// `write(2)` calls from a large buffer, flushed when the queue runs dry (not per line).
 /// `tokio::io::stdout()` would instead hand every write to the blocking pool. Returns when
 /// every sender is gone and the queue is written, or when stdout fails (the host left).
-pub(super) fn write_host(mut lines: mpsc::Receiver<Vec<u8>>) {
+pub(super) fn write_host(mut lines: mpsc::Receiver<Bytes>) {
     use std::io::Write;
     use std::os::fd::AsFd;
     // A duplicate of fd 1, not `std::io::stdout()`: that one is line-buffered and would
@@ -224,7 +241,7 @@ mod tests {
             sent.push(buffer);
         }
         assert_eq!(sent.len(), 2, "the long line goes in a buffer of its own");
-        assert_eq!(sent[0], b"{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n");
+        assert_eq!(&sent[0][..], b"{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n");
         assert_eq!(sent[1].len(), BATCH_BYTES + 1);
         assert_eq!(sent[1].last(), Some(&b'\n'));
     }

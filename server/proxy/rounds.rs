@@ -421,7 +421,7 @@ async fn send_retry(
     if !sent {
         return None;
     }
-    ctx.to_server.upgrade()?.send(line).await.ok()?;
+    ctx.to_server.upgrade()?.send(line.into()).await.ok()?;
     let Ok(response) = response.await else {
         // The server's answer could not be judged and was dropped, or the server left.
         fail(ctx, host_key, ProxyRefusal::DroppedResponse).await;
@@ -472,5 +472,5 @@ async fn fail(ctx: &Context, host_key: &RequestKey, refusal: ProxyRefusal) {
 
 async fn send_host(ctx: &Context, line: Vec<u8>) {
     // The host may be gone; then nobody waits for this line.
-    let _ = ctx.to_host.send(line).await;
+    let _ = ctx.to_host.send(line.into()).await;
 }

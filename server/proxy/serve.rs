@@ -4,6 +4,9 @@
 //! never waits on anything but its input, so a slow side or a slow service cannot stall it.
 
 use std::borrow::Cow;
+use std::ops::Range;
+
+use bytes::Bytes;
 
 use tokio::sync::mpsc;
 
@@ -25,7 +28,18 @@ pub(super) async fn serve(ctx: Context, mut inputs: mpsc::Receiver<Input>) {
                 let _ = reply.send(from_host(&ctx, &mut session, burst));
             }
             Input::Server(burst, reply) => {
-                let _ = reply.send(from_server(&ctx, &mut session, burst));
+                let (batch, listings) = from_server(&ctx, &mut session, burst);
+                let _ = reply.send(batch);
+                if !listings.is_empty() {
+                    // The reader, woken by the reply, sends the lists on first: it waits in
+                    // this worker's next slot, which no other worker may take while the owner
+                    // runs. What they claim is recorded before the owner judges anything else
+                    // (so before any call the host sends after reading them).
+                    tokio::task::yield_now().await;
+                    for (line, result) in listings {
+                        judge::record_tools(&mut session, &line[result]);
+                    }
+                }
             }
             Input::Command(command) => session.apply(command),
             Input::Stop => return,
@@ -52,12 +66,20 @@ fn from_host(ctx: &Context, session: &mut Session, burst: Burst) -> Batch {
     batch
 }
 
-/// Judges the server's lines; what passes goes to the host.
-fn from_server(ctx: &Context, session: &mut Session, burst: Burst) -> Batch {
+/// Judges the server's lines; what passes goes to the host. Also the `tools/list` results
+/// among them, shared with the batch, each with where its result lies, to be recorded once
+/// the batch is on its way.
+fn from_server(ctx: &Context, session: &mut Session, burst: Burst) -> (Batch, Vec<Listing>) {
     let mut batch = Batch::default();
+    let mut listings = Vec::new();
     burst.each(|seen| match seen {
         Seen::Line(line) => match judge::from_server(ctx, session, &line) {
             judge::Verdict::Forward => batch.pass(line),
+            judge::Verdict::ForwardListing(result) => {
+                let line = shared_line(line);
+                batch.push_shared(line.clone());
+                listings.push((line, result));
+            }
             judge::Verdict::ForwardLines(lines) => {
                 for line in lines {
                     batch.push(line);
@@ -72,5 +94,18 @@ fn from_server(ctx: &Context, session: &mut Session, burst: Burst) -> Batch {
             id.map(RequestKey::canonical),
         ),
     });
-    batch
+    (batch, listings)
+}
+
+/// A `tools/list` result passed to the host, and where its `result` lies in it.
+type Listing = (Bytes, Range<usize>);
+
+/// A line as a shared buffer ending in `\n` (moved, not copied, when it was gathered; only a
+/// line read whole in one read, so no longer than a read, is copied).
+fn shared_line(line: Cow<'_, [u8]>) -> Bytes {
+    let mut line = line.into_owned();
+    if line.last() != Some(&b'\n') {
+        line.push(b'\n');
+    }
+    Bytes::from(line)
 }

@@ -242,10 +242,13 @@ async fn forward(ctx: &Context, key: &RequestKey, out: Vec<u8>) {
     let Some(to_server) = ctx.to_server.upgrade() else {
         return;
     };
-    if to_server.send(out.to_vec()).await.is_err()
+    if to_server.send(out.to_vec().into()).await.is_err()
         && let Some(id) = ctx.session.finish(key).await
     {
-        let _ = ctx.to_host.send(ProxyRefusal::ServerGone.line(&id)).await;
+        let _ = ctx
+            .to_host
+            .send(ProxyRefusal::ServerGone.line(&id).into())
+            .await;
     }
 }
 
@@ -254,7 +257,7 @@ async fn refuse(ctx: &Context, key: &RequestKey, tool: &str, refusal: Refusal, c
         return;
     };
     let line = result_line(&id, &refusal.result(&ctx.server, tool, complete));
-    let _ = ctx.to_host.send(line).await;
+    let _ = ctx.to_host.send(line.into()).await;
 }
 
 /// Forgets the request without an answer.

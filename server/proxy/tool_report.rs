@@ -4,10 +4,11 @@
 //! go out at most once a second. A service that cannot be reached loses the report, never a
 //! call.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 
 use crate::client::ServiceClient;
 use crate::tools::report::{
@@ -38,6 +39,8 @@ enum Message {
 #[derive(Debug, Clone)]
 pub(super) struct ToolReporter {
     tx: mpsc::Sender<Message>,
+    /// Wakes the task while it gathers: a flush, or a queue half full.
+    wake: Arc<Notify>,
 }
 
 impl std::fmt::Debug for Message {
@@ -49,19 +52,26 @@ impl std::fmt::Debug for Message {
 /// How many decisions may wait for the task; beyond, a decision is dropped from the report
 /// (logged), and the call itself is unaffected.
 const QUEUE: usize = 4 * MAX_DECISIONS_PER_REPORT;
+/// How long decisions are gathered into one report.
+const GATHER: Duration = Duration::from_secs(1);
 
 impl ToolReporter {
     /// Starts the task for the proxy of `server`.
     pub(super) fn start(server: String, client: ServiceClient) -> ToolReporter {
         let (tx, rx) = mpsc::channel(QUEUE);
-        tokio::spawn(run(server, client, rx));
-        ToolReporter { tx }
+        let wake = Arc::new(Notify::new());
+        tokio::spawn(run(server, client, rx, wake.clone()));
+        ToolReporter { tx, wake }
     }
 
-    /// Queues one decision (never waits).
+    /// Queues one decision (never waits). While the task gathers, it is not woken for each
+    /// one: a wake-up per call would put a task beside the call's own on the worker that judges
+    /// it, and the runtime would wake a second thread to take one of them.
     pub(super) fn record(&self, decided: Decided) {
         if self.tx.try_send(Message::Decided(decided)).is_err() {
             tracing::warn!("too many tool-call decisions at once; one was not reported");
+        } else if self.tx.capacity() < QUEUE / 2 {
+            self.wake.notify_one();
         }
     }
 
@@ -69,38 +79,79 @@ impl ToolReporter {
     pub(super) async fn flush(&self) {
         let (done, wait) = oneshot::channel();
         if self.tx.send(Message::Flush(done)).await.is_ok() {
+            self.wake.notify_one();
             let _ = wait.await;
         }
     }
 }
 
-async fn run(server: String, client: ServiceClient, mut rx: mpsc::Receiver<Message>) {
-    let mut pending = Vec::new();
-    while let Some(first) = rx.recv().await {
-        let mut flushed = Vec::new();
-        match first {
-            Message::Decided(d) => {
-                pending.push(d);
-                // Gather for a second: one report, not one per call.
-                let until = tokio::time::Instant::now() + Duration::from_secs(1);
-                loop {
-                    match tokio::time::timeout_at(until, rx.recv()).await {
-                        Ok(Some(Message::Decided(d))) => pending.push(d),
-                        Ok(Some(Message::Flush(done))) => {
-                            flushed.push(done);
-                            break;
-                        }
-                        Ok(None) | Err(_) => break,
-                    }
+/// What the task has taken from its queue for the next report.
+#[derive(Default)]
+struct Gathered {
+    pending: Vec<Decided>,
+    flushed: Vec<oneshot::Sender<()>>,
+    /// Every handle is gone.
+    closed: bool,
+}
+
+impl Gathered {
+    fn take(&mut self, message: Message) {
+        match message {
+            Message::Decided(d) => self.pending.push(d),
+            Message::Flush(done) => self.flushed.push(done),
+        }
+    }
+
+    /// Takes everything queued now.
+    fn drain(&mut self, rx: &mut mpsc::Receiver<Message>) {
+        loop {
+            match rx.try_recv() {
+                Ok(message) => self.take(message),
+                Err(mpsc::error::TryRecvError::Empty) => return,
+                Err(mpsc::error::TryRecvError::Disconnected) => {
+                    self.closed = true;
+                    return;
                 }
             }
-            Message::Flush(done) => flushed.push(done),
         }
+    }
+}
+
+async fn run(
+    server: String,
+    client: ServiceClient,
+    mut rx: mpsc::Receiver<Message>,
+    wake: Arc<Notify>,
+) {
+    while let Some(first) = rx.recv().await {
+        let mut gathered = Gathered::default();
+        gathered.take(first);
+        // Gather for a second: one report, not one per call. Meanwhile the queue is emptied
+        // when the second is up or the task is woken (a flush, a queue half full).
+        let until = tokio::time::Instant::now() + GATHER;
+        while gathered.flushed.is_empty() && !gathered.closed {
+            let up = tokio::select! {
+                () = tokio::time::sleep_until(until) => true,
+                () = wake.notified() => false,
+            };
+            gathered.drain(&mut rx);
+            if up {
+                break;
+            }
+        }
+        let Gathered {
+            pending,
+            flushed,
+            closed,
+        } = gathered;
         if !pending.is_empty() {
-            send(&server, &client, std::mem::take(&mut pending)).await;
+            send(&server, &client, pending).await;
         }
         for done in flushed {
             let _ = done.send(());
+        }
+        if closed {
+            return;
         }
     }
 }

@@ -255,3 +255,80 @@ async fn a_burst_still_in_flight_when_the_host_leaves_arrives_whole() {
             .all(|l| l == line.trim_end().as_bytes())
     );
 }
+
+/// `proxy -- cat` with the host's side given as `stdin`/`stdout`: every line comes back whole
+/// and in order, nothing is dropped.
+fn cat_through(stdin: Stdio, stdout: Stdio) -> std::process::Child {
+    let dir = tempfile::tempdir().unwrap();
+    std::process::Command::new(env!("CARGO_BIN_EXE_mcp-consent"))
+        .arg("--state-dir")
+        .arg(dir.path())
+        .args(["proxy", "--name", "cat", "--broker", "http://127.0.0.1:9"])
+        .args(["--", "cat"])
+        .stdin(stdin)
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// `count` notifications of about 270 bytes, one a line.
+fn notification_lines(count: usize) -> String {
+    let line = format!(
+        "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"level\":\"info\",\"data\":\"{}\"}}}}\n",
+        "y".repeat(200)
+    );
+    line.repeat(count)
+}
+
+/// A host that gives the proxy files rather than pipes (a terminal or a file cannot be polled):
+/// the proxy reads and writes them with blocking calls, and everything passes as through pipes.
+#[tokio::test]
+async fn files_as_the_hosts_side_pass_every_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = notification_lines(5_000);
+    let input = dir.path().join("in.jsonl");
+    let output = dir.path().join("out.jsonl");
+    std::fs::write(&input, &all).unwrap();
+    let child = cat_through(
+        std::fs::File::open(&input).unwrap().into(),
+        std::fs::File::create(&output).unwrap().into(),
+    );
+    let done = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert!(done.status.success(), "{done:?}");
+    assert!(!String::from_utf8_lossy(&done.stderr).contains("dropped"));
+    assert_eq!(std::fs::read_to_string(&output).unwrap(), all);
+}
+
+/// A host that gives the proxy one Unix socket for stdin and stdout (as Node's child processes
+/// get): read and written on the runtime like pipes; every line comes back whole, in order.
+#[tokio::test]
+async fn a_socket_as_the_hosts_side_passes_every_line() {
+    use std::io::{Read, Write};
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+    let all = notification_lines(5_000);
+    let child = cat_through(
+        std::os::fd::OwnedFd::from(theirs.try_clone().unwrap()).into(),
+        std::os::fd::OwnedFd::from(theirs).into(),
+    );
+    let mut writing = ours.try_clone().unwrap();
+    let sent = all.clone();
+    let writer = std::thread::spawn(move || {
+        writing.write_all(sent.as_bytes()).unwrap();
+        writing.shutdown(std::net::Shutdown::Write).unwrap();
+    });
+    let mut reading = ours;
+    let received = tokio::task::spawn_blocking(move || {
+        let mut received = Vec::new();
+        reading.read_to_end(&mut received).unwrap();
+        received
+    });
+    let done = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    writer.join().unwrap();
+    assert!(done.status.success(), "{done:?}");
+    assert_eq!(String::from_utf8(received.await.unwrap()).unwrap(), all);
+}

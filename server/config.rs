@@ -81,6 +81,11 @@ pub struct Config {
     /// Most questions one server may have pending at once; more are refused with `-32603`
     /// naming the limit, so one server cannot flood the queue. Default `100`.
     pub max_pending_per_server: u64,
+    /// Most bytes of requests one server's questions of the last hour may hold in the store
+    /// (whatever became of them: a server that withdraws each question at once still stores
+    /// it until retention); more are refused with `-32603` naming the limit, so one server
+    /// cannot fill the disk. Default `268435456` (256 MiB).
+    pub max_stored_bytes_per_server: u64,
     /// Make every form question person-only (audience `human`: hidden from the API's lists
     /// and refused over the API), not only forms that look like they ask for a secret. Default
     /// `false`: that look is a heuristic, so set this when no script should ever answer a form.
@@ -191,6 +196,7 @@ impl Default for Config {
             allow_non_loopback: false,
             question_timeout_secs: 900,
             max_pending_per_server: 100,
+            max_stored_bytes_per_server: 256 * 1024 * 1024,
             forms_person_only: false,
             max_request_bytes: 16 * 1024 * 1024,
             metrics_token_file: None,

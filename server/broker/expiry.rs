@@ -139,6 +139,7 @@ mod tests {
         let settings = BrokerSettings {
             question_timeout: Duration::from_secs(15 * 60),
             max_pending_per_server: 10,
+            max_stored_bytes_per_server: u64::MAX,
             forms_person_only: false,
         };
         let broker = Broker::new(db, settings, Metrics::new().unwrap());
@@ -200,6 +201,7 @@ mod tests {
         let settings = BrokerSettings {
             question_timeout: Duration::from_secs(15 * 60),
             max_pending_per_server: 10,
+            max_stored_bytes_per_server: u64::MAX,
             forms_person_only: false,
         };
         let start = Utc.with_ymd_and_hms(2030, 1, 2, 3, 4, 5).unwrap();

@@ -56,6 +56,8 @@ pub struct BrokerSettings {
     pub question_timeout: Duration,
     /// Most questions one server may have pending at once.
     pub max_pending_per_server: u64,
+    /// Most bytes of requests one server's questions opened in the last hour may hold.
+    pub max_stored_bytes_per_server: u64,
     /// Every form is person-only (`forms_person_only`), not only those asking for a secret.
     pub forms_person_only: bool,
 }

@@ -38,6 +38,8 @@ enum Admission {
     Existing(Question),
     IdInUse,
     TooMany,
+    /// The server's questions of the last hour already hold `max_stored_bytes_per_server`.
+    TooMuchStored,
 }
 
 /// A request that passed the protocol checks: what opening it needs.
@@ -127,6 +129,14 @@ impl Broker {
                 let e = RpcError::invalid_request(
                     "this request id is already used by another pending request",
                 );
+                Ok(OpenOutcome::Refused(error_response(Some(&rpc_id), &e)))
+            }
+            Admission::TooMuchStored => {
+                self.metrics.reject(counted_kind, RejectReason::Budget);
+                let e = RpcError::internal(format!(
+                    "this server's questions of the last hour hold too much (limit {} bytes, max_stored_bytes_per_server); try again later",
+                    settings.max_stored_bytes_per_server
+                ));
                 Ok(OpenOutcome::Refused(error_response(Some(&rpc_id), &e)))
             }
             Admission::TooMany => {
@@ -260,6 +270,8 @@ impl Broker {
         settings: &BrokerSettings,
     ) -> Result<Admission, BrokerError> {
         let limit = i64::try_from(settings.max_pending_per_server).unwrap_or(i64::MAX);
+        let stored_limit = i64::try_from(settings.max_stored_bytes_per_server).unwrap_or(i64::MAX);
+        let since = self.now() - STORED_WINDOW;
         let admission = self
             .db
             .write(move |conn| {
@@ -282,6 +294,13 @@ impl Broker {
                     if Question::count_pending_for_server(conn, &row.server)? >= limit {
                         return Ok(Admission::TooMany);
                     }
+                    // Withdrawn or answered at once, a question still holds its request until
+                    // retention: what one server stored in the last hour is bounded too.
+                    let stored = Question::stored_request_chars_since(conn, &row.server, since)?;
+                    let adding = i64::try_from(row.request.to_string().len()).unwrap_or(i64::MAX);
+                    if stored.saturating_add(adding) > stored_limit {
+                        return Ok(Admission::TooMuchStored);
+                    }
                     Question::insert(conn, &row)?;
                     Ok::<_, DbError>(Admission::New(row))
                 })
@@ -290,6 +309,9 @@ impl Broker {
         Ok(admission)
     }
 }
+
+/// How far back [`Admission::TooMuchStored`] counts a server's stored requests.
+const STORED_WINDOW: chrono::TimeDelta = chrono::TimeDelta::hours(1);
 
 /// Whether two requests are stored as the same text. As JSON values, objects whose keys come
 /// in another order would compare equal; the same request is the same text.

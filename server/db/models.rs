@@ -10,6 +10,11 @@ use super::schema::{api_tokens, login_links, questions, web_sessions};
 use super::sql::{DecideQuestion, InsertQuestion, Pending};
 use crate::domain::{Audience, Kind, QuestionId, State};
 
+diesel::define_sql_function! {
+    /// SQL `length()` of a text, in characters (both engines).
+    fn length(text: diesel::sql_types::Text) -> diesel::sql_types::Integer;
+}
+
 pub use super::questions::{Listed, Question};
 
 impl Question {
@@ -87,6 +92,21 @@ impl Question {
             .order((questions::created_at.asc(), questions::id.asc()))
             .limit(limit)
             .load(conn)
+    }
+
+    /// How many characters of requests the questions `server` opened at or after `since` hold,
+    /// whatever their state (the store's text length: a bound, not an exact byte count).
+    pub fn stored_request_chars_since(
+        conn: &mut Conn,
+        server: &str,
+        since: DateTime<Utc>,
+    ) -> QueryResult<i64> {
+        let total: Option<i64> = questions::table
+            .filter(questions::server.eq(server))
+            .filter(questions::created_at.ge(since.timestamp_millis()))
+            .select(diesel::dsl::sum(length(questions::request)))
+            .get_result(conn)?;
+        Ok(total.unwrap_or(0))
     }
 
     /// How many questions `server` has pending.

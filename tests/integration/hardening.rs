@@ -131,6 +131,43 @@ async fn one_server_cannot_flood_the_queue_and_ids_are_not_merged() {
 }
 
 #[tokio::test]
+async fn a_server_that_withdraws_each_question_at_once_cannot_fill_the_disk() {
+    let app = spawn_with(Config {
+        max_stored_bytes_per_server: 20_000,
+        ..Config::default()
+    })
+    .await;
+    let big = |id: i64| {
+        let mut request = form_request(id);
+        request["params"]["message"] = json!("x".repeat(6_000));
+        request
+    };
+    // Each question is withdrawn at once, so none stays pending; their requests stay stored
+    // until retention, and those of the last hour are bounded.
+    for id in 1..=3 {
+        let opened = app.open_ok(big(id)).await;
+        app.post_json(&format!("/api/v1/requests/{opened}/cancel"), &json!({}))
+            .await;
+    }
+    let (_, body) = app.open(big(4), full_caps(), "2025-11-25").await;
+    assert_eq!(body["response"]["error"]["code"], -32603, "{body}");
+    let message = body["response"]["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("limit 20000 bytes") && message.contains("max_stored_bytes_per_server"),
+        "{message}"
+    );
+    // A small request from another server still gets through.
+    let res = app
+        .post_json(
+            "/api/v1/requests",
+            &json!({"server": "other", "session": "s", "protocolVersion": "2025-11-25",
+            "clientCapabilities": full_caps(), "request": form_request(5)}),
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::CREATED);
+}
+
+#[tokio::test]
 async fn the_proxy_exits_with_its_server_and_withdraws_what_it_left_open() {
     let app = spawn_app().await;
     let script = json!([

@@ -175,10 +175,24 @@ impl ToolRule {
             && WildMatch::new(&self.tool).matches(tool)
             && self
                 .read_only
-                .is_none_or(|want| hints.read_only == Some(want))
+                .is_none_or(|want| hints.claims_read_only() == want)
             && self
                 .destructive
-                .is_none_or(|want| hints.destructive == Some(want))
+                .is_none_or(|want| hints.claims_destructive() == want)
+    }
+}
+
+impl Hints {
+    /// What the server claims, read with the spec's defaults: `readOnlyHint` is `false` when
+    /// absent (d:2025-06-18/schema.ts ToolAnnotations).
+    fn claims_read_only(self) -> bool {
+        self.read_only.unwrap_or(false)
+    }
+
+    /// `destructiveHint` is `true` when absent, and means nothing for a read-only tool (which
+    /// changes nothing): so a tool that says nothing is matched by `destructive = true`.
+    fn claims_destructive(self) -> bool {
+        !self.claims_read_only() && self.destructive.unwrap_or(true)
     }
 }
 
@@ -214,6 +228,38 @@ mod tests {
         assert_eq!(judge("github", "list_issues").by, DecidedBy::Rule(2));
         assert_eq!(judge("gitlab", "x").action, ToolAction::Ask);
         assert_eq!(judge("gitlab", "x").by, DecidedBy::Default);
+    }
+
+    #[test]
+    fn a_tool_that_says_nothing_is_read_with_the_specs_defaults() {
+        let policy = Policy {
+            tools: rules(
+                r#"
+                [[rules]]
+                destructive = true
+                action = "deny"
+                [[rules]]
+                read_only = false
+                action = "ask"
+                "#,
+            ),
+            grants: vec![],
+        };
+        let now = Utc::now();
+        let judge = |hints| policy.judge("s", "t", hints, now).action;
+        // No annotations: destructive by default, so the deny rule holds it back.
+        assert_eq!(judge(Hints::default()), ToolAction::Deny);
+        let not_destructive = Hints {
+            read_only: None,
+            destructive: Some(false),
+        };
+        assert_eq!(judge(not_destructive), ToolAction::Ask);
+        // A read-only claim makes the destructive hint meaningless: neither rule matches.
+        let read_only = Hints {
+            read_only: Some(true),
+            destructive: Some(true),
+        };
+        assert_eq!(judge(read_only), ToolAction::Allow);
     }
 
     #[test]

@@ -188,6 +188,13 @@ impl StateDir {
     }
 }
 
+/// `<root>/config-path`: the absolute path of the config file the running service read (0600),
+/// so a proxy that cannot reach the service judges tool calls by that same file. Absent while
+/// the service runs on the defaults.
+pub fn config_path_file(root: &Path) -> PathBuf {
+    root.join("config-path")
+}
+
 fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
     s.push(suffix);

@@ -54,6 +54,9 @@ pub async fn run(
         name: args.name,
         command: args.command,
         max_line_bytes: args.max_line_bytes,
+        config_file: crate::paths::read_private(&crate::paths::config_path_file(&state_root))
+            .ok()
+            .map(|text| PathBuf::from(text.trim_end_matches('\n'))),
     };
     match args.url {
         Some(url) => {

@@ -35,6 +35,7 @@ pub async fn run(args: ServeArgs, root: PathBuf, explicit_root: bool) -> Result<
     let app = Application::build(&config, root.clone(), &listen)
         .await?
         .with_config_file(args.config.clone());
+    record_config_file(&root, config_file.as_deref());
     println!("listening on http://{}", app.addr());
     tracing::debug!(descriptors, "open-file limit");
     // stdout carries exactly the one line docs/design.md §serve promises; the rest goes to the
@@ -64,4 +65,23 @@ fn login_command(explicit_root: bool, root: &std::path::Path) -> String {
         command.push_str(&format!(" --state-dir {}", root.display()));
     }
     command
+}
+
+/// Writes where the config came from into the state directory (or removes a stale record when
+/// the service runs on the defaults), for proxies that start while the service is down. A
+/// failure is logged: the proxy then falls back to `MCP_CONSENT_CONFIG` or the default path.
+fn record_config_file(root: &std::path::Path, config_file: Option<&std::path::Path>) {
+    let record = crate::paths::config_path_file(root);
+    let written = match config_file.map(std::path::absolute) {
+        Some(Ok(path)) => crate::paths::write_private(&record, &format!("{}\n", path.display()))
+            .map_err(|e| e.to_string()),
+        Some(Err(e)) => Err(e.to_string()),
+        None => match std::fs::remove_file(&record) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.to_string()),
+            _ => Ok(()),
+        },
+    };
+    if let Err(e) = written {
+        tracing::warn!(error = %e, "cannot record the config file's path for proxies");
+    }
 }

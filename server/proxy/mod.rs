@@ -71,6 +71,9 @@ pub struct ProxyOptions {
     pub command: Vec<String>,
     /// The longest line accepted in either direction, in bytes (`--max-line-bytes`).
     pub max_line_bytes: usize,
+    /// The config file the service last started with (`<state>/config-path`), read for the
+    /// tool rules while the service cannot be reached.
+    pub config_file: Option<std::path::PathBuf>,
 }
 
 /// Why the proxy stops.
@@ -112,7 +115,7 @@ pub async fn run_with(
     tokio::spawn(write_lines(server_in, to_server_rx, Some(close_rx)));
     let host_writer = host_io::host_output(to_host_rx);
 
-    let policy = tool_policy::start(client.clone()).await;
+    let policy = tool_policy::start(client.clone(), options.config_file.clone()).await;
     let tool_report = tool_report::ToolReporter::start(options.name.clone(), client.clone());
     let (inputs, inputs_rx) = mpsc::channel(INPUTS);
     let ctx = Context {

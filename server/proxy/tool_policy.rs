@@ -3,7 +3,8 @@
 //! without a round trip. The task asks the service (`GET /api/v1/tools/policy`: the config's
 //! `[tools]` and the grants in force) every [`POLL`], so a config reload or a new grant is
 //! followed within two seconds. Until the service has answered once, the policy is read from
-//! the same config file the service reads (`MCP_CONSENT_CONFIG` or the default location): an
+//! the same config file the service reads (the one it last started with, recorded in
+//! `<state>/config-path`; else `MCP_CONSENT_CONFIG` or the default location): an
 //! `allow` keeps working without the service, an `ask` fails closed. A config file that cannot
 //! be read makes every call an `ask` (the person's rules are unknown, so nothing passes
 //! unjudged).
@@ -25,9 +26,11 @@ const FIRST_ANSWER: Duration = Duration::from_secs(2);
 /// The latest policy, as the judging side reads it.
 pub(super) type PolicyView = watch::Receiver<Arc<Policy>>;
 
-/// The policy from the config file the service would read.
-fn from_config_file() -> Policy {
-    let explicit = std::env::var_os("MCP_CONSENT_CONFIG").map(std::path::PathBuf::from);
+/// The policy from the config file the service read (`recorded`), else the one it would read.
+fn from_config_file(recorded: Option<&std::path::Path>) -> Policy {
+    let explicit = recorded
+        .map(std::path::Path::to_path_buf)
+        .or_else(|| std::env::var_os("MCP_CONSENT_CONFIG").map(std::path::PathBuf::from));
     let tools = match Config::load(explicit.as_deref()) {
         Ok(config) => config.tools,
         Err(e) => {
@@ -46,15 +49,18 @@ fn from_config_file() -> Policy {
 
 /// Starts the task that keeps the policy; returns once the service answered (or did not
 /// within [`FIRST_ANSWER`]), so the first call is judged by the person's current rules.
-pub(super) async fn start(client: ServiceClient) -> PolicyView {
+pub(super) async fn start(
+    client: ServiceClient,
+    recorded: Option<std::path::PathBuf>,
+) -> PolicyView {
     let first = tokio::time::timeout(FIRST_ANSWER, client.tool_policy()).await;
     let initial = match first {
         Ok(Ok(policy)) => policy,
         Ok(Err(e)) => {
             tracing::debug!(error = %e, "the service did not give the tool policy; using the config file");
-            from_config_file()
+            from_config_file(recorded.as_deref())
         }
-        Err(_) => from_config_file(),
+        Err(_) => from_config_file(recorded.as_deref()),
     };
     let (tx, rx) = watch::channel(Arc::new(initial));
     tokio::spawn(async move {

@@ -530,3 +530,38 @@ async fn before_the_service_answers_the_proxy_judges_by_the_config_file() {
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0]["params"]["name"], "read_file");
 }
+
+#[tokio::test]
+async fn while_the_service_is_down_the_proxy_judges_by_the_config_the_service_started_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("elsewhere.toml");
+    std::fs::write(
+        &config,
+        "[tools]\n[[tools.rules]]\ntool = \"drop_*\"\naction = \"deny\"\n",
+    )
+    .unwrap();
+    let state = dir.path().join("state");
+    // `serve --config FILE`: not the default location, and no MCP_CONSENT_CONFIG for the
+    // proxy; the service records which file it read.
+    let mut service = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-consent"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--state-dir"])
+        .arg(&state)
+        .arg("--config")
+        .arg(&config)
+        .env_remove("MCP_CONSENT_CONFIG")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    listening_on(&mut service).await;
+    service.kill().await.unwrap();
+    service.wait().await.unwrap();
+
+    let proxy = Proxy::start(&state, Some("http://127.0.0.1:9"), server(1));
+    let mut proxy = listed(proxy).await;
+    proxy.send(&call(21, "drop_db", "/a")).await;
+    assert!(refusal_text(&host_line(&mut proxy).await).contains("tools.rules[1]"));
+    flush(&mut proxy, "after-drop").await;
+    assert!(calls_received(&proxy).is_empty());
+}

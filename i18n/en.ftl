@@ -727,6 +727,7 @@ tool-preview = calls { $tool }
 
 url-warnings-title = Warning: this address may not be what it seems.
 url-hidden-char = An invisible character, shown by its code point
+tool-argument-hidden = This value holds invisible characters that can change how it reads; they are shown as code points (U+…). Read it as shown here.
 url-warning-imitates = This is not { $known }: { $domain } only looks like it, with letters that look alike. Going back is the safe choice.
 url-warning-posing = The address starts with { $known }, but it belongs to { $domain }: that site, not { $known }, gets what you type there.
 url-warning-brand = The message names { $brand }, but this address is not on { $known }: it belongs to { $domain }.

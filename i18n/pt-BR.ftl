@@ -727,6 +727,7 @@ tool-preview = chama { $tool }
 
 url-warnings-title = Atenção: este endereço pode não ser o que parece.
 url-hidden-char = Um caractere invisível, mostrado pelo seu ponto de código
+tool-argument-hidden = Este valor contém caracteres invisíveis que podem mudar a forma como ele se lê; eles aparecem como pontos de código (U+…). Leia-o como aparece aqui.
 url-warning-imitates = Este não é { $known }: { $domain } só se parece com ele, com letras parecidas. Voltar é a escolha segura.
 url-warning-posing = O endereço começa com { $known }, mas pertence a { $domain }: é esse site, e não { $known }, que recebe o que você digitar lá.
 url-warning-brand = A mensagem cita { $brand }, mas este endereço não está em { $known }: ele pertence a { $domain }.

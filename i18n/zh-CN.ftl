@@ -644,6 +644,7 @@ tool-preview = 调用 { $tool }
 
 url-warnings-title = 警告：此地址可能并非看上去的那样。
 url-hidden-char = 一个不可见字符，以其码位显示
+tool-argument-hidden = 此值包含可能改变其读法的不可见字符；它们以码位（U+…）显示。请按此处显示的内容阅读。
 url-warning-imitates = 这不是 { $known }：{ $domain } 只是用形似的字母看起来像它。返回是安全的选择。
 url-warning-posing = 此地址以 { $known } 开头，但它属于 { $domain }：你在那里输入的内容会交给那个网站，而不是 { $known }。
 url-warning-brand = 消息提到了 { $brand }，但此地址不在 { $known } 上：它属于 { $domain }。

@@ -197,3 +197,34 @@ async fn the_stylesheet_has_dark_mode_and_a_narrow_screen_layout() {
     assert!(css.contains("@media (prefers-color-scheme: dark)"));
     assert!(css.contains("@media (max-width: 40rem)") && css.contains(".table-wrap"));
 }
+
+#[tokio::test]
+async fn a_tool_calls_arguments_show_their_invisible_characters_as_code_points() {
+    use crate::tool_calls::{pending_call, rules, started};
+    let app = spawn_with(rules("default = \"ask\"\n")).await;
+    let browser = app.login().await;
+    let mut proxy = started(&app, 0).await;
+    // Read as "invoice_exe.pdf" with the override, a zero-width space in the other.
+    let call = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+        "name": "delete_file",
+        "arguments": {"path": "invoice_\u{202E}fdp.exe", "note": "ok\u{200B}ay"}}});
+    proxy.send(&call.to_string()).await;
+    let q = pending_call(&app, &browser).await;
+    let html = app
+        .html(
+            &browser,
+            &format!("/questions/{}", q["id"].as_str().unwrap()),
+        )
+        .await;
+    let arguments = html.split("<dl class=\"arguments\">").nth(1).unwrap();
+    let arguments = arguments.split("</dl>").next().unwrap();
+    assert!(
+        !arguments.contains('\u{202E}') && !arguments.contains('\u{200B}'),
+        "{arguments}"
+    );
+    assert!(
+        arguments.contains(">U+202E<") && arguments.contains(">U+200B<"),
+        "{arguments}"
+    );
+    assert!(arguments.contains("invisible characters"), "{arguments}");
+}

@@ -4,7 +4,7 @@
 
 use super::last;
 use super::sampling::pretty;
-use super::url::url_view;
+use super::url::{UrlPiece, pieces, url_view};
 use crate::broker::Question;
 use crate::i18n::I18n;
 use crate::protocol::FieldError;
@@ -15,8 +15,11 @@ use serde_json::json;
 pub struct ArgumentView {
     /// The argument's name.
     pub name: String,
-    /// Its value: a string as it is, anything else as pretty JSON.
-    pub value: String,
+    /// Its value (a string as it is, anything else as pretty JSON) in pieces, each invisible
+    /// character shown by its code point.
+    pub value: Vec<UrlPiece>,
+    /// The value holds invisible characters (a warning says so).
+    pub hidden: bool,
     /// When the value is an http(s) URL: its host split for emphasis (subdomain, registrable).
     pub url: Option<(String, String)>,
 }
@@ -68,10 +71,15 @@ pub fn tool_call_view(
         .as_object()
         .map(|args| {
             args.iter()
-                .map(|(name, value)| ArgumentView {
-                    name: name.clone(),
-                    value: value.as_str().map_or_else(|| pretty(value), str::to_owned),
-                    url: value.as_str().and_then(|s| url_parts(i18n, s)),
+                .map(|(name, value)| {
+                    let text = value.as_str().map_or_else(|| pretty(value), str::to_owned);
+                    let value = pieces(&text);
+                    ArgumentView {
+                        name: name.clone(),
+                        hidden: value.iter().any(|p| matches!(p, UrlPiece::Hidden(_))),
+                        value,
+                        url: url_parts(i18n, &text),
+                    }
                 })
                 .collect()
         })

@@ -83,8 +83,10 @@ fn finding_word(f: Finding) -> &'static str {
     }
 }
 
-/// `raw` in pieces, each invisible character its own piece named by its code point.
-fn pieces(raw: &str) -> Vec<UrlPiece> {
+/// `raw` in pieces, each invisible character its own piece named by its code point (for URLs
+/// and tool-call arguments alike: a hidden override or zero-width character must not make a
+/// value read as something it is not).
+pub fn pieces(raw: &str) -> Vec<UrlPiece> {
     let mut out = Vec::new();
     let mut text = String::new();
     for c in raw.chars() {

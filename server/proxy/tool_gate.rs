@@ -147,9 +147,13 @@ pub(super) fn spawn_ask(
 
 async fn ask_call(ctx: &Context, key: &RequestKey, tool: &str, line: Vec<u8>, complete: bool) {
     let handle = Arc::new(AskHandle::default());
-    let Ok(request) = serde_json::from_slice::<Value>(&line) else {
-        // Readable by names but not as a whole (a number out of range): it cannot be shown
-        // as it is, so it is refused rather than asked about.
+    let request = serde_json::from_slice::<Value>(&line)
+        .ok()
+        .filter(|_| !has_inexact_integer(&line));
+    let Some(request) = request else {
+        // Readable by names but not as a whole (a number out of range, or an integer too
+        // long to hold exactly, which the page would show rounded while the server got it
+        // exact): it cannot be shown as it is, so it is refused rather than asked about.
         let refusal = CallFailure::UnreadableCall.refusal();
         refuse(ctx, key, tool, refusal, complete).await;
         return;
@@ -176,6 +180,42 @@ async fn ask_call(ctx: &Context, key: &RequestKey, tool: &str, line: Vec<u8>, co
         }
         Answered::Refuse(refusal) => refuse(ctx, key, tool, refusal, complete).await,
     }
+}
+
+/// Whether the JSON text `line` holds an integer literal (no fraction, no exponent) outside
+/// strings that fits neither `i64` nor `u64`: such a number is parsed as a float, so what the
+/// person would see is not what the server would get.
+fn has_inexact_integer(line: &[u8]) -> bool {
+    let (mut in_string, mut escaped) = (false, false);
+    let mut token: Vec<u8> = Vec::new();
+    let inexact = |t: &[u8]| {
+        let text = std::str::from_utf8(t).unwrap_or_default();
+        !text.is_empty()
+            && !t.iter().any(|b| matches!(b, b'.' | b'e' | b'E'))
+            && text.parse::<i64>().is_err()
+            && text.parse::<u64>().is_err()
+    };
+    for &b in line {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        if b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E') {
+            token.push(b);
+            continue;
+        }
+        if inexact(&token) {
+            return true;
+        }
+        token.clear();
+        in_string = b == b'"';
+    }
+    inexact(&token)
 }
 
 /// The question for a held call, registered with its host request so a cancellation or the
@@ -263,4 +303,26 @@ async fn refuse(ctx: &Context, key: &RequestKey, tool: &str, refusal: Refusal, c
 /// Forgets the request without an answer.
 async fn forget(ctx: &Context, key: &RequestKey) {
     let _ = ctx.session.finish(key).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_inexact_integer;
+
+    #[test]
+    fn only_integers_that_cannot_be_held_exactly_are_found() {
+        for exact in [
+            r#"{"n":18446744073709551615,"m":-9223372036854775808,"ok":true,"f":1.5e300}"#,
+            r#"{"s":"123456789012345678901234567890","e":"\"99999999999999999999\""}"#,
+        ] {
+            assert!(!has_inexact_integer(exact.as_bytes()), "{exact}");
+        }
+        for inexact in [
+            r#"{"n":18446744073709551616}"#,
+            r#"{"a":[1,-9223372036854775809]}"#,
+            "123456789012345678901234567890",
+        ] {
+            assert!(has_inexact_integer(inexact.as_bytes()), "{inexact}");
+        }
+    }
 }

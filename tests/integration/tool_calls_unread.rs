@@ -91,6 +91,14 @@ async fn a_call_readable_by_names_but_not_as_a_whole_is_refused_not_left_waiting
     assert_eq!(answer["id"], 20);
     let text = refusal_text(&answer);
     assert!(text.contains("cannot be read"), "{text}");
+    // An integer too long to hold exactly would be shown rounded while the server got it
+    // exact: refused the same way.
+    proxy
+        .send(r#"{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"pay","arguments":{"cents":123456789012345678901234567890,"memo":"99999999999999999999999"}}}"#)
+        .await;
+    let answer = host_line(&mut proxy).await;
+    assert_eq!(answer["id"], 21);
+    assert!(refusal_text(&answer).contains("cannot be read"));
     flush(&mut proxy, "after-1e400").await;
     assert!(calls_received(&proxy).is_empty());
 }

@@ -38,36 +38,9 @@ pub(super) fn from_host<'a>(
     s: &mut Session,
     line: &'a [u8],
 ) -> Option<Cow<'a, [u8]>> {
-    let msg = match Envelope::parse(line) {
-        Judged::Message(msg) => msg,
-        // A line the proxy cannot read by exact names might be read by the server as a call
-        // the rules hold back, or as an answer the person never gave: it never passes.
-        Judged::Unjudgeable => {
-            refuse_unread(ctx, s, scan_id(line), ProxyRefusal::UnreadableHostMessage);
-            return None;
-        }
-        Judged::Batch(items) => {
-            for item in items {
-                refuse_unread(ctx, s, scan_id(item.get().as_bytes()), ProxyRefusal::Batch);
-            }
-            return None;
-        }
-    };
+    let msg = readable(ctx, s, line)?;
     let Some(id_key) = msg.id_key().map(RequestKey::canonical) else {
-        match msg.method().map(Method::named) {
-            Some(Method::Cancelled) if host_cancelled(ctx, s, &msg) => {
-                // The call was held for the person: the server never got it, so nothing to
-                // cancel.
-                return None;
-            }
-            Some(Method::ToolsCall) => {
-                // A call without an id expects no answer, but a server might still run it:
-                // it is never judged, so it never passes.
-                tracing::warn!("dropped a tools/call the host sent as a notification");
-                return None;
-            }
-            _ => return Some(Cow::Borrowed(line)),
-        }
+        return host_notification(ctx, s, &msg).then_some(Cow::Borrowed(line));
     };
     let Some(method) = msg.method().map(Method::named) else {
         // A host response may only answer a server request the host was given: never one the
@@ -78,38 +51,61 @@ pub(super) fn from_host<'a>(
         }
         return Some(Cow::Borrowed(line));
     };
+    host_request(ctx, s, &msg, method, id_key, line)
+}
 
+/// The line's envelope, when the proxy can read it by exact names. A line it cannot read might
+/// be read by the server as a call the rules hold back, or as an answer the person never gave:
+/// it never passes (nor does a batch), and the host is told under the id it names.
+fn readable<'a>(ctx: &Context, s: &Session, line: &'a [u8]) -> Option<Envelope<'a>> {
+    match Envelope::parse(line) {
+        Judged::Message(msg) => Some(msg),
+        Judged::Unjudgeable => {
+            refuse_unread(ctx, s, scan_id(line), ProxyRefusal::UnreadableHostMessage);
+            None
+        }
+        Judged::Batch(items) => {
+            for item in items {
+                refuse_unread(ctx, s, scan_id(item.get().as_bytes()), ProxyRefusal::Batch);
+            }
+            None
+        }
+    }
+}
+
+/// A host notification; whether it passes.
+fn host_notification(ctx: &Context, s: &mut Session, msg: &Envelope<'_>) -> bool {
+    match msg.method().map(Method::named) {
+        // The call was held for the person: the server never got it, so nothing to cancel.
+        Some(Method::Cancelled) => !host_cancelled(ctx, s, msg),
+        Some(Method::ToolsCall) => {
+            // A call without an id expects no answer, but a server might still run it: it is
+            // never judged, so it never passes.
+            tracing::warn!("dropped a tools/call the host sent as a notification");
+            false
+        }
+        _ => true,
+    }
+}
+
+/// A host request: its capabilities rewritten, a retry bound to its round, a tool call judged;
+/// recorded until its response. Returns what goes to the server now.
+fn host_request<'a>(
+    ctx: &Context,
+    s: &mut Session,
+    msg: &Envelope<'_>,
+    method: Method,
+    id_key: RequestKey,
+    line: &'a [u8],
+) -> Option<Cow<'a, [u8]>> {
     let head = request_head(method, msg.params);
-    let meta = msg.params.and_then(mrtr::meta_of);
     // Valid JSON already (the envelope was read), so this only copies the id's text.
     let id = msg
         .id
         .and_then(|raw| RawValue::from_string(raw.to_owned()).ok())
         .unwrap_or_else(|| RawValue::NULL.to_owned());
-    let mut out = Cow::Borrowed(line);
-    let mut meta_version = None;
-    let mut capabilities = Value::Null;
-    if method == Method::Initialize {
-        if let Some((rewritten, version, caps)) = rewrite_initialize(&out) {
-            s.initialize = Some(id_key.clone());
-            s.requested_version = Some(version);
-            s.capabilities = caps;
-            out = Cow::Owned(rewritten);
-        }
-    } else if let Some((version, declared)) = meta {
-        // 2026-07-28: capabilities travel in every request (G16).
-        let caps = forward_capabilities(&version, &declared);
-        if let Ok(rewritten) = mrtr::with_meta_capabilities(&out, &caps) {
-            out = Cow::Owned(rewritten);
-            s.meta_version = Some(version.clone());
-            s.capabilities = caps.clone();
-            meta_version = Some(version);
-            capabilities = caps;
-        }
-    }
-    if capabilities.is_null() {
-        capabilities = s.capabilities.clone();
-    }
+    let (mut out, meta_version, capabilities) =
+        with_capabilities(s, method, &id_key, msg.params, line);
     // What a retry carries (`inputResponses`, `requestState`) reaches the server only as the
     // proxy handed it: bound to the round it answers, or not at all.
     if method.may_require_input() && head.carries_retry {
@@ -131,27 +127,24 @@ pub(super) fn from_host<'a>(
         ctx.answer_host(ProxyRefusal::IdInFlight.line(&id));
         return None;
     }
-    let gate = if is_call {
-        let complete = meta_version.is_some() || s.speaks_mrtr();
-        let gate = tool_gate::judge(ctx, s, &id, head.tool.as_deref(), head.arguments, complete);
-        (gate, complete)
+    let complete = is_call && (meta_version.is_some() || s.speaks_mrtr());
+    let asked_tool = if is_call {
+        match tool_gate::judge(ctx, s, &id, head.tool.as_deref(), head.arguments, complete) {
+            Gate::Refused(line) => {
+                ctx.answer_host(line);
+                return None;
+            }
+            Gate::Ask => head.tool.clone(),
+            Gate::Pass => None,
+        }
     } else {
-        (Gate::Pass, false)
+        None
     };
-    if let (Gate::Refused(line), _) = gate {
-        ctx.answer_host(line);
-        return None;
-    }
-
-    let keep_line = method.may_require_input();
-    let asked_tool = matches!(gate.0, Gate::Ask)
-        .then(|| head.tool.clone())
-        .flatten();
     let request = HostRequest {
         id,
         method,
         tool: head.tool,
-        line: keep_line.then(|| Arc::new(out.to_vec())),
+        line: method.may_require_input().then(|| Arc::new(out.to_vec())),
         progress_token: head.progress_token,
         meta_version,
         capabilities,
@@ -164,10 +157,40 @@ pub(super) fn from_host<'a>(
     };
     s.requests.insert(id_key.clone(), request);
     if let Some(tool) = asked_tool {
-        tool_gate::spawn_ask(ctx, id_key, tool, out.into_owned(), gate.1);
+        tool_gate::spawn_ask(ctx, id_key, tool, out.into_owned(), complete);
         return None;
     }
     Some(out)
+}
+
+/// The request with the capabilities the proxy answers for: in `initialize`, or (2026-07-28)
+/// in the `_meta` of every request. Returns the line to send, the `_meta` protocol version
+/// when the request carried one, and the capabilities the request is judged by.
+fn with_capabilities<'a>(
+    s: &mut Session,
+    method: Method,
+    id_key: &RequestKey,
+    params: Option<&str>,
+    line: &'a [u8],
+) -> (Cow<'a, [u8]>, Option<String>, Value) {
+    let mut out = Cow::Borrowed(line);
+    if method == Method::Initialize {
+        if let Some((rewritten, version, caps)) = rewrite_initialize(&out) {
+            s.initialize = Some(id_key.clone());
+            s.requested_version = Some(version);
+            s.capabilities = caps;
+            out = Cow::Owned(rewritten);
+        }
+    } else if let Some((version, declared)) = params.and_then(mrtr::meta_of) {
+        // 2026-07-28: capabilities travel in every request (G16).
+        let caps = forward_capabilities(&version, &declared);
+        if let Ok(rewritten) = mrtr::with_meta_capabilities(&out, &caps) {
+            s.meta_version = Some(version.clone());
+            s.capabilities = caps.clone();
+            return (Cow::Owned(rewritten), Some(version), caps);
+        }
+    }
+    (out, None, s.capabilities.clone())
 }
 
 /// What the proxy reads of a host request's params, in one pass that copies nothing (tool

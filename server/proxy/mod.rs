@@ -144,7 +144,7 @@ pub async fn run_with(
     let reader = BufReader::with_capacity(SERVER_READ_BYTES, server_out);
     let code = {
         // One reading of the server's output for the whole run, awaited again for the drain
-        // below rather than restarted: stopping it mid-line would lose the part of a line
+        // in `wind_down` rather than restarted: stopping it mid-line would lose the part of a line
         // already read (and then drop the rest as unjudgeable) and any lines judged but not
         // yet sent on. A task of its own, on the runtime's workers like the rest of the line
         // path (this future runs on the thread that started the runtime).
@@ -157,41 +157,54 @@ pub async fn run_with(
             _ = host_closed => Stop::HostClosed,
             () = terminating() => Stop::Signal,
         };
-        if matches!(stop, Stop::Signal) {
-            // Nothing more passes once a signal ended the run.
-            reading.0.abort();
-        }
-        // Whoever left, nobody can use an answer any more: the open questions are withdrawn
-        // rather than left for the person to answer in vain.
-        withdraw_all(&ctx).await;
-        let _ = close_server_in.send(());
-        let final_report = async {
-            drops::flush(&ctx.drops, &ctx.client).await;
-            ctx.tool_report.flush().await;
-        };
-        let _ = tokio::time::timeout(Duration::from_secs(2), final_report).await;
-        match stop {
-            Stop::ServerClosed => server.wait().await?,
-            Stop::HostClosed => {
-                // The server may still answer what the host sent last; pass that on for a
-                // grace, then end it.
-                let ended = tokio::time::timeout(GRACE, async {
-                    let _ = (&mut reading.0).await;
-                    server.wait().await
-                })
-                .await;
-                match ended {
-                    Ok(code) => code?,
-                    Err(_) => server.terminate(GRACE).await?,
-                }
-            }
-            Stop::Signal => server.terminate(GRACE).await?,
-        }
+        wind_down(&ctx, stop, reading, server.as_mut(), close_server_in).await?
     };
     ctx.session.stop().await;
     drop(ctx);
     let _ = tokio::time::timeout(Duration::from_secs(1), host_writer).await;
     Ok(code)
+}
+
+/// Ends the run once `stop` happened: the open questions withdrawn, the server's input closed,
+/// the last counts reported, and the server waited for (after the host left, for a grace in
+/// which its last answers still pass) or ended. Returns its exit code.
+async fn wind_down(
+    ctx: &Context,
+    stop: Stop,
+    mut reading: Reading,
+    server: &mut dyn upstream::Server,
+    close_server_in: tokio::sync::oneshot::Sender<()>,
+) -> Result<i32, ProxyError> {
+    if matches!(stop, Stop::Signal) {
+        // Nothing more passes once a signal ended the run.
+        reading.0.abort();
+    }
+    // Whoever left, nobody can use an answer any more: the open questions are withdrawn
+    // rather than left for the person to answer in vain.
+    withdraw_all(ctx).await;
+    let _ = close_server_in.send(());
+    let final_report = async {
+        drops::flush(&ctx.drops, &ctx.client).await;
+        ctx.tool_report.flush().await;
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(2), final_report).await;
+    Ok(match stop {
+        Stop::ServerClosed => server.wait().await?,
+        Stop::HostClosed => {
+            // The server may still answer what the host sent last; pass that on for a grace,
+            // then end it.
+            let ended = tokio::time::timeout(GRACE, async {
+                let _ = (&mut reading.0).await;
+                server.wait().await
+            })
+            .await;
+            match ended {
+                Ok(code) => code?,
+                Err(_) => server.terminate(GRACE).await?,
+            }
+        }
+        Stop::Signal => server.terminate(GRACE).await?,
+    })
 }
 
 /// The task reading the server's output; stopped when the run no longer waits for it (after

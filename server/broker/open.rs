@@ -36,7 +36,15 @@ pub enum OpenOutcome {
 enum Admission {
     New(Question),
     Existing(Question),
+    /// Nothing was opened, for this reason.
+    Refused(Refused),
+}
+
+/// Why [`Broker::admit`] opened nothing.
+enum Refused {
+    /// Another pending request of the session has this id.
     IdInUse,
+    /// The server is at `max_pending_per_server`.
     TooMany,
     /// The server's questions of the last hour already hold `max_stored_bytes_per_server`.
     TooMuchStored,
@@ -121,30 +129,9 @@ impl Broker {
                 Ok(OpenOutcome::New(question))
             }
             Admission::Existing(question) => Ok(OpenOutcome::Existing(question)),
-            // MCP G1: "The request ID MUST NOT have been previously used by the requestor within
-            // the same session." A different request under a pending id is not merged into it.
-            Admission::IdInUse => {
-                self.metrics
-                    .reject(counted_kind, RejectReason::InvalidRequest);
-                let e = RpcError::invalid_request(
-                    "this request id is already used by another pending request",
-                );
-                Ok(OpenOutcome::Refused(error_response(Some(&rpc_id), &e)))
-            }
-            Admission::TooMuchStored => {
-                self.metrics.reject(counted_kind, RejectReason::Budget);
-                let e = RpcError::internal(format!(
-                    "this server's questions of the last hour hold too much (limit {} bytes, max_stored_bytes_per_server); try again later",
-                    settings.max_stored_bytes_per_server
-                ));
-                Ok(OpenOutcome::Refused(error_response(Some(&rpc_id), &e)))
-            }
-            Admission::TooMany => {
-                self.metrics.reject(counted_kind, RejectReason::Budget);
-                let e = RpcError::internal(format!(
-                    "too many open questions from this server (limit {}); answer or decline some first",
-                    settings.max_pending_per_server
-                ));
+            Admission::Refused(refused) => {
+                let (reason, e) = admission_refusal(&refused, &settings);
+                self.metrics.reject(counted_kind, reason);
                 Ok(OpenOutcome::Refused(error_response(Some(&rpc_id), &e)))
             }
         }
@@ -288,18 +275,18 @@ impl Broker {
                         return Ok(if same_stored_text(&existing.request, &row.request) {
                             Admission::Existing(existing)
                         } else {
-                            Admission::IdInUse
+                            Admission::Refused(Refused::IdInUse)
                         });
                     }
                     if Question::count_pending_for_server(conn, &row.server)? >= limit {
-                        return Ok(Admission::TooMany);
+                        return Ok(Admission::Refused(Refused::TooMany));
                     }
                     // Withdrawn or answered at once, a question still holds its request until
                     // retention: what one server stored in the last hour is bounded too.
                     let stored = Question::stored_request_chars_since(conn, &row.server, since)?;
                     let adding = i64::try_from(row.request.to_string().len()).unwrap_or(i64::MAX);
                     if stored.saturating_add(adding) > stored_limit {
-                        return Ok(Admission::TooMuchStored);
+                        return Ok(Admission::Refused(Refused::TooMuchStored));
                     }
                     Question::insert(conn, &row)?;
                     Ok::<_, DbError>(Admission::New(row))
@@ -310,7 +297,34 @@ impl Broker {
     }
 }
 
-/// How far back [`Admission::TooMuchStored`] counts a server's stored requests.
+/// Why an admission that opened nothing was refused: the metric's reason and the error for
+/// the server.
+fn admission_refusal(refused: &Refused, settings: &BrokerSettings) -> (RejectReason, RpcError) {
+    match refused {
+        // MCP G1: "The request ID MUST NOT have been previously used by the requestor within
+        // the same session." A different request under a pending id is not merged into it.
+        Refused::IdInUse => (
+            RejectReason::InvalidRequest,
+            RpcError::invalid_request("this request id is already used by another pending request"),
+        ),
+        Refused::TooMuchStored => (
+            RejectReason::Budget,
+            RpcError::internal(format!(
+                "this server's questions of the last hour hold too much (limit {} bytes, max_stored_bytes_per_server); try again later",
+                settings.max_stored_bytes_per_server
+            )),
+        ),
+        Refused::TooMany => (
+            RejectReason::Budget,
+            RpcError::internal(format!(
+                "too many open questions from this server (limit {}); answer or decline some first",
+                settings.max_pending_per_server
+            )),
+        ),
+    }
+}
+
+/// How far back [`Refused::TooMuchStored`] counts a server's stored requests.
 const STORED_WINDOW: chrono::TimeDelta = chrono::TimeDelta::hours(1);
 
 /// Whether two requests are stored as the same text. As JSON values, objects whose keys come

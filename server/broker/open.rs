@@ -284,7 +284,13 @@ impl Broker {
                     // Withdrawn or answered at once, a question still holds its request until
                     // retention: what one server stored in the last hour is bounded too.
                     let stored = Question::stored_request_chars_since(conn, &row.server, since)?;
-                    let adding = i64::try_from(row.request.to_string().len()).unwrap_or(i64::MAX);
+                    let listing = row
+                        .tool_info
+                        .as_ref()
+                        .and_then(|t| serde_json::to_string(t).ok())
+                        .map_or(0, |t| t.len());
+                    let adding =
+                        i64::try_from(row.request.to_string().len() + listing).unwrap_or(i64::MAX);
                     if stored.saturating_add(adding) > stored_limit {
                         return Ok(Admission::Refused(Refused::TooMuchStored));
                     }

@@ -94,19 +94,27 @@ impl Question {
             .load(conn)
     }
 
-    /// How many characters of requests the questions `server` opened at or after `since` hold,
-    /// whatever their state (the store's text length: a bound, not an exact byte count).
+    /// How many characters of server-sent text (the request and the tool's listing) the
+    /// questions `server` opened at or after `since` hold, whatever their state (the store's
+    /// text length: a bound, not an exact byte count).
     pub fn stored_request_chars_since(
         conn: &mut Conn,
         server: &str,
         since: DateTime<Utc>,
     ) -> QueryResult<i64> {
-        let total: Option<i64> = questions::table
+        let mine = questions::table
             .filter(questions::server.eq(server))
-            .filter(questions::created_at.ge(since.timestamp_millis()))
+            .filter(questions::created_at.ge(since.timestamp_millis()));
+        let requests: Option<i64> = mine
             .select(diesel::dsl::sum(length(questions::request)))
             .get_result(conn)?;
-        Ok(total.unwrap_or(0))
+        let listings: Option<i64> = mine
+            .filter(questions::tool_info.is_not_null())
+            .select(diesel::dsl::sum(length(
+                questions::tool_info.assume_not_null(),
+            )))
+            .get_result(conn)?;
+        Ok(requests.unwrap_or(0).saturating_add(listings.unwrap_or(0)))
     }
 
     /// How many questions `server` has pending.

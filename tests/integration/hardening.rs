@@ -168,6 +168,42 @@ async fn a_server_that_withdraws_each_question_at_once_cannot_fill_the_disk() {
 }
 
 #[tokio::test]
+async fn a_tools_long_listing_counts_against_what_its_server_may_store() {
+    let app = spawn_with(Config {
+        max_stored_bytes_per_server: 20_000,
+        ..Config::default()
+    })
+    .await;
+    // A small call of a tool whose listing (claimed description) is long: the listing is
+    // stored with each question, so it counts.
+    let open = |id: i64| {
+        json!({"server": "test-server", "session": "s1", "tool": "send_mail",
+            "protocolVersion": "2025-11-25", "clientCapabilities": full_caps(),
+            "toolInfo": {"description": "x".repeat(6_000)},
+            "request": {"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                        "params": {"name": "send_mail", "arguments": {}}}})
+    };
+    for id in 1..=3 {
+        let res = app.post_json("/api/v1/requests", &open(id)).await;
+        assert_eq!(res.status(), StatusCode::CREATED);
+        let opened: Value = res.json().await.unwrap();
+        let qid = opened["id"].as_str().unwrap();
+        app.post_json(&format!("/api/v1/requests/{qid}/cancel"), &json!({}))
+            .await;
+    }
+    let body: Value = app
+        .post_json("/api/v1/requests", &open(4))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let message = body["response"]["error"]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(message.contains("max_stored_bytes_per_server"), "{body}");
+}
+
+#[tokio::test]
 async fn the_proxy_exits_with_its_server_and_withdraws_what_it_left_open() {
     let app = spawn_app().await;
     let script = json!([

@@ -15,6 +15,7 @@ pub mod notifications;
 pub mod request_key;
 pub mod sampling;
 mod scan;
+pub mod twins;
 pub mod url_safety;
 
 use serde::Serialize;

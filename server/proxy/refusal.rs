@@ -165,9 +165,11 @@ pub(super) enum CallFailure {
     /// The tool's name cannot be read unambiguously, so the server might read another.
     #[error("its tool name cannot be read unambiguously")]
     UnreadableName,
-    /// The call is readable by its names but not as a whole JSON value (a number out of
-    /// range), so it cannot be shown to the person as it is.
-    #[error("its arguments cannot be read as JSON that can be shown (a number out of range?)")]
+    /// The call is readable by its names but not as one exact JSON value (a number out of
+    /// range or too long, a duplicated member), so it cannot be shown to the person as it is.
+    #[error(
+        "its arguments cannot be read as one exact value to show (a number out of range or too long to hold exactly, or a member given twice)"
+    )]
     UnreadableCall,
     /// The person's answer is for another call than the one held.
     #[error("the answer does not match the call the person saw")]

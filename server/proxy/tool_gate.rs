@@ -24,6 +24,7 @@ use super::session::{AskHandle, Session};
 use super::tool_report::Decided;
 use crate::protocol::mrtr;
 use crate::protocol::request_key::RequestKey;
+use crate::protocol::twins;
 use crate::tools::report::LocalDecision;
 use crate::tools::{Refusal, ToolAction, ToolCall, ToolInfo};
 
@@ -149,11 +150,12 @@ async fn ask_call(ctx: &Context, key: &RequestKey, tool: &str, line: Vec<u8>, co
     let handle = Arc::new(AskHandle::default());
     let request = serde_json::from_slice::<Value>(&line)
         .ok()
-        .filter(|_| !has_inexact_integer(&line));
+        .filter(|_| !has_inexact_integer(&line) && !twins::has_twins_at_any_depth(&line));
     let Some(request) = request else {
-        // Readable by names but not as a whole (a number out of range, or an integer too
-        // long to hold exactly, which the page would show rounded while the server got it
-        // exact): it cannot be shown as it is, so it is refused rather than asked about.
+        // Readable by names but not as a whole (a number out of range, an integer too long
+        // to hold exactly, which the page would show rounded while the server got it exact,
+        // or a duplicated member, whose other copy a server may read): it cannot be shown as
+        // it is, so it is refused rather than asked about.
         let refusal = CallFailure::UnreadableCall.refusal();
         refuse(ctx, key, tool, refusal, complete).await;
         return;

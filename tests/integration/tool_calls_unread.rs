@@ -99,6 +99,13 @@ async fn a_call_readable_by_names_but_not_as_a_whole_is_refused_not_left_waiting
     let answer = host_line(&mut proxy).await;
     assert_eq!(answer["id"], 21);
     assert!(refusal_text(&answer).contains("cannot be read"));
+    // A member given twice: the page would show the last copy, a server might read the first.
+    proxy
+        .send(r#"{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":"send_mail","arguments":{"to":"attacker@evil","to":"boss@corp"}}}"#)
+        .await;
+    let answer = host_line(&mut proxy).await;
+    assert_eq!(answer["id"], 22);
+    assert!(refusal_text(&answer).contains("cannot be read"));
     flush(&mut proxy, "after-1e400").await;
     assert!(calls_received(&proxy).is_empty());
 }

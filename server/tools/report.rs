@@ -58,3 +58,54 @@ pub struct ToolDecisionReport {
     /// The decisions, at most [`MAX_DECISIONS_PER_REPORT`].
     pub decisions: Vec<ToolDecision>,
 }
+
+/// The longest tool or server name a report may carry (MCP tool names are 1–128 characters,
+/// d:2025-11-25/server/tools.mdx §Tool names; server names are the proxy's `--name`).
+pub const MAX_NAME_CHARS: usize = 128;
+/// The longest `rule` a report may carry (`tools.default`, `tools.rules[N]`, `grant:<id>`).
+pub const MAX_RULE_CHARS: usize = 64;
+/// How far back a reported decision's `at` may lie; older ones are recorded at that bound.
+pub const MAX_REPORT_AGE: chrono::TimeDelta = chrono::TimeDelta::hours(24);
+
+impl ToolDecisionReport {
+    /// Checks what the audit will hold: a `rule` that names a rule or a grant within
+    /// [`MAX_RULE_CHARS`] and a SHA-256 hex digest; names longer than [`MAX_NAME_CHARS`] are
+    /// kept cut there (ending in `…`), and every `at` is put between [`MAX_REPORT_AGE`] ago and
+    /// `now` (a reporter cannot date the person's audit).
+    ///
+    /// # Errors
+    /// The first field that does not fit, as a sentence.
+    pub fn checked(mut self, now: DateTime<Utc>) -> Result<ToolDecisionReport, String> {
+        self.server = bounded_name(&self.server);
+        for (i, d) in self.decisions.iter_mut().enumerate() {
+            let names_a_rule = d.rule.starts_with("tools.") || d.rule.starts_with("grant:");
+            if !names_a_rule || d.rule.chars().count() > MAX_RULE_CHARS {
+                return Err(format!(
+                    "decisions[{i}].rule must name a rule (tools.…) or a grant (grant:…), at most {MAX_RULE_CHARS} characters"
+                ));
+            }
+            let hex = d.arguments_digest.len() == 64
+                && d.arguments_digest
+                    .bytes()
+                    .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+            if !hex {
+                return Err(format!(
+                    "decisions[{i}].argumentsDigest must be a SHA-256 in lowercase hex"
+                ));
+            }
+            d.tool = bounded_name(&d.tool);
+            d.at = d.at.clamp(now - MAX_REPORT_AGE, now);
+        }
+        Ok(self)
+    }
+}
+
+/// `name` cut to [`MAX_NAME_CHARS`] characters, the last one `…`, when it is longer.
+fn bounded_name(name: &str) -> String {
+    if name.chars().count() <= MAX_NAME_CHARS {
+        return name.to_owned();
+    }
+    let mut cut: String = name.chars().take(MAX_NAME_CHARS - 1).collect();
+    cut.push('…');
+    cut
+}

@@ -40,6 +40,9 @@ async fn decisions(
             "at most {MAX_DECISIONS_PER_REPORT} decisions per report"
         )));
     }
+    let report = report
+        .checked(state.broker.now())
+        .map_err(ApiError::BadRequest)?;
     state.broker.record_tool_decisions(report).await?;
     Ok(HttpResponse::Ok().json(Empty {}))
 }

@@ -374,3 +374,40 @@ async fn events_carry_summaries_only() {
     assert!(seen.contains(&id));
     assert!(!seen.contains("MARKER-PROMPT-7f3a"));
 }
+
+#[tokio::test]
+async fn a_tool_decision_report_holds_only_bounded_well_formed_fields_dated_by_the_service() {
+    let app = spawn_app().await;
+    let digest = "0".repeat(64);
+    let report = |rule: &str, tool: &str, at: &str| {
+        json!({"server": "s", "allowed": 1, "denied": 0, "decisions": [
+            {"tool": tool, "decision": "allowed", "rule": rule, "argumentsDigest": digest, "at": at}]})
+    };
+    let now = chrono::Utc::now().to_rfc3339();
+    // A rule that names no rule, or a long one: refused, nothing recorded.
+    for bad in ["x".repeat(2000), "rule:anything".to_owned()] {
+        let res = app
+            .post_json("/api/v1/tools/decisions", &report(&bad, "t", &now))
+            .await;
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    }
+    // A long tool name is kept cut; a decision dated a year back is dated within a day.
+    let res = app
+        .post_json(
+            "/api/v1/tools/decisions",
+            &report("tools.default", &"t".repeat(2000), "2025-01-01T00:00:00Z"),
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::OK);
+    let log: Value = app.get("/api/v1/audit").await.json().await.unwrap();
+    let entries = log["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{log}");
+    let tool = entries[0]["tool"].as_str().unwrap();
+    assert_eq!(tool.chars().count(), 128);
+    assert!(tool.ends_with('…'));
+    let at = chrono::DateTime::parse_from_rfc3339(entries[0]["at"].as_str().unwrap()).unwrap();
+    assert!(
+        chrono::Utc::now() - at.with_timezone(&chrono::Utc)
+            <= chrono::TimeDelta::minutes(24 * 60 + 1)
+    );
+}

@@ -86,6 +86,14 @@ pub struct Config {
     /// it until retention); more are refused with `-32603` naming the limit, so one server
     /// cannot fill the disk. Default `268435456` (256 MiB).
     pub max_stored_bytes_per_server: u64,
+    /// Most bytes the questions opened and the tool-call decisions reported through one door
+    /// may add to the store in an hour: the owner-only socket (the proxies and the CLI on this
+    /// machine) and the API token over TCP are counted apart. A caller holding the token
+    /// names the server itself, so the per-server limit alone cannot bound it. Beyond, a
+    /// question is refused with `-32603` naming the limit and a decision report answers
+    /// `429` with `Retry-After`. Default `1073741824` (1 GiB, four servers at their own
+    /// limit).
+    pub max_stored_bytes_per_door: u64,
     /// Make every form question person-only (audience `human`: hidden from the API's lists
     /// and refused over the API), not only forms that look like they ask for a secret. Default
     /// `false`: that look is a heuristic, so set this when no script should ever answer a form.
@@ -197,6 +205,7 @@ impl Default for Config {
             question_timeout_secs: 900,
             max_pending_per_server: 100,
             max_stored_bytes_per_server: 256 * 1024 * 1024,
+            max_stored_bytes_per_door: 1024 * 1024 * 1024,
             forms_person_only: false,
             max_request_bytes: 16 * 1024 * 1024,
             metrics_token_file: None,

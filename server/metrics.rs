@@ -115,6 +115,10 @@ pub struct Metrics {
     /// `mcp_consent_tool_calls_total{decision}`: host tool calls allowed, asked about or
     /// denied (no server or tool label).
     pub tool_calls: IntCounterVec,
+    /// `mcp_consent_tool_decisions_unaudited_total`: tool calls a proxy decided alone whose
+    /// decision the audit does not hold one by one (over a report's or a door's limit); they
+    /// are still counted in `tool_calls`.
+    pub tool_decisions_unaudited: IntCounter,
     /// `mcp_consent_notifications_failed_total{channel}`: notices a channel did not take (the
     /// label is the channel's kind).
     pub notifications_failed: IntCounterVec,
@@ -218,6 +222,10 @@ impl Metrics {
                 "tool_calls_total",
                 "Host tool calls, by decision: allowed, asked, denied",
                 &["decision"],
+            )?,
+            tool_decisions_unaudited: r.counter(
+                "tool_decisions_unaudited_total",
+                "Tool calls decided by a proxy alone that the audit does not hold one by one",
             )?,
             notifications_failed: r.counters(
                 "notifications_failed_total",

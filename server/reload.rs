@@ -5,7 +5,8 @@
 //! Changed at once: the models, `[routing]` and `[budgets]` (the sampling engine: routes and runs
 //! from now on use them; a run under way finishes on the model it started), `[notifications]`,
 //! `[retention]` (the pruning job restarts with the new bounds), `forms_person_only`,
-//! `question_timeout_secs`, `max_pending_per_server` and `max_stored_bytes_per_server` (for questions opened from now on),
+//! `question_timeout_secs`, `max_pending_per_server`, `max_stored_bytes_per_server` and `max_stored_bytes_per_door` (for
+//! questions opened and decisions reported from now on),
 //! `[tools]` (the proxies follow within two seconds).
 //! Needing a restart: `listen`, `allow_non_loopback`, `max_request_bytes`,
 //! `passphrase_hash_file`, `metrics_token_file`, `public_url`, `database_url` and
@@ -43,6 +44,7 @@ pub fn broker_settings(config: &Config) -> BrokerSettings {
         question_timeout: Duration::from_secs(config.question_timeout_secs),
         max_pending_per_server: config.max_pending_per_server,
         max_stored_bytes_per_server: config.max_stored_bytes_per_server,
+        max_stored_bytes_per_door: config.max_stored_bytes_per_door,
         forms_person_only: config.forms_person_only,
     }
 }

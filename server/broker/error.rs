@@ -29,6 +29,9 @@ pub enum BrokerError {
     /// all is a [`BrokerError::Store`] error.
     #[error("stored question {0} is unreadable: {1}")]
     Corrupt(QuestionId, String),
+    /// The door's last hour already holds `max_stored_bytes_per_door`; nothing was taken.
+    #[error("this door's writes of the last hour hold too much (max_stored_bytes_per_door); retry after {} s", .0.retry_after.as_secs())]
+    DoorFull(super::door_budget::OverBudget),
     /// The store failed.
     #[error(transparent)]
     Store(#[from] DbError),

@@ -113,6 +113,7 @@ mod tests {
     use super::*;
     use crate::broker::{BrokerSettings, ManualClock, OpenOutcome};
     use crate::db::Db;
+    use crate::domain::Via;
     use crate::metrics::Metrics;
     use crate::wire::OpenRequest;
 
@@ -140,12 +141,14 @@ mod tests {
             question_timeout: Duration::from_secs(15 * 60),
             max_pending_per_server: 10,
             max_stored_bytes_per_server: u64::MAX,
+            max_stored_bytes_per_door: u64::MAX,
             forms_person_only: false,
         };
         let broker = Broker::new(db, settings, Metrics::new().unwrap());
         let mut ids = Vec::new();
         for rpc_id in 1..=3 {
-            let OpenOutcome::New(q) = broker.open(form_request(rpc_id)).await.unwrap() else {
+            let OpenOutcome::New(q) = broker.open(form_request(rpc_id), Via::Cli).await.unwrap()
+            else {
                 panic!("a new question");
             };
             ids.push(q.id);
@@ -202,13 +205,15 @@ mod tests {
             question_timeout: Duration::from_secs(15 * 60),
             max_pending_per_server: 10,
             max_stored_bytes_per_server: u64::MAX,
+            max_stored_bytes_per_door: u64::MAX,
             forms_person_only: false,
         };
         let start = Utc.with_ymd_and_hms(2030, 1, 2, 3, 4, 5).unwrap();
         let clock = ManualClock::at(start);
         let broker =
             Broker::new(db, settings, Metrics::new().unwrap()).with_clock(Arc::new(clock.clone()));
-        let OpenOutcome::New(question) = broker.open(form_request(1)).await.unwrap() else {
+        let OpenOutcome::New(question) = broker.open(form_request(1), Via::Cli).await.unwrap()
+        else {
             panic!("a new question");
         };
         assert_eq!(question.expires_at, start + chrono::Duration::minutes(15));

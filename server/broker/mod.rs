@@ -15,6 +15,7 @@
 pub mod answer;
 pub mod audience;
 pub mod controls;
+pub mod door_budget;
 pub mod error;
 pub mod events;
 pub mod expiry;
@@ -58,6 +59,8 @@ pub struct BrokerSettings {
     pub max_pending_per_server: u64,
     /// Most bytes of requests one server's questions opened in the last hour may hold.
     pub max_stored_bytes_per_server: u64,
+    /// Most bytes one door may add to the store in an hour (`door_budget`).
+    pub max_stored_bytes_per_door: u64,
     /// Every form is person-only (`forms_person_only`), not only those asking for a secret.
     pub forms_person_only: bool,
 }
@@ -83,6 +86,8 @@ pub struct Broker {
     instance: Arc<str>,
     /// The config's `[tools]`, which the proxies judge tool calls by; replaced on reload.
     tool_rules: Arc<RwLock<Arc<crate::tools::ToolsConfig>>>,
+    /// What each door added to the store in the last hour.
+    doors: door_budget::DoorBudget,
 }
 
 impl Broker {
@@ -100,6 +105,7 @@ impl Broker {
             hooks: Arc::default(),
             instance: crate::domain::QuestionId::new().as_str().into(),
             tool_rules: Arc::default(),
+            doors: door_budget::DoorBudget::default(),
         }
     }
 

@@ -5,10 +5,11 @@
 use chrono::{DateTime, SubsecRound, Utc};
 use serde_json::Value;
 
+use super::door_budget::OverBudget;
 use super::hooks::Round;
 use super::{Broker, BrokerError, BrokerSettings, Question, ServerControl, audience};
 use crate::db::{DbError, lock_for_transaction};
-use crate::domain::{Audience, Kind, Phase, QuestionId, State};
+use crate::domain::{Audience, Kind, Phase, QuestionId, State, Via};
 use crate::metrics::RejectReason;
 use crate::metrics::ToolCallDecision;
 use crate::protocol::elicitation;
@@ -48,6 +49,8 @@ enum Refused {
     TooMany,
     /// The server's questions of the last hour already hold `max_stored_bytes_per_server`.
     TooMuchStored,
+    /// The door's last hour already holds `max_stored_bytes_per_door`.
+    DoorFull(OverBudget),
 }
 
 /// A request that passed the protocol checks: what opening it needs.
@@ -72,8 +75,11 @@ impl Broker {
     /// pending returns the open question.
     ///
     /// # Errors
+    /// `via` is the door the request came through, whose hourly budget it is counted against.
+    ///
+    /// # Errors
     /// [`BrokerError::Store`] only; protocol problems are [`OpenOutcome::Refused`].
-    pub async fn open(&self, req: OpenRequest) -> Result<OpenOutcome, BrokerError> {
+    pub async fn open(&self, req: OpenRequest, via: Via) -> Result<OpenOutcome, BrokerError> {
         let settings = self.settings();
         let checked = match self.check(&req, &settings) {
             Ok(checked) => checked,
@@ -112,7 +118,25 @@ impl Broker {
         };
         let (rpc_id, counted_kind) = (checked.rpc_id.clone(), checked.counted_kind);
         let question = self.new_question(new_id, req, checked, conversation, &settings);
-        match self.admit(question, &settings).await? {
+        let stored = stored_bytes(&question);
+        let admission =
+            match self
+                .doors
+                .charge(via, stored, settings.max_stored_bytes_per_door, self.now())
+            {
+                Ok(charge) => {
+                    let admission = self.admit(question, stored, &settings).await;
+                    // Only a new question stores anything: give the rest their room back.
+                    if let Some(charge) = charge
+                        && !matches!(admission, Ok(Admission::New(_)))
+                    {
+                        self.doors.refund(charge);
+                    }
+                    admission?
+                }
+                Err(over) => Admission::Refused(Refused::DoorFull(over)),
+            };
+        match admission {
             Admission::New(question) => {
                 tracing::info!(id = %question.id, kind = question.kind.as_str(), server = %question.server, "question opened");
                 self.metrics
@@ -254,6 +278,7 @@ impl Broker {
     async fn admit(
         &self,
         row: Question,
+        stored_bytes: u64,
         settings: &BrokerSettings,
     ) -> Result<Admission, BrokerError> {
         let limit = i64::try_from(settings.max_pending_per_server).unwrap_or(i64::MAX);
@@ -284,13 +309,7 @@ impl Broker {
                     // Withdrawn or answered at once, a question still holds its request until
                     // retention: what one server stored in the last hour is bounded too.
                     let stored = Question::stored_request_chars_since(conn, &row.server, since)?;
-                    let listing = row
-                        .tool_info
-                        .as_ref()
-                        .and_then(|t| serde_json::to_string(t).ok())
-                        .map_or(0, |t| t.len());
-                    let adding =
-                        i64::try_from(row.request.to_string().len() + listing).unwrap_or(i64::MAX);
+                    let adding = i64::try_from(stored_bytes).unwrap_or(i64::MAX);
                     if stored.saturating_add(adding) > stored_limit {
                         return Ok(Admission::Refused(Refused::TooMuchStored));
                     }
@@ -320,6 +339,14 @@ fn admission_refusal(refused: &Refused, settings: &BrokerSettings) -> (RejectRea
                 settings.max_stored_bytes_per_server
             )),
         ),
+        Refused::DoorFull(over) => (
+            RejectReason::Budget,
+            RpcError::internal(format!(
+                "the questions and reports sent through this door in the last hour hold too much (limit {} bytes, max_stored_bytes_per_door); try again in {} s",
+                settings.max_stored_bytes_per_door,
+                over.retry_after.as_secs()
+            )),
+        ),
         Refused::TooMany => (
             RejectReason::Budget,
             RpcError::internal(format!(
@@ -328,6 +355,17 @@ fn admission_refusal(refused: &Refused, settings: &BrokerSettings) -> (RejectRea
             )),
         ),
     }
+}
+
+/// What a question adds to the store, as both budgets count it: the request's text and the
+/// tool listing stored with it.
+fn stored_bytes(row: &Question) -> u64 {
+    let listing = row
+        .tool_info
+        .as_ref()
+        .and_then(|t| serde_json::to_string(t).ok())
+        .map_or(0, |t| t.len());
+    u64::try_from(row.request.to_string().len() + listing).unwrap_or(u64::MAX)
 }
 
 /// How far back [`Refused::TooMuchStored`] counts a server's stored requests.

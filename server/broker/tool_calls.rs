@@ -11,7 +11,7 @@ use super::error::invalid;
 use super::{Answerer, Broker, BrokerError, Question};
 use crate::db::approvals::NewAudit;
 use crate::db::grants::{self, GrantRow};
-use crate::domain::{Action, Actor, AuditAction, GrantId, Kind, State};
+use crate::domain::{Action, Actor, AuditAction, GrantId, Kind, State, Via};
 use crate::metrics::ToolCallDecision;
 use crate::protocol::jsonrpc::result_response;
 use crate::tools::call::check_arguments;
@@ -238,18 +238,35 @@ impl Broker {
             .await?)
     }
 
-    /// Audits and counts the calls a proxy decided alone.
+    /// Audits and counts the calls a proxy decided alone, reported through `via`. Nothing is
+    /// taken (not even the counts) when auditing the decisions would take the door over
+    /// `max_stored_bytes_per_door`; a report without decisions is always taken.
     ///
     /// # Errors
-    /// [`BrokerError::Store`].
+    /// [`BrokerError::DoorFull`], [`BrokerError::Store`].
     pub async fn record_tool_decisions(
         &self,
         report: ToolDecisionReport,
+        via: Via,
     ) -> Result<(), BrokerError> {
+        let limit = self.settings().max_stored_bytes_per_door;
+        let charge = match report.stored_bytes() {
+            0 => None,
+            bytes => self
+                .doors
+                .charge(via, bytes, limit, self.now())
+                .map_err(|over| {
+                    tracing::warn!(door = via.as_str(), decisions = report.decisions.len(), "a tool-decision report was refused: the door is over max_stored_bytes_per_door");
+                    BrokerError::DoorFull(over)
+                })?,
+        };
         self.metrics
             .tool_calls(ToolCallDecision::Allowed, report.allowed);
         self.metrics
             .tool_calls(ToolCallDecision::Denied, report.denied);
+        self.metrics
+            .tool_decisions_unaudited
+            .inc_by(report.unaudited);
         let entries: Vec<NewAudit> = report
             .decisions
             .into_iter()
@@ -273,7 +290,8 @@ impl Broker {
         if entries.is_empty() {
             return Ok(());
         }
-        self.db
+        let written = self
+            .db
             .write(move |conn| {
                 Ok(conn.immediate_transaction(|conn| {
                     for entry in &entries {
@@ -282,8 +300,11 @@ impl Broker {
                     diesel::QueryResult::Ok(())
                 })?)
             })
-            .await?;
-        Ok(())
+            .await;
+        if let (Err(_), Some(charge)) = (&written, charge) {
+            self.doors.refund(charge);
+        }
+        Ok(written?)
     }
 }
 

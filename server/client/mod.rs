@@ -51,6 +51,14 @@ pub enum ClientError {
     /// The question is for a person in the browser, or the endpoint needs other credentials.
     #[error("not allowed: {0}")]
     Forbidden(String),
+    /// 429: over an hourly budget (`max_stored_bytes_per_door`); nothing was taken.
+    #[error("the service is over a budget: {message}")]
+    TooManyRequests {
+        /// The service's words.
+        message: String,
+        /// Its `Retry-After` (a minute when it gave none).
+        retry_after: std::time::Duration,
+    },
     /// Any other unexpected status.
     #[error("mcp-consent service answered {status}: {body}")]
     Status {
@@ -138,7 +146,11 @@ impl ServiceClient {
         let reply = transport::call(&endpoint, method, path, &token, body)
             .await
             .map_err(unreachable)?;
-        let (status, text) = (reply.status, reply.body);
+        let transport::Reply {
+            status,
+            body: text,
+            retry_after,
+        } = reply;
         let error_text = || match serde_json::from_str::<ErrorBody>(&text) {
             Ok(body) => body.error,
             Err(_) => text.clone(),
@@ -148,6 +160,10 @@ impl ServiceClient {
             StatusCode::NOT_FOUND => Err(ClientError::NotFound),
             StatusCode::CONFLICT => Err(ClientError::Conflict),
             StatusCode::FORBIDDEN => Err(ClientError::Forbidden(error_text())),
+            StatusCode::TOO_MANY_REQUESTS => Err(ClientError::TooManyRequests {
+                message: error_text(),
+                retry_after: retry_after.unwrap_or(std::time::Duration::from_secs(60)),
+            }),
             StatusCode::UNPROCESSABLE_ENTITY => {
                 // A 422 without the usual body still says the answer was refused.
                 let errors = serde_json::from_str::<Invalid>(&text)

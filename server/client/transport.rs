@@ -97,6 +97,8 @@ pub struct Reply {
     pub status: StatusCode,
     /// Body text.
     pub body: String,
+    /// `Retry-After` in whole seconds, when the reply has one.
+    pub retry_after: Option<std::time::Duration>,
 }
 
 /// Sends `method path` with the bearer `token` and an optional JSON `body` to the service at
@@ -195,6 +197,12 @@ async fn send(
     sender.ready().await.map_err(|e| http(&e))?;
     let response = sender.send_request(request).await.map_err(|e| http(&e))?;
     let status = response.status();
+    let retry_after = response
+        .headers()
+        .get(hyper::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(std::time::Duration::from_secs);
     let bytes = Limited::new(response.into_body(), limit)
         .collect()
         .await
@@ -203,6 +211,7 @@ async fn send(
     Ok(Reply {
         status,
         body: String::from_utf8_lossy(&bytes).into_owned(),
+        retry_after,
     })
 }
 

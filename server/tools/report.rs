@@ -57,7 +57,20 @@ pub struct ToolDecisionReport {
     pub denied: u64,
     /// The decisions, at most [`MAX_DECISIONS_PER_REPORT`].
     pub decisions: Vec<ToolDecision>,
+    /// Calls counted in `allowed`/`denied` whose decision is not in `decisions` (beyond
+    /// [`MAX_DECISIONS_PER_REPORT`], refused by the door's budget, or dropped by the proxy):
+    /// the service counts them as unaudited. Absent: 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unaudited: u64,
 }
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// What one audited decision takes in the store beyond its names and digest (its row's id,
+/// times, action and actor), as the door's budget counts it.
+const AUDIT_ROW_BYTES: u64 = 128;
 
 /// The longest tool or server name a report may carry (MCP tool names are 1–128 characters,
 /// d:2025-11-25/server/tools.mdx §Tool names; server names are the proxy's `--name`).
@@ -68,6 +81,18 @@ pub const MAX_RULE_CHARS: usize = 64;
 pub const MAX_REPORT_AGE: chrono::TimeDelta = chrono::TimeDelta::hours(24);
 
 impl ToolDecisionReport {
+    /// What auditing `decisions` adds to the store, in bytes, as the door's budget counts it
+    /// (a report without decisions adds nothing: counts are metrics).
+    pub fn stored_bytes(&self) -> u64 {
+        self.decisions
+            .iter()
+            .map(|d| {
+                (self.server.len() + d.tool.len() + d.rule.len() + d.arguments_digest.len()) as u64
+                    + AUDIT_ROW_BYTES
+            })
+            .sum()
+    }
+
     /// Checks what the audit will hold: a `rule` that names a rule or a grant within
     /// [`MAX_RULE_CHARS`] and a SHA-256 hex digest; names longer than [`MAX_NAME_CHARS`] are
     /// kept cut there (ending in `…`), and every `at` is put between [`MAX_REPORT_AGE`] ago and

@@ -92,7 +92,7 @@ async fn open_request(
         id: q.id,
         expires_at: Some(q.expires_at),
     };
-    Ok(match state.broker.open(request).await? {
+    Ok(match state.broker.open(request, caller.via()).await? {
         OpenOutcome::New(q) => HttpResponse::Created().json(opened(q)),
         OpenOutcome::Existing(q) => HttpResponse::Ok().json(opened(q)),
         OpenOutcome::Refused(response) => HttpResponse::Ok().json(Opened::Response(response)),

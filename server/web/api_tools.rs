@@ -26,8 +26,10 @@ async fn policy(state: web::Data<AppState>, _caller: Caller) -> Result<HttpRespo
 }
 
 /// `POST /api/v1/tools/decisions` `{"server","allowed","denied","decisions":[{"tool",
-/// "decision","rule","argumentsDigest","at"}]}`: audited (digests only) and counted. Token
-/// only; at most [`MAX_DECISIONS_PER_REPORT`] decisions per report.
+/// "decision","rule","argumentsDigest","at"}],"unaudited"}`: audited (digests only) and
+/// counted. Token only; at most [`MAX_DECISIONS_PER_REPORT`] decisions per report; 429 with
+/// `Retry-After` (nothing taken) when the decisions would take the caller's door over
+/// `max_stored_bytes_per_door`.
 async fn decisions(
     state: web::Data<AppState>,
     caller: Caller,
@@ -43,6 +45,9 @@ async fn decisions(
     let report = report
         .checked(state.broker.now())
         .map_err(ApiError::BadRequest)?;
-    state.broker.record_tool_decisions(report).await?;
+    state
+        .broker
+        .record_tool_decisions(report, caller.via())
+        .await?;
     Ok(HttpResponse::Ok().json(Empty {}))
 }

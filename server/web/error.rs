@@ -44,6 +44,14 @@ pub enum ApiError {
     /// 503: the shared database cannot be reached right now; nothing was changed.
     #[error("the database is unreachable; nothing was changed, try again shortly")]
     Unavailable,
+    /// 429 with `Retry-After` (whole seconds): over an hourly budget; nothing was taken.
+    #[error("{message}")]
+    TooManyRequests {
+        /// What was over which limit.
+        message: String,
+        /// When to try again.
+        retry_after: std::time::Duration,
+    },
 }
 
 impl From<BrokerError> for ApiError {
@@ -56,6 +64,10 @@ impl From<BrokerError> for ApiError {
             // Outdated, conflicting and unroutable decisions answer 422 like an invalid
             // answer: the question stays open.
             BrokerError::Refused(r) => ApiError::Invalid(vec![FieldError::rule("", r.to_string())]),
+            BrokerError::DoorFull(over) => ApiError::TooManyRequests {
+                message: e.to_string(),
+                retry_after: over.retry_after,
+            },
             BrokerError::Store(e) if e.is_unavailable() => {
                 tracing::warn!(error = %e, "the database is unreachable");
                 ApiError::Unavailable
@@ -79,6 +91,7 @@ impl ResponseError for ApiError {
             ApiError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
         }
     }
 
@@ -92,8 +105,14 @@ impl ResponseError for ApiError {
             _ => json!({ "error": self.to_string() }),
         };
         let mut res = HttpResponse::build(self.status_code());
-        if matches!(self, ApiError::Unauthorized) {
-            res.insert_header(("WWW-Authenticate", "Bearer"));
+        match self {
+            ApiError::Unauthorized => {
+                res.insert_header(("WWW-Authenticate", "Bearer"));
+            }
+            ApiError::TooManyRequests { retry_after, .. } => {
+                res.insert_header(("Retry-After", retry_after.as_secs().max(1).to_string()));
+            }
+            _ => {}
         }
         res.json(body)
     }
@@ -154,7 +173,7 @@ impl From<BrokerError> for PageError {
                 tracing::warn!(error = %e, "the database is unreachable");
                 PageError::Unavailable
             }
-            e @ (BrokerError::Corrupt(..) | BrokerError::Store(_)) => {
+            e @ (BrokerError::Corrupt(..) | BrokerError::Store(_) | BrokerError::DoorFull(_)) => {
                 PageError::Internal(Box::new(e))
             }
         }

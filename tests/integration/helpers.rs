@@ -221,13 +221,20 @@ impl TestApp {
     /// `POST /api/v1/login-links` with the token over the owner-only socket, as
     /// `mcp-consent login` asks (the only door that makes one).
     pub async fn create_login_link(&self) -> Response {
+        self.post_json_over_socket("/api/v1/login-links", &json!({}))
+            .await
+    }
+
+    /// `POST path` with the token over the owner-only socket (the door of the proxies and the
+    /// CLI on this machine; `post_json` goes over TCP).
+    pub async fn post_json_over_socket(&self, path: &str, body: &Value) -> Response {
         Client::builder()
             .unix_socket(self.state.join("broker/api.sock"))
             .build()
             .unwrap()
-            .post(format!("{}/api/v1/login-links", self.base))
+            .post(format!("{}{path}", self.base))
             .bearer_auth(&self.token)
-            .json(&json!({}))
+            .json(body)
             .send()
             .await
             .unwrap()

@@ -8,6 +8,7 @@ mod boundary;
 mod channels;
 mod cli;
 mod decided_where;
+mod door_budget;
 mod doors;
 mod edit_approve;
 mod events;

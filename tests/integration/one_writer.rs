@@ -166,6 +166,7 @@ async fn a_review_rule_during_a_prune_is_written_after_one_batch_not_after_the_w
         question_timeout: std::time::Duration::from_secs(900),
         max_pending_per_server: 10,
         max_stored_bytes_per_server: u64::MAX,
+        max_stored_bytes_per_door: u64::MAX,
         forms_person_only: false,
     };
     let broker = Broker::new(db.clone(), settings, Metrics::new().unwrap());

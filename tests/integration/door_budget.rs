@@ -1,0 +1,197 @@
+//! What one door (the owner-only socket, the API token over TCP) may add to the store in an
+//! hour: `max_stored_bytes_per_door`, whatever server names the caller picks, for questions
+//! and tool-decision reports alike; and a proxy over it still passes and counts every call.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_consent::clock::ManualClock;
+use mcp_consent::config::Config;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+use crate::tool_calls::{call, calls_received, host_line, started};
+
+/// A report of `n` allowed calls of `server`'s tool `t`.
+fn report(server: &str, n: usize) -> Value {
+    let decision = json!({"tool": "t", "decision": "allowed", "rule": "tools.default",
+        "argumentsDigest": "0".repeat(64), "at": chrono::Utc::now().to_rfc3339()});
+    json!({"server": server, "allowed": n, "denied": 0, "decisions": vec![decision; n]})
+}
+
+/// A form question of `server` whose message is `size` bytes long.
+fn big_question(server: &str, id: i64, size: usize) -> Value {
+    let mut request = form_request(id);
+    request["params"]["message"] = json!("x".repeat(size));
+    json!({"server": server, "session": "s", "protocolVersion": "2025-11-25",
+        "clientCapabilities": full_caps(), "request": request})
+}
+
+async fn metric(app: &TestApp, name: &str) -> f64 {
+    let text = app.get("/metrics").await.text().await.unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
+}
+
+async fn audited(app: &TestApp, action: &str) -> usize {
+    let log: Value = app
+        .get("/api/v1/audit?limit=1000")
+        .await
+        .json()
+        .await
+        .unwrap();
+    log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["action"] == action)
+        .count()
+}
+
+#[tokio::test]
+async fn a_token_holder_cannot_fill_the_store_under_names_of_its_choosing() {
+    let clock = ManualClock::at(chrono::Utc::now());
+    let app = spawn_with_parts(
+        Config {
+            max_stored_bytes_per_door: 30_000,
+            ..Config::default()
+        },
+        Arc::new(clock.clone()),
+        None,
+    )
+    .await;
+    // Over TCP, each report under a new server name: about 210 bytes a decision, so two
+    // reports of 50 fit and the third is refused whole, with a time to come back.
+    for name in ["r1", "r2"] {
+        let res = app
+            .post_json("/api/v1/tools/decisions", &report(name, 50))
+            .await;
+        assert_eq!(res.status(), StatusCode::OK);
+    }
+    let res = app
+        .post_json("/api/v1/tools/decisions", &report("r3", 50))
+        .await;
+    assert_eq!(res.status(), StatusCode::TOO_MANY_REQUESTS);
+    let retry: u64 = res.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=3600).contains(&retry), "{retry}");
+    let body: Value = res.json().await.unwrap();
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("max_stored_bytes_per_door"),
+        "{body}"
+    );
+    // Nothing of the refused report was taken, not even its counts.
+    assert_eq!(audited(&app, "tool_allowed").await, 100);
+    assert_eq!(
+        metric(&app, r#"mcp_consent_tool_calls_total{decision="allowed"}"#).await,
+        100.0
+    );
+    // Counts alone store nothing and are always taken.
+    let mut counts = report("r3", 0);
+    counts["allowed"] = json!(50);
+    counts["unaudited"] = json!(50);
+    let res = app.post_json("/api/v1/tools/decisions", &counts).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(
+        metric(&app, "mcp_consent_tool_decisions_unaudited_total").await,
+        50.0
+    );
+
+    // A question under yet another name is refused as well, naming the limit.
+    let (status, body) = {
+        let res = app
+            .post_json("/api/v1/requests", &big_question("q1", 1, 10_000))
+            .await;
+        (res.status(), res.json::<Value>().await.unwrap())
+    };
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["response"]["error"]["code"], -32603, "{body}");
+    let message = body["response"]["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("limit 30000 bytes") && message.contains("max_stored_bytes_per_door"),
+        "{message}"
+    );
+    let listed: Value = app
+        .get("/api/v1/questions?state=pending")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed["questions"].as_array().unwrap().len(), 0, "{listed}");
+
+    // The owner-only socket is another door: the same question and report get through.
+    let res = app
+        .post_json_over_socket("/api/v1/requests", &big_question("q1", 1, 10_000))
+        .await;
+    assert_eq!(res.status(), StatusCode::CREATED);
+    let res = app
+        .post_json_over_socket("/api/v1/tools/decisions", &report("r3", 50))
+        .await;
+    assert_eq!(res.status(), StatusCode::OK);
+
+    // An hour later the TCP door takes reports again.
+    clock.advance(chrono::TimeDelta::minutes(61));
+    let res = app
+        .post_json("/api/v1/tools/decisions", &report("r4", 50))
+        .await;
+    assert_eq!(res.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_proxy_over_its_doors_budget_reports_counts_and_holds_no_call_back() {
+    // Room for a few decisions of this proxy's (about 230 bytes each), not for twenty.
+    let app = spawn_with(Config {
+        max_stored_bytes_per_door: 1_000,
+        ..Config::default()
+    })
+    .await;
+    let mut proxy = started(&app, 23).await;
+    for id in 10..12 {
+        proxy.send(&call(id, "read_file", "/a")).await;
+        assert_eq!(host_line(&mut proxy).await["id"], id);
+    }
+    let two = eventually(Duration::from_secs(10), || async {
+        (audited(&app, "tool_allowed").await == 2).then_some(())
+    })
+    .await;
+    assert!(two.is_some(), "the first two calls are audited one by one");
+
+    // Twenty more in one go: the report is refused as over the door's budget.
+    for id in 20..40 {
+        proxy.send(&call(id, "read_file", "/b")).await;
+    }
+    for _ in 20..40 {
+        assert_eq!(
+            host_line(&mut proxy).await["result"]["isError"],
+            Value::Null
+        );
+    }
+    proxy.send(&call(40, "read_file", "/c")).await;
+    assert_eq!(host_line(&mut proxy).await["id"], 40);
+    assert_eq!(
+        calls_received(&proxy).len(),
+        23,
+        "every call reached the server"
+    );
+    // Every call is counted; those past the budget as unaudited too, never audited.
+    let counted = eventually(Duration::from_secs(15), || async {
+        let allowed = metric(&app, r#"mcp_consent_tool_calls_total{decision="allowed"}"#).await;
+        let unaudited = metric(&app, "mcp_consent_tool_decisions_unaudited_total").await;
+        (allowed == 23.0 && unaudited == 21.0).then_some(())
+    })
+    .await;
+    assert!(
+        counted.is_some(),
+        "{}",
+        app.get("/metrics").await.text().await.unwrap()
+    );
+    assert_eq!(audited(&app, "tool_allowed").await, 2);
+}

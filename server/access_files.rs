@@ -21,7 +21,7 @@ use std::io::Read;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::paths::PathError;
+use crate::paths::{PathError, check_directories, my_uid, trusted_owner};
 
 /// What a file holds, which decides who else may read it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,15 +58,6 @@ pub fn read(path: &Path, holds: Holds) -> Result<String, PathError> {
             source,
         })?;
     Ok(text)
-}
-
-fn me() -> u32 {
-    // SAFETY: geteuid(2) has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
-}
-
-fn trusted_owner(uid: u32) -> bool {
-    uid == me() || uid == 0
 }
 
 fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> PathError {
@@ -151,38 +142,13 @@ fn open_final(given: &Path, real: &Path, holds: Holds) -> Result<(fs::File, Path
             mode,
         });
     }
-    if holds == Holds::Secret && (mode & 0o077 != 0 || meta.uid() != me()) {
+    if holds == Holds::Secret && (mode & 0o077 != 0 || meta.uid() != my_uid()) {
         return Err(PathError::NotOwnerOnly {
             path: named(),
             mode,
         });
     }
     Ok((file, canonical))
-}
-
-/// Every directory above `path` must belong to the user or root and, when others may write
-/// it, be sticky (so they cannot rename or replace what is in it).
-fn check_directories(path: &Path) -> Result<(), PathError> {
-    for dir in path.ancestors().skip(1) {
-        if dir.as_os_str().is_empty() {
-            continue;
-        }
-        let meta = fs::metadata(dir).map_err(io("cannot read", dir))?;
-        if !trusted_owner(meta.uid()) {
-            return Err(PathError::ForeignOwner {
-                path: dir.to_path_buf(),
-                owner: meta.uid(),
-            });
-        }
-        let mode = meta.permissions().mode();
-        if mode & 0o022 != 0 && mode & 0o1000 == 0 {
-            return Err(PathError::OthersMayWrite {
-                path: dir.to_path_buf(),
-                mode: mode & 0o7777,
-            });
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -111,16 +111,21 @@ impl StateDir {
     }
 
     /// Creates (or tightens) `<root>` and `<root>/broker` as 0700 and tightens every file the
-    /// service keeps there to 0600.
+    /// service keeps there to 0600. Every directory above `<root>` must belong to the user or
+    /// root and be writable by nobody else unless sticky (`/tmp`).
     ///
     /// # Errors
-    /// [`PathError::Io`] naming the path that could not be created or tightened.
+    /// [`PathError::Io`] naming the path that could not be created or tightened;
+    /// [`PathError::ForeignOwner`] or [`PathError::OthersMayWrite`] for a directory above.
     pub fn prepare(root: PathBuf) -> Result<StateDir, PathError> {
         let dir = StateDir { root };
         for d in [dir.root.clone(), dir.broker_dir()] {
             fs::create_dir_all(&d).map_err(io("cannot create", &d))?;
             tighten(&d, 0o700)?;
         }
+        // Another user who may rename what lies above the state directory could swap it for
+        // one of theirs (clients would refuse it, but the service would be gone).
+        check_directories(&dir.root)?;
         let db = dir.db_file();
         if !db.exists() {
             // SQLite copies the db file's mode to -wal/-shm, so the file exists 0600 before
@@ -201,6 +206,46 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
+/// Every directory above `path` must belong to the user or root and, when others may write
+/// it, be sticky (so they cannot rename or replace what is in it).
+///
+/// # Errors
+/// [`PathError::ForeignOwner`] or [`PathError::OthersMayWrite`] naming the directory.
+pub fn check_directories(path: &Path) -> Result<(), PathError> {
+    for dir in path.ancestors().skip(1) {
+        if dir.as_os_str().is_empty() {
+            continue;
+        }
+        let meta = fs::metadata(dir).map_err(io("cannot read", dir))?;
+        if !trusted_owner(meta.uid()) {
+            return Err(PathError::ForeignOwner {
+                path: dir.to_path_buf(),
+                owner: meta.uid(),
+            });
+        }
+        let mode = meta.permissions().mode();
+        if mode & 0o022 != 0 && mode & 0o1000 == 0 {
+            return Err(PathError::OthersMayWrite {
+                path: dir.to_path_buf(),
+                mode: mode & 0o7777,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Whether `uid` may own what the service trusts: the user running it, or root (the Nix store,
+/// `/tmp`).
+pub fn trusted_owner(uid: u32) -> bool {
+    uid == my_uid() || uid == 0
+}
+
+/// The effective uid of the user running mcp-consent.
+pub fn my_uid() -> u32 {
+    // SAFETY: geteuid(2) has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
 /// Opens `path` for reading without following a final symlink, and checks that it belongs to
 /// this user.
 fn open_own(path: &Path, directory: bool) -> Result<fs::File, PathError> {
@@ -224,9 +269,7 @@ fn open_own(path: &Path, directory: bool) -> Result<fs::File, PathError> {
     let meta = file
         .metadata()
         .map_err(io("cannot read the mode of", path))?;
-    // SAFETY: geteuid(2) has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
-    if meta.uid() != me {
+    if meta.uid() != my_uid() {
         return Err(PathError::ForeignOwner {
             path: path.to_path_buf(),
             owner: meta.uid(),
@@ -317,6 +360,22 @@ mod tests {
         assert_eq!(mode(&root), 0o700);
         assert_eq!(mode(&dir.db_file()), 0o600);
         assert_eq!(mode(&dir.api_token_file()), 0o600);
+    }
+
+    #[test]
+    fn a_state_directory_others_could_swap_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let shared = tmp.path().join("shared");
+        fs::create_dir(&shared).unwrap();
+        fs::set_permissions(&shared, Permissions::from_mode(0o777)).unwrap();
+        let err = StateDir::prepare(shared.join("state")).unwrap_err();
+        assert!(
+            matches!(&err, PathError::OthersMayWrite { path, .. } if *path == shared),
+            "{err}"
+        );
+        // Sticky, as /tmp is: nobody else can rename what is in it.
+        fs::set_permissions(&shared, Permissions::from_mode(0o1777)).unwrap();
+        StateDir::prepare(shared.join("state")).unwrap();
     }
 
     #[test]

@@ -44,9 +44,8 @@ pub(super) struct Remote {
     direct: Client,
     proxied: Client,
     headers: HeaderMap,
-    session: Mutex<Option<HeaderValue>>,
-    version: Mutex<Option<String>>,
-    mode: Mutex<Mode>,
+    /// What the transport learnt; one lock, never held across an await.
+    link: Mutex<Link>,
     /// Signalled when the server can no longer be talked to (the old transport's stream ended).
     pub gone: tokio::sync::Notify,
     /// MCP authorization, when the proxy can ask the person to sign in.
@@ -55,8 +54,22 @@ pub(super) struct Remote {
     pub tools: super::mirror::Tools,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
+/// What the transport learnt about the server on the way. Concurrent POSTs read it, and the
+/// `initialize` exchange (and a fall-back to the old transport) writes it.
+#[derive(Debug)]
+struct Link {
+    /// `Mcp-Session-Id`, from the response to `initialize`.
+    session: Option<HeaderValue>,
+    /// The negotiated protocol version.
+    version: Option<String>,
+    /// Which transport the server speaks.
+    mode: Mode,
+}
+
+impl Remote {
+    fn link(&self) -> MutexGuard<'_, Link> {
+        self.link.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 /// An HTTP client that follows redirects only within `origin`'s scheme, host and port.
@@ -101,9 +114,11 @@ impl Remote {
             url,
             limit,
             headers,
-            session: Mutex::new(None),
-            version: Mutex::new(None),
-            mode: Mutex::new(Mode::Streamable),
+            link: Mutex::new(Link {
+                session: None,
+                version: None,
+                mode: Mode::Streamable,
+            }),
             gone: tokio::sync::Notify::new(),
             auth,
             tools: super::mirror::Tools::default(),
@@ -126,16 +141,17 @@ impl Remote {
             .client_for(url)
             .request(method, url.clone())
             .headers(self.headers.clone());
-        if let Some(id) = lock(&self.session).clone() {
+        let (session, negotiated) = {
+            let link = self.link();
+            (link.session.clone(), link.version.clone())
+        };
+        if let Some(id) = session {
             rb = rb.header(SESSION_ID, id);
         }
         if let Some(token) = self.auth.as_ref().and_then(|a| a.bearer()) {
             rb = rb.bearer_auth(token);
         }
-        let version = version
-            .map(str::to_owned)
-            .or_else(|| lock(&self.version).clone());
-        if let Some(v) = version {
+        if let Some(v) = version.map(str::to_owned).or(negotiated) {
             rb = rb.header(PROTOCOL_VERSION, v);
         }
         rb
@@ -161,31 +177,31 @@ impl Remote {
     /// first one it sends; 2025-11-25 transports §Session Management).
     pub fn note_session(&self, response: &Response) {
         if let Some(id) = response.headers().get(SESSION_ID) {
-            let mut session = lock(&self.session);
-            if session.is_none() {
-                *session = Some(id.clone());
+            let mut link = self.link();
+            if link.session.is_none() {
+                link.session = Some(id.clone());
             }
         }
     }
 
     /// Whether a session id is in use.
     pub fn has_session(&self) -> bool {
-        lock(&self.session).is_some()
+        self.link().session.is_some()
     }
 
     /// Sets the negotiated protocol version (from the initialize result).
     pub fn set_version(&self, version: &str) {
-        *lock(&self.version) = Some(version.to_owned());
+        self.link().version = Some(version.to_owned());
     }
 
     /// The transport in use.
     pub fn mode(&self) -> Mode {
-        lock(&self.mode).clone()
+        self.link().mode.clone()
     }
 
     /// Switches to the old HTTP+SSE transport.
     pub fn set_mode(&self, mode: Mode) {
-        *lock(&self.mode) = mode;
+        self.link().mode = mode;
     }
 
     /// Ends the session (transport spec: the client SHOULD send DELETE with the session id when

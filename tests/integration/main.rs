@@ -53,6 +53,7 @@ mod sessions;
 mod spend;
 mod tasks;
 mod tool_calls;
+mod tool_calls_exact;
 mod tool_calls_unread;
 mod trusted_files;
 mod upgrade;

@@ -42,6 +42,7 @@ mod remote;
 mod remote_auth;
 mod remote_consent;
 mod remote_guard;
+mod remote_rebind;
 mod retention;
 mod review_limits;
 mod routing;

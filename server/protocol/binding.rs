@@ -100,6 +100,33 @@ pub fn without_retry_members(line: &[u8]) -> Result<Vec<u8>, MrtrError> {
     Ok(out)
 }
 
+/// `retry` with its `params.arguments` replaced by those of `edited` (the held call as the
+/// person edited and the proxy forwarded it); every other member keeps its text. Returns one
+/// line ending in `\n`.
+///
+/// # Errors
+/// [`MrtrError::NotAnObject`] when either line or its `params` is not an object, or `edited`
+/// has no arguments.
+pub fn with_arguments_of(retry: &[u8], edited: &[u8]) -> Result<Vec<u8>, MrtrError> {
+    let params_of = |line: &[u8]| -> Result<Members, MrtrError> {
+        let top: Members =
+            serde_json::from_slice(line).map_err(|_| MrtrError::NotAnObject("the request"))?;
+        let params = top.get("params").ok_or(MrtrError::NotAnObject("params"))?;
+        serde_json::from_str(params.get()).map_err(|_| MrtrError::NotAnObject("params"))
+    };
+    let arguments = params_of(edited)?
+        .shift_remove("arguments")
+        .ok_or(MrtrError::NotAnObject("arguments"))?;
+    let mut params = params_of(retry)?;
+    params.insert("arguments".into(), arguments);
+    let mut top: Members =
+        serde_json::from_slice(retry).map_err(|_| MrtrError::NotAnObject("the request"))?;
+    top.insert("params".into(), raw(&params));
+    let mut out = serde_json::to_vec(&top).map_err(|_| MrtrError::NotAnObject("the request"))?;
+    out.push(b'\n');
+    Ok(out)
+}
+
 /// Whether a tasks-extension message (a `notifications/tasks` params, or a `tasks/get` /
 /// `tasks/result` result: raw text) asks for input: it carries `inputRequests` itself or in its
 /// `task`, or a member whose name a case-folding decoder would read as either. The proxy does

@@ -110,9 +110,14 @@ fn host_request<'a>(
     // proxy handed it: bound to the round it answers, or not at all. That holds for every
     // method: one that never requires input (`tasks/update` of the tasks extension, which the
     // proxy does not offer) has no round the proxy handed out, so what it carries is removed.
+    let mut continues = false;
     if head.carries_retry {
         match bound_retry(s, method, out, &id) {
-            Ok(bound) => out = bound,
+            Ok(Retried::Unbound(line)) => out = line,
+            Ok(Retried::Bound(line)) => {
+                out = line;
+                continues = true;
+            }
             Err(refusal) => {
                 ctx.answer_host(refusal);
                 return None;
@@ -130,7 +135,9 @@ fn host_request<'a>(
         return None;
     }
     let complete = is_call && (meta_version.is_some() || s.speaks_mrtr());
-    let asked_tool = if is_call {
+    // A bound retry continues a call that passed the rules (or the person) already, as the
+    // person accepted it: it is not judged, nor asked about, again.
+    let asked_tool = if is_call && !continues {
         match tool_gate::judge(ctx, s, &id, head.tool.as_deref(), head.arguments, complete) {
             Gate::Refused(line) => {
                 ctx.answer_host(line);
@@ -147,6 +154,7 @@ fn host_request<'a>(
         method,
         tool: head.tool,
         line: method.may_require_input().then(|| Arc::new(out.to_vec())),
+        as_host_sent: None,
         progress_token: head.progress_token,
         meta_version,
         capabilities,
@@ -271,20 +279,20 @@ fn bound_retry<'a>(
     method: Method,
     line: Cow<'a, [u8]>,
     id: &RawValue,
-) -> Result<Cow<'a, [u8]>, Vec<u8>> {
+) -> Result<Retried<'a>, Vec<u8>> {
     let refuse = |refusal: ProxyRefusal| refusal.line(id);
     let id_value: Value = serde_json::from_str(id.get()).unwrap_or(Value::Null);
     let token = mrtr::request_state(&line).and_then(|s| binding::own_state(&s));
     let Some(token) = token else {
         let (responses, state) = (mrtr::input_responses(&line), mrtr::request_state(&line));
         if responses.is_empty() && state.is_none() {
-            return Ok(line);
+            return Ok(Retried::Unbound(line));
         }
         tracing::warn!(
             "removed inputResponses/requestState from a host request: mcp-consent handed the host none for it"
         );
         return binding::without_retry_members(&line)
-            .map(Cow::Owned)
+            .map(|line| Retried::Unbound(Cow::Owned(line)))
             .map_err(|_| refuse(ProxyRefusal::UnreadableRetry));
     };
     let Some(held) = s.held.remove(&token).filter(|h| h.fresh()) else {
@@ -296,14 +304,31 @@ fn bound_retry<'a>(
         tracing::warn!("refused a host retry that differs from the request the person answered");
         return Err(refuse(ProxyRefusal::NotTheSameRequest));
     }
+    // The person edited the call: the retry goes on with the arguments the person accepted.
+    let line = match &held.edited {
+        Some(edited) => Cow::Owned(
+            binding::with_arguments_of(&line, edited)
+                .map_err(|_| refuse(ProxyRefusal::UnreadableRetry))?,
+        ),
+        None => line,
+    };
     let mut responses = mrtr::input_responses(&line);
     responses.retain(|key, _| held.foreign.contains(key));
     for (key, answer) in held.answers {
         responses.insert(key, answer);
     }
     mrtr::retry(&line, &id_value, &responses, held.server_state.as_deref())
-        .map(Cow::Owned)
+        .map(|line| Retried::Bound(Cow::Owned(line)))
         .map_err(|_| refuse(ProxyRefusal::UnreadableRetry))
+}
+
+/// What a host request carrying `inputResponses` or `requestState` became.
+enum Retried<'a> {
+    /// No round of the proxy's: the request as it is, less what the host invented.
+    Unbound(Cow<'a, [u8]>),
+    /// The retry of a round the proxy handed the host, with the person's answers: it
+    /// continues a request that was judged (and, for a call, let through) already.
+    Bound(Cow<'a, [u8]>),
 }
 
 /// Drops a host line that cannot be judged and, when it names one of the host's own requests

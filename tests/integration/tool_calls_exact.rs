@@ -73,3 +73,66 @@ async fn an_edit_with_a_number_that_cannot_be_sent_as_typed_is_refused_and_the_c
     assert_eq!(app.question_as(&browser, id).await["state"], "pending");
     assert!(calls_received(&proxy).is_empty());
 }
+
+/// A held call the person edited, answered by a 2026-07-28 server with a round that is partly
+/// the host's (`roots/list`): the host retries the call as it sent it, and the retry reaches
+/// the server with the person's edit and the person's answer.
+#[tokio::test]
+async fn the_retry_of_an_edited_call_goes_on_with_the_edit() {
+    let app = spawn_with(rules("default = \"ask\"\n")).await;
+    let browser = app.login().await;
+    let round = json!({"resultType": "input_required", "inputRequests": {
+        "confirm": {"method": "elicitation/create", "params": {"mode": "form", "message": "Delete it?",
+            "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}}},
+        "roots": {"method": "roots/list"}}});
+    let script = json!([
+        {"until": "tools/call"}, {"reply": round},
+        {"until": "tools/call"}, {"reply": {"content": [{"type": "text", "text": "deleted"}], "resultType": "complete"}},
+    ]);
+    let mut proxy = Proxy::start(&app.state, None, script);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "delete_file", "arguments": {"path": "/home/me/everything"},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}});
+    proxy.send(&call.to_string()).await;
+    let held = pending_call(&app, &browser).await;
+    let (status, body) = person_answers(
+        &app,
+        &browser,
+        held["id"].as_str().unwrap(),
+        json!({"action": "accept", "arguments": {"path": "/home/me/tmp.txt"}}),
+    )
+    .await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{body}");
+    let form = crate::host::pending_question(&app).await;
+    app.answer(
+        form["id"].as_str().unwrap(),
+        json!({"action": "accept", "content": {"ok": true}}),
+    )
+    .await;
+    let handed = host_line(&mut proxy).await;
+    let state = handed["result"]["requestState"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    let mut retry = call.clone();
+    retry["id"] = json!(3);
+    retry["params"]["inputResponses"] = json!({"roots": {"roots": []}});
+    retry["params"]["requestState"] = json!(state);
+    proxy.send(&retry.to_string()).await;
+    let done = host_line(&mut proxy).await;
+    assert_eq!(done["id"], 3, "{done}");
+    assert_eq!(done["result"]["content"][0]["text"], "deleted", "{done}");
+    let calls = calls_received(&proxy);
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    for sent in &calls {
+        assert_eq!(
+            sent["params"]["arguments"]["path"], "/home/me/tmp.txt",
+            "{sent}"
+        );
+    }
+    assert_eq!(
+        calls[1]["params"]["inputResponses"]["confirm"],
+        json!({"action": "accept", "content": {"ok": true}})
+    );
+}

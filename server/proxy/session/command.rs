@@ -174,6 +174,9 @@ impl Session {
                 let forwarded = match self.requests.get_mut(&host) {
                     Some(request) if matches!(request.phase, Phase::AwaitingPerson { .. }) => {
                         request.phase = Phase::AtServer;
+                        if request.line.as_deref() != Some(&*line) {
+                            request.as_host_sent = request.line.take();
+                        }
                         request.line = Some(line);
                         true
                     }
@@ -253,12 +256,22 @@ impl Session {
         if !matches!(request.phase, Phase::Resolving { .. }) {
             return None;
         }
-        let binding = Binding::of(request.method, request.line.as_deref()?)?;
+        let sent = request
+            .as_host_sent
+            .as_deref()
+            .or(request.line.as_deref())?;
+        let binding = Binding::of(request.method, sent)?;
+        let edited = request
+            .as_host_sent
+            .is_some()
+            .then(|| request.line.clone())
+            .flatten();
         self.held.retain(|_, h| h.fresh());
         self.held.insert(
             hold.token,
             Held {
                 binding,
+                edited,
                 server_state: hold.server_state,
                 foreign: hold.foreign,
                 answers: hold.answers,

@@ -122,6 +122,9 @@ pub(in crate::proxy) struct HostRequest {
     /// The line as forwarded, kept for requests the server may answer with an
     /// `InputRequiredResult` or `-32042` (the proxy re-sends it), and for a held call.
     pub(in crate::proxy) line: Option<Arc<Vec<u8>>>,
+    /// The line as the host sent it, when the person edited a held call (`line` is then the
+    /// edit): the host's retry repeats this one.
+    pub(in crate::proxy) as_host_sent: Option<Arc<Vec<u8>>>,
     /// `params._meta.progressToken`, to keep the host informed while the person thinks.
     pub(in crate::proxy) progress_token: Option<Value>,
     /// `_meta` protocol version (2026-07-28 requests), else `None`.
@@ -135,8 +138,8 @@ pub(in crate::proxy) struct HostRequest {
 }
 
 /// What held answers are bound to: the host request's method and
-/// [`binding::request_digest`] of the request as forwarded. A retry gets the answers only when
-/// it is that very request.
+/// [`binding::request_digest`] of the request as the host sent it. A retry gets the answers
+/// only when it is that very request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(in crate::proxy) struct Binding {
     method: Method,
@@ -144,7 +147,8 @@ pub(in crate::proxy) struct Binding {
 }
 
 impl Binding {
-    /// The binding of a request as forwarded; `None` when its digest cannot be computed.
+    /// The binding of a request as the host sent it; `None` when its digest cannot be
+    /// computed.
     pub(in crate::proxy) fn of(method: Method, line: &[u8]) -> Option<Binding> {
         Some(Binding {
             method,
@@ -166,6 +170,9 @@ impl Binding {
 pub(in crate::proxy) struct Held {
     /// The request the answers are for.
     pub(in crate::proxy) binding: Binding,
+    /// The request as forwarded when the person edited it: the retry goes on with its
+    /// arguments, not the host's.
+    pub(in crate::proxy) edited: Option<Arc<Vec<u8>>>,
     /// The server's own `requestState` text, restored in the retry (`None`: it gave none).
     pub(in crate::proxy) server_state: Option<Box<RawValue>>,
     /// The keys of the entries handed to the host: the only `inputResponses` it may give.

@@ -5,6 +5,7 @@ pub mod binding;
 pub mod elicitation;
 pub mod envelope;
 pub mod era;
+pub mod invisible;
 pub mod jsonrpc;
 pub mod local_host;
 pub mod lookalike;

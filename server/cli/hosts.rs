@@ -163,7 +163,7 @@ fn finish(out: &mut impl Write, run: &Run, dry_run: bool, done: &str) -> Result<
                 .context_radius(3)
                 .header(&path, &path)
                 .to_string();
-            w(write!(out, "{text}"))?;
+            w(write!(out, "{}", escaped(&text, true)))?;
         } else {
             w(writeln!(
                 out,

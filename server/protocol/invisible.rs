@@ -46,10 +46,11 @@ pub fn code_point(c: char) -> String {
 
 /// `text` for a terminal: every invisible character ([`is_invisible`]) written as a Rust-style
 /// escape (`\u{1b}`), so no escape sequence a server or a host chose reaches the terminal and a
-/// table cell stays one line of plain characters. `keep_newlines` leaves line feeds as they are
-/// (for multi-line output whose lines are the program's own).
-pub fn escaped(text: &str, keep_newlines: bool) -> Cow<'_, str> {
-    let hides = |c: char| is_invisible(c) && !(keep_newlines && c == '\n');
+/// table cell stays one line of plain characters. `keep_layout` leaves line feeds and tabs as
+/// they are ([`is_layout`]: they move the cursor, they drive nothing), for multi-line output
+/// (an error report, a diff of a host's file).
+pub fn escaped(text: &str, keep_layout: bool) -> Cow<'_, str> {
+    let hides = |c: char| is_invisible(c) && !(keep_layout && is_layout(c));
     if !text.chars().any(hides) {
         return Cow::Borrowed(text);
     }
@@ -150,7 +151,7 @@ mod tests {
             "read_x\\u{1b}[2J\\u{1b}]52;c;cm0=\\u{7}\\u{9b}1m\\u{202e}"
         );
         assert!(!shown.chars().any(is_invisible));
-        assert_eq!(escaped("a\nb", true), "a\nb");
+        assert_eq!(escaped("a\nb\tc\r", true), "a\nb\tc\\u{d}");
         assert_eq!(escaped("a\nb", false), "a\\u{a}b");
         assert!(matches!(escaped("plain", false), Cow::Borrowed(_)));
     }

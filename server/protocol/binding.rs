@@ -46,8 +46,9 @@ pub fn own_state(state_text: &str) -> Option<String> {
 }
 
 /// The identity of a request's content: SHA-256 (hex) of the RFC 8785 canonical JSON of
-/// `{"method", "params"}` with [`RETRY_MEMBERS`] removed from `params`. Numbers are compared
-/// by value, key order and whitespace do not count. `None` when the line is not a request
+/// `{"method", "params"}` with [`RETRY_MEMBERS`] removed from `params`, integers with all
+/// their digits ([`super::exact::canonical`]). Numbers are compared by value, key order and
+/// whitespace do not count. `None` when the line is not a request
 /// object.
 pub fn request_digest(line: &[u8]) -> Option<String> {
     let mut top: serde_json::Map<String, Value> = serde_json::from_slice(line).ok()?;
@@ -59,7 +60,7 @@ pub fn request_digest(line: &[u8]) -> Option<String> {
         }
     }
     let canonical =
-        serde_jcs::to_vec(&serde_json::json!({"method": method, "params": params})).ok()?;
+        super::exact::canonical(&serde_json::json!({"method": method, "params": params}));
     Some(hex::encode(Sha256::digest(canonical)))
 }
 

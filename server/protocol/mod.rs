@@ -5,6 +5,7 @@ pub mod binding;
 pub mod elicitation;
 pub mod envelope;
 pub mod era;
+pub mod exact;
 pub mod invisible;
 pub mod jsonrpc;
 pub mod local_host;

@@ -107,8 +107,10 @@ fn host_request<'a>(
     let (mut out, meta_version, capabilities) =
         with_capabilities(s, method, &id_key, msg.params, line);
     // What a retry carries (`inputResponses`, `requestState`) reaches the server only as the
-    // proxy handed it: bound to the round it answers, or not at all.
-    if method.may_require_input() && head.carries_retry {
+    // proxy handed it: bound to the round it answers, or not at all. That holds for every
+    // method: one that never requires input (`tasks/update` of the tasks extension, which the
+    // proxy does not offer) has no round the proxy handed out, so what it carries is removed.
+    if head.carries_retry {
         match bound_retry(s, method, out, &id) {
             Ok(bound) => out = bound,
             Err(refusal) => {
@@ -288,7 +290,9 @@ fn bound_retry<'a>(
     let Some(held) = s.held.remove(&token).filter(|h| h.fresh()) else {
         return Err(refuse(ProxyRefusal::NoLongerHeld));
     };
-    if !held.binding.matches(method, &line) {
+    // The retry must read as written: a number the digest would round or a member given
+    // twice could make another request look like the one the person answered.
+    if !crate::protocol::exact::shown_exactly(&line) || !held.binding.matches(method, &line) {
         tracing::warn!("refused a host retry that differs from the request the person answered");
         return Err(refuse(ProxyRefusal::NotTheSameRequest));
     }

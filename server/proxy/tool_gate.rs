@@ -22,9 +22,9 @@ use super::refusal::{CallFailure, EXPIRED, OPEN_FAILED, ProxyRefusal};
 use super::session::command::Command;
 use super::session::{AskHandle, Session};
 use super::tool_report::Decided;
+use crate::protocol::exact;
 use crate::protocol::mrtr;
 use crate::protocol::request_key::RequestKey;
-use crate::protocol::twins;
 use crate::tools::report::LocalDecision;
 use crate::tools::{Refusal, ToolAction, ToolCall, ToolInfo};
 
@@ -150,12 +150,12 @@ async fn ask_call(ctx: &Context, key: &RequestKey, tool: &str, line: Vec<u8>, co
     let handle = Arc::new(AskHandle::default());
     let request = serde_json::from_slice::<Value>(&line)
         .ok()
-        .filter(|_| !has_inexact_integer(&line) && !twins::has_twins_at_any_depth(&line));
+        .filter(|_| exact::shown_exactly(&line));
     let Some(request) = request else {
-        // Readable by names but not as a whole (a number out of range, an integer too long
-        // to hold exactly, which the page would show rounded while the server got it exact,
-        // or a duplicated member, whose other copy a server may read): it cannot be shown as
-        // it is, so it is refused rather than asked about.
+        // Readable by names but not as a whole (a number out of range, or one the page would
+        // show rounded while the server got it as written, or a duplicated member, whose
+        // other copy a server may read): it cannot be shown as it is, so it is refused rather
+        // than asked about.
         let refusal = CallFailure::UnreadableCall.refusal();
         refuse(ctx, key, tool, refusal, complete).await;
         return;
@@ -182,42 +182,6 @@ async fn ask_call(ctx: &Context, key: &RequestKey, tool: &str, line: Vec<u8>, co
         }
         Answered::Refuse(refusal) => refuse(ctx, key, tool, refusal, complete).await,
     }
-}
-
-/// Whether the JSON text `line` holds an integer literal (no fraction, no exponent) outside
-/// strings that fits neither `i64` nor `u64`: such a number is parsed as a float, so what the
-/// person would see is not what the server would get.
-fn has_inexact_integer(line: &[u8]) -> bool {
-    let (mut in_string, mut escaped) = (false, false);
-    let mut token: Vec<u8> = Vec::new();
-    let inexact = |t: &[u8]| {
-        let text = std::str::from_utf8(t).unwrap_or_default();
-        !text.is_empty()
-            && !t.iter().any(|b| matches!(b, b'.' | b'e' | b'E'))
-            && text.parse::<i64>().is_err()
-            && text.parse::<u64>().is_err()
-    };
-    for &b in line {
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        if b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E') {
-            token.push(b);
-            continue;
-        }
-        if inexact(&token) {
-            return true;
-        }
-        token.clear();
-        in_string = b == b'"';
-    }
-    inexact(&token)
 }
 
 /// The question for a held call, registered with its host request so a cancellation or the
@@ -305,26 +269,4 @@ async fn refuse(ctx: &Context, key: &RequestKey, tool: &str, refusal: Refusal, c
 /// Forgets the request without an answer.
 async fn forget(ctx: &Context, key: &RequestKey) {
     let _ = ctx.session.finish(key).await;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::has_inexact_integer;
-
-    #[test]
-    fn only_integers_that_cannot_be_held_exactly_are_found() {
-        for exact in [
-            r#"{"n":18446744073709551615,"m":-9223372036854775808,"ok":true,"f":1.5e300}"#,
-            r#"{"s":"123456789012345678901234567890","e":"\"99999999999999999999\""}"#,
-        ] {
-            assert!(!has_inexact_integer(exact.as_bytes()), "{exact}");
-        }
-        for inexact in [
-            r#"{"n":18446744073709551616}"#,
-            r#"{"a":[1,-9223372036854775809]}"#,
-            "123456789012345678901234567890",
-        ] {
-            assert!(has_inexact_integer(inexact.as_bytes()), "{inexact}");
-        }
-    }
 }

@@ -24,7 +24,7 @@ pub const POLICY_VERSION: &str = "route-policy/v2";
 /// holds only finite numbers, which JCS always accepts; should serialization ever fail the
 /// digest falls back to the compact `serde_json` text.
 pub fn request_digest(params: &Value) -> String {
-    let bytes = serde_jcs::to_vec(params).unwrap_or_else(|_| params.to_string().into_bytes());
+    let bytes = crate::protocol::exact::canonical(params);
     hex::encode(Sha256::digest(bytes))
 }
 

@@ -63,7 +63,7 @@ impl ToolCall {
     }
 
     /// The call's identity: SHA-256 (hex) of the RFC 8785 canonical JSON of
-    /// `{"name", "arguments"}`. A consent given for one digest is used for no other call.
+    /// `{"name", "arguments"}` (integers with all their digits). A consent given for one digest is used for no other call.
     pub fn digest(&self) -> String {
         digest(&json!({"name": self.name, "arguments": self.arguments}))
     }
@@ -84,9 +84,10 @@ pub fn arguments_text_digest(arguments: Option<&str>) -> String {
     }
 }
 
+/// SHA-256 (hex) of `value`'s canonical JSON, every integer digit kept
+/// ([`crate::protocol::exact::canonical`]): two calls that differ never share a digest.
 fn digest(value: &Value) -> String {
-    let canonical = serde_jcs::to_vec(value).unwrap_or_else(|_| value.to_string().into_bytes());
-    hex::encode(Sha256::digest(canonical))
+    hex::encode(Sha256::digest(crate::protocol::exact::canonical(value)))
 }
 
 /// What the server claimed about a tool in `tools/list`, kept by the proxy and shown to the

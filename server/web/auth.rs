@@ -273,10 +273,16 @@ pub async fn check_host_and_origin(
     if req.request().conn_data::<LocalSocket>().is_some() {
         return next.call(req).await;
     }
-    let allowed = req
+    let mut allowed = req
         .app_data::<web::Data<AppState>>()
         .map(|s| s.allowed_hosts.clone())
         .unwrap_or_default();
+    // On a wildcard bind, the concrete address this connection was accepted on is the
+    // service's own too. A page rebinding a name of its own to it still sends that name, so
+    // naming the address itself proves nothing but that the client dialled it.
+    if let Some(on) = req.conn_data::<AcceptedOn>() {
+        allowed.extend(super::allowed_hosts(on.0));
+    }
     let public = req
         .app_data::<web::Data<AppState>>()
         .and_then(|s| s.public_url.clone());

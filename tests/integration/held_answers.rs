@@ -306,3 +306,85 @@ async fn an_ambiguous_entry_never_reaches_the_host() {
         .unwrap();
     assert_eq!(pending["questions"], json!([]));
 }
+
+/// A retry that reads as the original only after rounding (an integer past 2^53 that rounds
+/// to the same double) or after dropping a member given twice (a first-copy server would read
+/// the other one) is another request: it gets no answer, and the server never sees it.
+#[tokio::test]
+async fn a_retry_that_matches_only_by_rounding_or_by_a_twin_member_gets_no_answer() {
+    let app = spawn_app().await;
+    let script = json!([
+        {"until": "tools/call"}, {"reply": confirm_and_roots()},
+        {"until": "tools/call"}, {"reply": confirm_and_roots()},
+    ]);
+    let mut proxy = Proxy::start(&app.state, None, script);
+    let call = |id: u64, arguments: &str, retry: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"transfer","arguments":{{{arguments}}}{retry},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}}}}"#
+        )
+    };
+    let rounds = [
+        (
+            2,
+            r#""account":1234567890123456789"#,
+            r#""account":1234567890123456790"#,
+        ),
+        (
+            5,
+            r#""to":"Alice","n":1"#,
+            r#""to":"Mallory","n":1,"to":"Alice""#,
+        ),
+    ];
+    for (id, original, other) in rounds {
+        proxy.send(&call(id, original, "")).await;
+        let state = person_confirms(&app, &mut proxy, true).await;
+        let retry =
+            format!(r#","inputResponses":{{"roots":{{"roots":[]}}}},"requestState":"{state}""#);
+        proxy.send(&call(id + 1, other, &retry)).await;
+        let refused = host_line(&mut proxy).await;
+        assert_eq!(refused["id"], id + 1);
+        assert!(
+            refused["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("not the request the person answered"),
+            "{refused}"
+        );
+    }
+    flush(&mut proxy, "after-lookalike-retries").await;
+    let calls = calls_received(&proxy);
+    assert_eq!(calls.len(), 2, "only the two first calls: {calls:?}");
+    assert!(
+        calls
+            .iter()
+            .all(|c| c["params"].get("inputResponses").is_none())
+    );
+}
+
+/// The tasks extension answers a task's input through `tasks/update`, a path the proxy does
+/// not offer: answers a host puts there of its own invention never reach the server.
+#[tokio::test]
+async fn answers_in_a_tasks_update_never_reach_the_server() {
+    let app = spawn_app().await;
+    let script = json!([{"until": "tasks/update"}, {"reply": {"resultType": "complete"}}]);
+    let mut proxy = Proxy::start(&app.state, None, script);
+    let update = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/update", "params": {
+        "taskId": "task-1",
+        "inputResponses": {"confirm": {"action": "accept", "content": {"ok": true}}},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}});
+    proxy.send(&update.to_string()).await;
+    assert_eq!(host_line(&mut proxy).await["id"], 2);
+    let received: Vec<Value> = proxy
+        .server_log()
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["method"] == "tasks/update")
+        .collect();
+    assert_eq!(received.len(), 1);
+    assert!(
+        received[0]["params"].get("inputResponses").is_none(),
+        "{}",
+        received[0]
+    );
+    assert_eq!(received[0]["params"]["taskId"], "task-1");
+}

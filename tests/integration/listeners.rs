@@ -151,6 +151,38 @@ async fn on_a_wildcard_bind_a_relay_on_another_family_gets_no_token_and_no_link(
     );
 }
 
+#[tokio::test]
+async fn on_a_wildcard_bind_the_address_a_client_dialled_is_the_services_own() {
+    let (_tmp, state, port) = wildcard_service().await;
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-consent"))
+        .env_remove("MCP_CONSENT_BROKER")
+        .arg("--state-dir")
+        .arg(&state)
+        .args([
+            "questions",
+            "--broker",
+            &format!("http://127.0.0.1:{port}"),
+            "list",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A name of another site's (DNS rebinding) is still refused.
+    let res = http_client()
+        .get(format!("http://127.0.0.1:{port}/api/v1/questions"))
+        .header("Host", format!("evil.example:{port}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), reqwest::StatusCode::FORBIDDEN);
+}
+
 // Thousands of connections starve the tests running beside it of descriptors and time, so it
 // runs on its own: `cargo test --test integration -- --ignored listeners::` (`scripts/test` does).
 #[tokio::test]

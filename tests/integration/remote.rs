@@ -40,13 +40,20 @@ pub(crate) enum Reply {
     EndlessEvent,
     /// A JSON reply whose body never ends.
     EndlessBody,
+    /// Bytes written and the connection then held open (an event stream that stays).
+    Open(String),
 }
 
 pub(crate) type Handler = dyn Fn(&Seen) -> Reply + Send + Sync;
 
 /// A one-request-per-connection HTTP/1.1 server on 127.0.0.1.
 pub(crate) async fn serve(handler: Arc<Handler>) -> (String, Arc<Mutex<Vec<Seen>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    serve_at("127.0.0.1:0", handler).await
+}
+
+/// [`serve`] on `addr`.
+pub(crate) async fn serve_at(addr: &str, handler: Arc<Handler>) -> (String, Arc<Mutex<Vec<Seen>>>) {
+    let listener = TcpListener::bind(addr).await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
     let log = Arc::clone(&seen);
@@ -93,6 +100,10 @@ async fn one(mut stream: TcpStream, handler: &Handler, log: &Mutex<Vec<Seen>>) {
     match handler(&seen) {
         Reply::Raw(raw) => {
             let _ = stream.write_all(raw.as_bytes()).await;
+        }
+        Reply::Open(raw) => {
+            let _ = stream.write_all(raw.as_bytes()).await;
+            std::future::pending::<()>().await;
         }
         Reply::EndlessEvent => {
             let _ = stream

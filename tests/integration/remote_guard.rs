@@ -13,7 +13,12 @@ use crate::remote::{Host, Reply, Seen, serve};
 
 /// A listener standing for a local service (an admin API on loopback); counts connections.
 async fn local_service() -> (u16, Arc<AtomicUsize>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    local_service_at("127.0.0.1:0").await
+}
+
+/// [`local_service`] on `addr`.
+pub(crate) async fn local_service_at(addr: &str) -> (u16, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let hits: Arc<AtomicUsize> = Arc::default();
     let count = hits.clone();

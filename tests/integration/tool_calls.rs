@@ -102,7 +102,7 @@ pub(crate) async fn pending_call(app: &TestApp, browser: &reqwest::Client) -> Va
 }
 
 /// Answers a question as the person, over the API with the page's CSRF token.
-async fn person_answers(
+pub(crate) async fn person_answers(
     app: &TestApp,
     browser: &reqwest::Client,
     id: &str,

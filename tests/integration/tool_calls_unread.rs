@@ -106,6 +106,14 @@ async fn a_call_readable_by_names_but_not_as_a_whole_is_refused_not_left_waiting
     let answer = host_line(&mut proxy).await;
     assert_eq!(answer["id"], 22);
     assert!(refusal_text(&answer).contains("cannot be read"));
+    // A decimal the page would show rounded (its nearest double is …992.0), while a server
+    // reading decimals exactly would get …993.0: refused the same way.
+    proxy
+        .send(r#"{"jsonrpc":"2.0","id":23,"method":"tools/call","params":{"name":"pay","arguments":{"cents":9007199254740993.0}}}"#)
+        .await;
+    let answer = host_line(&mut proxy).await;
+    assert_eq!(answer["id"], 23);
+    assert!(refusal_text(&answer).contains("cannot be read"));
     flush(&mut proxy, "after-1e400").await;
     assert!(calls_received(&proxy).is_empty());
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use reqwest::Method;
 
 use super::events::{Cursor, Events};
-use super::net::{describe, media_type};
+use super::net::media_type;
 use super::post::Outgoing;
 use super::remote::{ACCEPT_SSE, Mode, Remote};
 use super::sink::Sink;
@@ -23,11 +23,12 @@ pub(super) async fn open(
     sink: &Sink,
 ) -> Result<tokio::task::JoinHandle<()>, String> {
     let response = remote
-        .request(Method::GET, &remote.url, None)
-        .header(reqwest::header::ACCEPT, ACCEPT_SSE)
-        .send()
-        .await
-        .map_err(|e| describe(&e))?;
+        .send(
+            remote
+                .request(Method::GET, &remote.url, None)
+                .header(reqwest::header::ACCEPT, ACCEPT_SSE),
+        )
+        .await?;
     let status = response.status();
     if !status.is_success() || media_type(&response) != ACCEPT_SSE {
         return Err(format!(
@@ -72,7 +73,7 @@ pub(super) async fn open(
 /// POSTs one message to the old transport's endpoint; its reply arrives on the stream.
 pub(super) async fn send(remote: &Remote, sink: &Sink, endpoint: &reqwest::Url, msg: &Outgoing) {
     let rb = remote.post(endpoint, msg.body.clone(), None);
-    let outcome = match Remote::send(rb).await {
+    let outcome = match remote.send(rb).await {
         Ok(r) if r.status().is_success() => return,
         Ok(r) => format!("refused the message (HTTP {})", r.status()),
         Err(why) => why,

@@ -12,7 +12,9 @@
 //! - `listen`: the GET stream for server-initiated messages.
 //! - `legacy`: the old HTTP+SSE transport.
 //! - [`auth`]: MCP authorization (discovery, registration, sign-in through the queue, tokens).
-//! - `events`: bounded SSE parsing; `sink`: the one-line-per-message output.
+//! - `pin`: where the server is, decided by the first connection (no DNS rebinding into
+//!   this computer).
+//! - `events`: bounded, linear SSE parsing; `sink`: the one-line-per-message output.
 
 pub mod auth;
 mod events;
@@ -21,6 +23,7 @@ mod legacy;
 mod listen;
 mod mirror;
 mod net;
+mod pin;
 mod post;
 pub mod remote;
 mod sink;

@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 
 use super::events::{Cursor, Events};
 use super::mirror;
-use super::net::{BodyError, describe, media_type, read_body};
+use super::net::{BodyError, media_type, read_body};
 use super::remote::{ACCEPT_SSE, LAST_EVENT_ID, Remote};
 use super::sink::Sink;
 use crate::protocol::method::Method as McpMethod;
@@ -132,7 +132,7 @@ pub(super) async fn send(remote: &Arc<Remote>, sink: &Sink, msg: &Outgoing) -> P
         let rb = remote
             .post(&remote.url, msg.body.clone(), msg.meta_version.as_deref())
             .headers(metadata.clone());
-        let response = match Remote::send(rb).await {
+        let response = match remote.send(rb).await {
             Ok(r) => r,
             Err(why) => {
                 fail(sink, msg, &why).await;
@@ -340,7 +340,7 @@ pub(super) async fn resume(
     if let Some(id) = &cursor.last_id {
         rb = rb.header(LAST_EVENT_ID, id);
     }
-    let response = rb.send().await.map_err(|e| refused(None, describe(&e)))?;
+    let response = remote.send(rb).await.map_err(|why| refused(None, why))?;
     let status = response.status();
     if !status.is_success() {
         return Err(refused(

@@ -2,7 +2,7 @@
 //! learned on the way (`Mcp-Session-Id`, the negotiated protocol version, which transport the
 //! server speaks). Every request to the server is built here, so every one carries the same
 //! headers and follows the same rules: no environment HTTP proxy for loopback, no redirect to
-//! another origin, no URL (which may carry a secret) in error messages.
+//! another origin, no local address once the server was not local (`pin`), no URL (which may carry a secret) in error messages.
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -13,6 +13,7 @@ use url::Url;
 
 use super::HttpError;
 use super::net::{describe, is_loopback};
+use super::pin::{Pin, PinnedResolver, rebound_in};
 
 /// `Accept` of every POST (transport spec: the client MUST list both).
 pub(super) const ACCEPT_POST: &str = "application/json, text/event-stream";
@@ -44,6 +45,8 @@ pub(super) struct Remote {
     direct: Client,
     proxied: Client,
     headers: HeaderMap,
+    /// Where the server is, decided by the first connection that answered.
+    pin: Pin,
     /// What the transport learnt; one lock, never held across an await.
     link: Mutex<Link>,
     /// Signalled when the server can no longer be talked to (the old transport's stream ended).
@@ -72,11 +75,16 @@ impl Remote {
     }
 }
 
-/// An HTTP client that follows redirects only within `origin`'s scheme, host and port.
+/// An HTTP client that follows redirects only within `origin`'s scheme, host and port and
+/// resolves names through `resolver`.
 ///
 /// # Errors
 /// [`HttpError::Client`] when the TLS backend cannot start.
-pub fn client(origin: &Url, use_env_proxy: bool) -> Result<Client, HttpError> {
+fn client(
+    origin: &Url,
+    use_env_proxy: bool,
+    resolver: std::sync::Arc<PinnedResolver>,
+) -> Result<Client, HttpError> {
     let origin = origin.origin();
     let policy = reqwest::redirect::Policy::custom(move |attempt| {
         if attempt.previous().len() >= 5 {
@@ -90,6 +98,7 @@ pub fn client(origin: &Url, use_env_proxy: bool) -> Result<Client, HttpError> {
     let mut builder = Client::builder()
         .redirect(policy)
         .connect_timeout(Duration::from_secs(30))
+        .dns_resolver(resolver)
         .user_agent(concat!("mcp-consent/", env!("CARGO_PKG_VERSION")));
     if !use_env_proxy {
         builder = builder.no_proxy();
@@ -108,9 +117,11 @@ impl Remote {
         limit: usize,
         auth: Option<std::sync::Arc<super::auth::Auth>>,
     ) -> Result<Remote, HttpError> {
+        let pin = Pin::new(&url);
         Ok(Remote {
-            direct: client(&url, false)?,
-            proxied: client(&url, true)?,
+            direct: client(&url, false, pin.resolver())?,
+            proxied: client(&url, true, pin.resolver())?,
+            pin,
             url,
             limit,
             headers,
@@ -165,12 +176,23 @@ impl Remote {
             .body(body)
     }
 
-    /// Sends `rb`; the error names the cause without the URL.
+    /// Sends `rb` (built by [`Remote::request`]), never to a local address when the server
+    /// was not local when first reached; the error names the cause without the URL.
     ///
     /// # Errors
     /// The cause, as text for the host.
-    pub async fn send(rb: RequestBuilder) -> Result<Response, String> {
-        rb.send().await.map_err(|e| describe(&e))
+    pub async fn send(&self, rb: RequestBuilder) -> Result<Response, String> {
+        let fail = |e: reqwest::Error| match rebound_in(&e) {
+            Some(rebound) => rebound.to_string(),
+            None => describe(&e),
+        };
+        self.pin.check().await.map_err(|e| e.to_string())?;
+        let response = rb.send().await.map_err(fail)?;
+        self.pin
+            .settle(&self.url, response.remote_addr())
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(response)
     }
 
     /// Remembers the session id the server assigned on the response to `initialize` (the
@@ -213,6 +235,6 @@ impl Remote {
         let rb = self
             .request(Method::DELETE, &self.url, None)
             .timeout(Duration::from_secs(2));
-        let _ = rb.send().await;
+        let _ = self.send(rb).await;
     }
 }

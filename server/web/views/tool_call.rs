@@ -130,6 +130,13 @@ pub fn edited_arguments(
             format!("the arguments are not valid JSON: {e}"),
         )]
     })?;
+    // A number a JSON value cannot hold as typed would reach the server rounded.
+    if crate::protocol::exact::has_inexact_number(text.as_bytes()) {
+        return Err(vec![FieldError::rule(
+            "arguments",
+            "a number in the arguments cannot be sent exactly as typed (too many digits); write it as a string if the tool takes one",
+        )]);
+    }
     let shown = q
         .request
         .get("arguments")

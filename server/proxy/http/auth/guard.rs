@@ -143,7 +143,7 @@ pub fn server_is_local(server: &Url, peer: Option<SocketAddr>, proxies: &[IpAddr
 }
 
 /// The hosts of `ALL_PROXY`, `HTTP_PROXY`, `HTTPS_PROXY` (either case), as reqwest reads them.
-fn environment_proxy_hosts() -> Vec<String> {
+pub fn environment_proxy_hosts() -> Vec<String> {
     [
         "ALL_PROXY",
         "all_proxy",
@@ -176,25 +176,37 @@ impl reqwest::dns::Resolve for GuardedResolver {
         let guard = self.0.clone();
         let name = name.as_str().to_owned();
         Box::pin(async move {
-            let found: Vec<SocketAddr> =
-                tokio::net::lookup_host((name.as_str(), 0)).await?.collect();
-            let exempt = guard
-                .proxy_hosts
-                .iter()
-                .any(|h| h.eq_ignore_ascii_case(&name));
-            if !guard.enforcing() || exempt {
-                return Ok(Box::new(found.into_iter()) as reqwest::dns::Addrs);
-            }
-            let public: Vec<SocketAddr> =
-                found.into_iter().filter(|a| !is_local_ip(a.ip())).collect();
-            if public.is_empty() {
-                return Err(
-                    Box::new(Refused { host: name }) as Box<dyn std::error::Error + Send + Sync>
-                );
-            }
-            Ok(Box::new(public.into_iter()) as reqwest::dns::Addrs)
+            let refused = Refused { host: name.clone() };
+            resolve_held(&name, guard.enforcing(), &guard.proxy_hosts, refused).await
         })
     }
+}
+
+/// System resolution of `name` for a resolver hook: when `held` (and `name` is not one of
+/// `proxy_hosts`, which the person configured) only its public addresses, and `refused` when it
+/// has none.
+///
+/// # Errors
+/// The lookup's error, or `refused`.
+pub async fn resolve_held<E>(
+    name: &str,
+    held: bool,
+    proxy_hosts: &[String],
+    refused: E,
+) -> Result<reqwest::dns::Addrs, Box<dyn std::error::Error + Send + Sync>>
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let found: Vec<SocketAddr> = tokio::net::lookup_host((name, 0)).await?.collect();
+    let exempt = proxy_hosts.iter().any(|h| h.eq_ignore_ascii_case(name));
+    if !held || exempt {
+        return Ok(Box::new(found.into_iter()));
+    }
+    let public: Vec<SocketAddr> = found.into_iter().filter(|a| !is_local_ip(a.ip())).collect();
+    if public.is_empty() {
+        return Err(Box::new(refused));
+    }
+    Ok(Box::new(public.into_iter()))
 }
 
 #[cfg(test)]

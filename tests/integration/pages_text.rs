@@ -59,7 +59,7 @@ async fn server_text_is_isolated_and_bidi_controls_are_flagged() {
 
     let queue = app.html(&browser, "/").await;
     assert!(
-        queue.contains("<bdi>Open invoice\u{202E}fdp.exe</bdi>"),
+        queue.contains("<bdi>Open invoice[U+202E]fdp.exe</bdi>"),
         "{queue}"
     );
 }
@@ -290,4 +290,25 @@ async fn every_invisible_character_in_a_tool_call_is_shown_as_a_code_point_and_w
         .map(|c| format!("U+{:04X}", u32::from(c)))
         .collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+#[tokio::test]
+async fn the_queue_shows_a_previews_invisible_characters_as_code_points() {
+    let app = spawn_app().await;
+    app.open_ok(form_with(
+        1,
+        "Pick\u{E0100}\u{E0101} a topic\u{202E}",
+        "Name",
+    ))
+    .await;
+    let browser = app.login().await;
+    let queue = app.html(&browser, "/").await;
+    assert!(
+        queue.contains("Pick[U+E0100][U+E0101] a topic[U+202E]"),
+        "{queue}"
+    );
+    assert!(
+        !queue.contains('\u{E0100}') && !queue.contains('\u{202E}'),
+        "{queue}"
+    );
 }

@@ -104,7 +104,8 @@ pub const PREVIEW_CHARS: usize = 90;
 
 /// A one-line preview of what a question asks: the first non-empty line of a form or URL
 /// question's `message`, or of a sampling question's first text block (else its system
-/// prompt), cut to [`PREVIEW_CHARS`]. Plain text; the template escapes it.
+/// prompt), cut to [`PREVIEW_CHARS`], each invisible character written as its code point.
+/// Plain text; the template escapes it.
 pub fn preview(q: &Question) -> String {
     let text = match q.kind {
         Kind::Form | Kind::Url => q.request.get("message").and_then(Value::as_str),
@@ -119,7 +120,9 @@ pub fn preview(q: &Question) -> String {
         .map(str::trim)
         .find(|l| !l.is_empty())
         .unwrap_or_default();
-    let line: String = line.split_whitespace().collect::<Vec<_>>().join(" ");
+    // Invisible characters as `[U+…]`: a preview cannot hide what the question asks.
+    let line =
+        super::url::inline_code_points(&line.split_whitespace().collect::<Vec<_>>().join(" "));
     if line.chars().count() > PREVIEW_CHARS {
         let cut: String = line.chars().take(PREVIEW_CHARS - 1).collect();
         format!("{}…", cut.trim_end())
@@ -217,6 +220,16 @@ mod tests {
                 &json!({"message": "שלום"})
             )
             .is_empty()
+        );
+    }
+
+    #[test]
+    fn every_invisible_character_is_found_but_the_lines_of_a_message() {
+        let request = json!({"message": "two\nlines\twith a tab", "x": "a\u{E0100}\u{1b}\u{2028}"});
+        let places = bidi_places(&I18n::default(), "srv", Some("t\u{E0041}"), &request);
+        assert_eq!(
+            places,
+            vec!["tool (U+E0041)", "x (U+E0100, U+001B, U+2028)"]
         );
     }
 }

@@ -221,8 +221,13 @@ impl Application {
             .await
             .map_err(StartupError::Token)?;
 
+        // Only an address that parsed is named: a config error never quotes a value, and a
+        // `listen` that is not an address could be a secret typed on the wrong line.
+        let named = listen
+            .parse::<std::net::SocketAddr>()
+            .map_or_else(|_| "the listen address".to_owned(), |a| a.to_string());
         let bind_error = |source| StartupError::Bind {
-            addr: listen.to_owned(),
+            addr: named.clone(),
             source,
         };
         let listener = TcpListener::bind(listen).map_err(bind_error)?;

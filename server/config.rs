@@ -53,9 +53,12 @@ pub enum ConfigError {
     /// (for a secret) read by someone else; see [`crate::access_files`].
     #[error(transparent)]
     Untrusted(#[from] crate::paths::PathError),
-    /// `listen` names a non-loopback address without `allow_non_loopback = true`.
-    #[error("listen address {0} is not loopback; set allow_non_loopback = true to allow it")]
-    NotLoopback(String),
+    /// `listen` names a non-loopback address without `allow_non_loopback = true`. The value is
+    /// not quoted (a config error never quotes one: it may be a secret pasted in the wrong line).
+    #[error(
+        "the listen address is not a loopback one (127.0.0.1, [::1] or localhost, with a port); set allow_non_loopback = true to allow it"
+    )]
+    NotLoopback,
     /// A `[[models]]` table is invalid (score outside [0, 1], duplicate id, negative price, …).
     #[error(transparent)]
     Models(#[from] CatalogError),
@@ -349,7 +352,7 @@ impl Config {
         if loopback || self.allow_non_loopback {
             Ok(())
         } else {
-            Err(ConfigError::NotLoopback(listen.to_owned()))
+            Err(ConfigError::NotLoopback)
         }
     }
 }
@@ -526,6 +529,16 @@ mod tests {
         assert!(c.check_listen("127.0.0.1:0").is_ok());
         assert!(c.check_listen("[::1]:7777").is_ok());
         assert!(c.check_listen("0.0.0.0:7777").is_err());
+    }
+
+    #[test]
+    fn a_refused_listen_address_is_not_quoted() {
+        let err = Config::default()
+            .check_listen("127.0.0.1:99999sk-live-4f1c9d2e7a")
+            .unwrap_err()
+            .to_string();
+        assert!(!err.contains("sk-") && !err.contains("99999"), "{err}");
+        assert!(err.contains("listen address"), "{err}");
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use mcp_consent::cli::{self, Cli, Outcome};
+use mcp_consent::protocol::invisible::escaped;
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -14,7 +15,8 @@ async fn main() -> ExitCode {
         // stdin, which stays open while the host runs.
         Ok(Outcome::ExitNow(code)) => std::process::exit(code),
         Err(e) => {
-            eprintln!("{}", e.report());
+            // A failure may quote a server's or a host's text: no control reaches the terminal.
+            eprintln!("{}", escaped(&e.report(), true));
             ExitCode::FAILURE
         }
     }

@@ -14,6 +14,7 @@ use crate::domain::State;
 use crate::hosts::locate::Env;
 use crate::hosts::ops::{self, Selection};
 use crate::notify::DesktopNotifier;
+use crate::protocol::invisible::escaped;
 
 /// `mcp-consent doctor …`.
 #[derive(Debug, Args)]
@@ -48,9 +49,10 @@ impl<W: Write> Report<'_, W> {
             Verdict::Fail => "FAIL",
         };
         self.failed |= verdict == Verdict::Fail;
-        writeln!(self.out, "{tag}  {what}")?;
+        // A check's line may name what a host's file or a server chose: no control gets through.
+        writeln!(self.out, "{tag}  {}", escaped(what, true))?;
         if let Some(fix) = fix {
-            writeln!(self.out, "      fix: {fix}")?;
+            writeln!(self.out, "      fix: {}", escaped(fix, true))?;
         }
         Ok(())
     }

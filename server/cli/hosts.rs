@@ -9,6 +9,7 @@ use clap::{Args, Subcommand};
 use crate::hosts::locate::Env;
 use crate::hosts::ops::{self, Run, Selection};
 use crate::hosts::{HostId, HostsError};
+use crate::protocol::invisible::{escaped, escaped_json};
 
 /// `mcp-consent hosts …`.
 #[derive(Debug, Subcommand)]
@@ -79,11 +80,15 @@ pub fn run(command: HostsCommand, state: &Path) -> Result<(), HostsCliError> {
                 },
             );
             for e in &errors {
-                eprintln!("mcp-consent hosts: {}", super::with_causes(e));
+                eprintln!(
+                    "mcp-consent hosts: {}",
+                    escaped(&super::with_causes(e), true)
+                );
             }
             if json {
                 let text =
                     serde_json::to_string_pretty(&reports).unwrap_or_else(|_| "[]".to_owned());
+                let text = escaped_json(&text);
                 w(writeln!(out, "{text}"))?;
             } else if reports.is_empty() {
                 w(writeln!(out, "no MCP host configuration found"))?;
@@ -96,12 +101,17 @@ pub fn run(command: HostsCommand, state: &Path) -> Result<(), HostsCliError> {
                         w(writeln!(
                             out,
                             "  {:<24} {:<5} {state}",
-                            s.name,
+                            escaped(&s.name, false),
                             s.transport.as_str()
                         ))?;
                     }
                     for s in &r.skipped {
-                        w(writeln!(out, "  {:<24} skipped: {}", s.name, s.reason))?;
+                        w(writeln!(
+                            out,
+                            "  {:<24} skipped: {}",
+                            escaped(&s.name, false),
+                            escaped(&s.reason.to_string(), false)
+                        ))?;
                     }
                 }
             }
@@ -153,13 +163,13 @@ fn finish(out: &mut impl Write, run: &Run, dry_run: bool, done: &str) -> Result<
                 .context_radius(3)
                 .header(&path, &path)
                 .to_string();
-            w(write!(out, "{text}"))?;
+            w(write!(out, "{}", escaped(&text, true)))?;
         } else {
             w(writeln!(
                 out,
                 "{}: {done} {} in {path}",
                 change.file.host.as_str(),
-                change.servers.join(", ")
+                escaped(&change.servers.join(", "), false)
             ))?;
         }
     }
@@ -167,10 +177,13 @@ fn finish(out: &mut impl Write, run: &Run, dry_run: bool, done: &str) -> Result<
         w(writeln!(out, "nothing to change"))?;
     }
     for warning in &run.warnings {
-        eprintln!("warning: {warning}");
+        eprintln!("warning: {}", escaped(&warning.to_string(), true));
     }
     for e in &run.errors {
-        eprintln!("mcp-consent hosts: {}", super::with_causes(e));
+        eprintln!(
+            "mcp-consent hosts: {}",
+            escaped(&super::with_causes(e), true)
+        );
     }
     if !dry_run {
         let mut restart: Vec<&str> = Vec::new();

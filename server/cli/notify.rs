@@ -11,6 +11,7 @@ use clap::{Args, Subcommand};
 use crate::config::{Config, ConfigError};
 use crate::notify::channel::ChannelName;
 use crate::notify::{Channel, ChannelError, Links, Outbound};
+use crate::protocol::invisible::escaped;
 
 /// `mcp-consent notify …`.
 #[derive(Debug, Subcommand)]
@@ -80,7 +81,7 @@ pub async fn run(command: NotifyCommand, out: &mut impl Write) -> Result<(), Not
             }
         };
         // A closed stdout loses only the report; the exit status still tells.
-        let _ = writeln!(out, "{line}");
+        let _ = writeln!(out, "{}", escaped(&line, false));
     }
     if failed.is_empty() {
         Ok(())

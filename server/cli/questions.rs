@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use crate::client::{ClientError, ServiceClient};
 use crate::domain::{Action, Kind, State};
+use crate::protocol::invisible::{escaped, escaped_json};
 use crate::wire::{Answer, QuestionList, Summary};
 
 /// The `questions` subcommands.
@@ -96,8 +97,10 @@ pub enum QuestionsError {
     Json(#[from] serde_json::Error),
 }
 
+/// `v` as pretty JSON for the terminal: every invisible character a server chose escaped
+/// ([`escaped_json`]), the value unchanged.
 fn pretty(v: &impl serde::Serialize) -> Result<String, QuestionsError> {
-    Ok(serde_json::to_string_pretty(v)?)
+    Ok(escaped_json(&serde_json::to_string_pretty(v)?).into_owned())
 }
 
 fn read_json(text: &str, what: &'static str) -> Result<Value, QuestionsError> {
@@ -142,7 +145,7 @@ pub async fn run(
             let is_sampling = question.summary.kind == Kind::Sampling;
             let answer = acceptance(is_sampling, content, result, from_file)?;
             let response = client.preview(&id, &answer).await?;
-            let server = &question.summary.server;
+            let server = escaped(&question.summary.server, false);
             writeln!(out, "{server} will receive:\n{}", pretty(&response)?)?;
             if !yes && std::io::stdin().is_terminal() {
                 confirm_send(out)?;
@@ -162,7 +165,9 @@ pub async fn run(
     Ok(())
 }
 
-/// The questions as a table, one a line.
+/// The questions as a table, one a line. The server and tool names are the server's and the
+/// host's text: each invisible character is escaped (`\u{1b}`), so no terminal escape runs and
+/// every row stays one line, its columns aligned.
 fn write_table(questions: &[Summary], out: &mut impl Write) -> Result<(), QuestionsError> {
     if questions.is_empty() {
         writeln!(out, "no questions")?;
@@ -174,8 +179,8 @@ fn write_table(questions: &[Summary], out: &mut impl Write) -> Result<(), Questi
             q.id,
             q.kind.as_str(),
             q.state.as_str(),
-            q.server,
-            q.tool.as_deref().unwrap_or("-"),
+            escaped(&q.server, false),
+            escaped(q.tool.as_deref().unwrap_or("-"), false),
             q.expires_at
         )?;
     }

@@ -6,6 +6,7 @@ pub mod elicitation;
 pub mod envelope;
 pub mod era;
 pub mod exact;
+pub mod invisible;
 pub mod jsonrpc;
 pub mod local_host;
 pub mod lookalike;

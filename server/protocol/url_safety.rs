@@ -185,16 +185,12 @@ impl UrlReview {
     }
 }
 
-/// Whether `c` is invisible in a URL and can change how it reads: the text-direction controls
-/// (UAX #9 explicit formatting characters and marks), zero-width characters and joiners, the
-/// word joiner and invisible operators, the byte-order mark, the soft hyphen, the
-/// combining grapheme joiner, Hangul fillers, variation selectors and tag characters.
+/// Whether `c` is invisible in a URL and can change how it reads: every character
+/// [`super::invisible::is_invisible`] names (text-direction controls, zero-width characters,
+/// variation selectors, tag characters, controls — a URL parser drops tabs and line feeds, so
+/// they count too).
 pub fn is_hidden_char(c: char) -> bool {
-    matches!(c,
-        '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200B}'..='\u{200F}'
-        | '\u{061C}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}' | '\u{00AD}' | '\u{034F}'
-        | '\u{180E}' | '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}'
-        | '\u{FE00}'..='\u{FE0F}' | '\u{E0000}'..='\u{E007F}')
+    super::invisible::is_invisible(c)
 }
 
 /// Reviews a URL for display.

@@ -92,3 +92,64 @@ async fn declining_a_sampling_question_from_the_cli_gives_the_server_minus_one()
         "from a script"
     );
 }
+
+#[tokio::test]
+async fn no_control_character_a_server_chose_reaches_the_terminal() {
+    let app = spawn_app().await;
+    // Clear the screen, set the window title, write the clipboard (OSC 52), a C1 CSI, a
+    // line break that would fake a row of its own: in the tool's name (the server chose it in
+    // tools/list, the host called it) and in the server's text.
+    let tool = "read_x\u{1b}[2J\u{1b}]0;pwned\u{7}\u{1b}]52;c;cm0=\u{7}\u{9b}1m\u{202E}\nFAKE-ROW";
+    let res = app
+        .post_json(
+            "/api/v1/requests",
+            &json!({
+                "server": "test-server",
+                "session": "s1",
+                "tool": tool,
+                "protocolVersion": "2025-11-25",
+                "clientCapabilities": full_caps(),
+                "request": sampling_request(5, "x\u{9b}2J\u{E0100}"),
+            }),
+        )
+        .await;
+    assert_eq!(res.status(), reqwest::StatusCode::CREATED);
+    let id = res.json::<serde_json::Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let clean = |out: &str| {
+        !out.chars()
+            .any(|c| c != '\n' && (c.is_control() || c == '\u{202E}' || c == '\u{E0100}'))
+    };
+
+    let out = cli(&app, &["list"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let listing = text(&out.stdout);
+    assert!(clean(&listing), "{listing:?}");
+    let row: Vec<&str> = listing.lines().filter(|l| l.contains(&id)).collect();
+    assert_eq!(row.len(), 1, "{listing:?}");
+    assert!(
+        row[0].contains(
+            r"read_x\u{1b}[2J\u{1b}]0;pwned\u{7}\u{1b}]52;c;cm0=\u{7}\u{9b}1m\u{202e}\u{a}FAKE-ROW"
+        ) && row[0].contains(" expires "),
+        "{listing:?}"
+    );
+    assert!(
+        !listing.lines().any(|l| l.starts_with("FAKE-ROW")),
+        "{listing:?}"
+    );
+
+    for (args, planted) in [
+        (&["list", "--json"][..], "\u{9b}1m\u{202E}"),
+        (&["show", &id][..], "x\u{9b}2J\u{E0100}"),
+    ] {
+        let out = cli(&app, args).await;
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let shown = text(&out.stdout);
+        assert!(clean(&shown), "{args:?}: {shown:?}");
+        // The same value, escaped the JSON way.
+        let value: serde_json::Value = serde_json::from_str(&shown).unwrap();
+        assert!(value.to_string().contains(planted), "{shown}");
+    }
+}

@@ -40,7 +40,7 @@ async fn server_text_is_isolated_and_bidi_controls_are_flagged() {
         page.contains("<label id=\"field.f-label\" for=\"field.f\"><bdi>Name\u{2067}</bdi>"),
         "{page}"
     );
-    assert!(page.contains("Hidden text-direction characters"), "{page}");
+    assert!(page.contains("Hidden characters in the server"), "{page}");
     assert!(page.contains("message (U+202E)"), "{page}");
     assert!(
         page.contains("requestedSchema/properties/f/title (U+2067)"),
@@ -55,11 +55,11 @@ async fn server_text_is_isolated_and_bidi_controls_are_flagged() {
         page.contains("<p class=\"message\" dir=\"auto\">שלום"),
         "{page}"
     );
-    assert!(!page.contains("Hidden text-direction characters"));
+    assert!(!page.contains("Hidden characters in the server"));
 
     let queue = app.html(&browser, "/").await;
     assert!(
-        queue.contains("<bdi>Open invoice\u{202E}fdp.exe</bdi>"),
+        queue.contains("<bdi>Open invoice[U+202E]fdp.exe</bdi>"),
         "{queue}"
     );
 }
@@ -198,26 +198,38 @@ async fn the_stylesheet_has_dark_mode_and_a_narrow_screen_layout() {
     assert!(css.contains("@media (max-width: 40rem)") && css.contains(".table-wrap"));
 }
 
-#[tokio::test]
-async fn a_tool_calls_arguments_show_their_invisible_characters_as_code_points() {
+/// The question page of a `tools/call` of `tool` with `arguments`, which the rules ask about.
+async fn tool_call_page(tool: &str, arguments: Value) -> String {
     use crate::tool_calls::{pending_call, rules, started};
     let app = spawn_with(rules("default = \"ask\"\n")).await;
     let browser = app.login().await;
     let mut proxy = started(&app, 0).await;
-    // Read as "invoice_exe.pdf" with the override, a zero-width space in the other.
     let call = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
-        "name": "delete_file",
-        "arguments": {"path": "invoice_\u{202E}fdp.exe", "note": "ok\u{200B}ay"}}});
+        "name": tool, "arguments": arguments}});
     proxy.send(&call.to_string()).await;
     let q = pending_call(&app, &browser).await;
-    let html = app
-        .html(
-            &browser,
-            &format!("/questions/{}", q["id"].as_str().unwrap()),
-        )
-        .await;
-    let arguments = html.split("<dl class=\"arguments\">").nth(1).unwrap();
-    let arguments = arguments.split("</dl>").next().unwrap();
+    app.html(
+        &browser,
+        &format!("/questions/{}", q["id"].as_str().unwrap()),
+    )
+    .await
+}
+
+/// The text of `html` after the first `start` and before the next `end`.
+fn between<'a>(html: &'a str, start: &str, end: &str) -> &'a str {
+    let after = html.split(start).nth(1).unwrap();
+    after.split(end).next().unwrap()
+}
+
+#[tokio::test]
+async fn a_tool_calls_arguments_show_their_invisible_characters_as_code_points() {
+    // Read as "invoice_exe.pdf" with the override, a zero-width space in the other.
+    let html = tool_call_page(
+        "delete_file",
+        json!({"path": "invoice_\u{202E}fdp.exe", "note": "ok\u{200B}ay"}),
+    )
+    .await;
+    let arguments = between(&html, "<dl class=\"arguments\">", "</dl>");
     assert!(
         !arguments.contains('\u{202E}') && !arguments.contains('\u{200B}'),
         "{arguments}"
@@ -227,4 +239,76 @@ async fn a_tool_calls_arguments_show_their_invisible_characters_as_code_points()
         "{arguments}"
     );
     assert!(arguments.contains("invisible characters"), "{arguments}");
+}
+
+#[tokio::test]
+async fn every_invisible_character_in_a_tool_call_is_shown_as_a_code_point_and_warned() {
+    // One byte a character, unseen: the variation selectors supplement ("emoji smuggling"),
+    // the deprecated format characters, musical format controls, C0 and C1 controls, a
+    // line separator, interlinear annotation; a tag character in a key and in the tool's name.
+    let values = [
+        ("vs", "lunch \u{1F600}\u{E0131}\u{E0132}", "U+E0131"),
+        ("fmt", "rm\u{206A}\u{206F} -rf", "U+206F"),
+        ("music", "a\u{1D173}b", "U+1D173"),
+        ("c0", "safe\u{8}\u{8}evil \u{1b}[2K", "U+001B"),
+        ("c1", "x\u{85}\u{9B}y", "U+009B"),
+        ("sep", "first\u{2028}second", "U+2028"),
+        ("note", "a\u{FFF9}hidden\u{FFFB}", "U+FFF9"),
+    ];
+    let mut arguments: serde_json::Map<String, Value> = values
+        .iter()
+        .map(|(k, v, _)| ((*k).to_owned(), json!(v)))
+        .collect();
+    arguments.insert("ke\u{E0041}y".to_owned(), json!("plain"));
+    arguments.insert("lines".to_owned(), json!("one\ntwo"));
+    let html = tool_call_page("send\u{E0100}_mail", Value::Object(arguments)).await;
+    let section = between(&html, "<section class=\"tool-call\"", "</section>");
+    let arguments = between(section, "<dl class=\"arguments\">", "</dl>");
+    for (name, _, code) in values {
+        let dd = between(arguments, &format!("{name}</bdi>"), "</dd>");
+        assert!(dd.contains(&format!(">{code}<")), "{name}: {dd}");
+        assert!(dd.contains("invisible characters"), "{name}: {dd}");
+    }
+    assert!(arguments.contains(">U+E0041<"), "{arguments}");
+    // A line feed is a visible mark and the break itself, and no warning by itself.
+    let lines = between(arguments, "lines</bdi>", "</dd>");
+    assert!(lines.contains("title=\"U+000A\">↵</span>\ntwo"), "{lines}");
+    assert!(!lines.contains("invisible characters"), "{lines}");
+    // The tool's name: its code point in the heading, and the page's warning names it.
+    assert!(section.contains("send[U+E0100]_mail"), "{section}");
+    assert!(html.contains("tool (U+E0100)"), "{html}");
+    let planted: Vec<char> = values
+        .iter()
+        .flat_map(|(_, v, _)| v.chars())
+        .chain(['\u{E0041}', '\u{E0100}'])
+        .filter(|c| !c.is_ascii_graphic() && !matches!(c, ' ' | '\u{1F600}'))
+        .collect();
+    // Nowhere in the tool-call part, the edit box included (JSON escapes there).
+    let left: Vec<String> = section
+        .chars()
+        .filter(|c| planted.contains(c))
+        .map(|c| format!("U+{:04X}", u32::from(c)))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[tokio::test]
+async fn the_queue_shows_a_previews_invisible_characters_as_code_points() {
+    let app = spawn_app().await;
+    app.open_ok(form_with(
+        1,
+        "Pick\u{E0100}\u{E0101} a topic\u{202E}",
+        "Name",
+    ))
+    .await;
+    let browser = app.login().await;
+    let queue = app.html(&browser, "/").await;
+    assert!(
+        queue.contains("Pick[U+E0100][U+E0101] a topic[U+202E]"),
+        "{queue}"
+    );
+    assert!(
+        !queue.contains('\u{E0100}') && !queue.contains('\u{202E}'),
+        "{queue}"
+    );
 }

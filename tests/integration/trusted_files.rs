@@ -202,3 +202,21 @@ async fn a_reload_refuses_a_config_others_may_write_and_never_logs_a_typed_in_se
         "the log quotes the secret: {refused}"
     );
 }
+
+#[tokio::test]
+async fn a_listen_value_that_is_refused_or_cannot_be_bound_is_never_quoted() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Not loopback (not even an address), and loopback-looking but not bindable.
+    for listen in [
+        "127.0.0.1:99999sk-live-4f1c9d2e7a",
+        "localhost:sk-live-4f1c9d2e7a",
+    ] {
+        let Err(e) = Application::build(&Config::default(), tmp.path().join("state"), listen).await
+        else {
+            panic!("{listen} was bound");
+        };
+        let text = error_chain(&e);
+        assert!(!text.contains("sk-") && !text.contains("99999"), "{text}");
+        assert!(text.contains("listen address"), "{text}");
+    }
+}

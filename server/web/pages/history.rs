@@ -16,6 +16,7 @@ use crate::web::views::text::Moment;
 use crate::web::views::text::moment;
 use crate::web::views::text::preview;
 use crate::web::views::url::UrlHost;
+use crate::web::views::url::inline_code_points;
 use crate::web::views::url::url_host;
 use actix_web::HttpResponse;
 use actix_web::web;
@@ -106,7 +107,7 @@ impl DecidedRow {
             id: q.id.clone(),
             kind: q.kind,
             server: q.server.clone(),
-            tool: q.tool.clone().unwrap_or_default(),
+            tool: inline_code_points(q.tool.as_deref().unwrap_or_default()),
             state: q.state,
             preview: preview(q),
             host: url_host(q),

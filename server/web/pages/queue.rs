@@ -24,6 +24,7 @@ use crate::web::views::text::Moment;
 use crate::web::views::text::moment;
 use crate::web::views::text::preview;
 use crate::web::views::url::UrlHost;
+use crate::web::views::url::inline_code_points;
 use crate::web::views::url::url_host;
 use crate::wire::Answer;
 use actix_web::HttpResponse;
@@ -56,7 +57,7 @@ impl Row {
             id: q.id.clone(),
             kind: q.kind,
             server: q.server.clone(),
-            tool: q.tool.clone().unwrap_or_default(),
+            tool: inline_code_points(q.tool.as_deref().unwrap_or_default()),
             audience: q.audience,
             created_at: moment(q.created_at, now),
             expires_at: moment(q.expires_at, now),

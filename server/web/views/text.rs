@@ -6,6 +6,7 @@ use chrono::{DateTime, Local, SecondsFormat, Utc};
 use crate::broker::Kind;
 use crate::broker::Question;
 use crate::i18n::I18n;
+use crate::protocol::invisible;
 use serde_json::Value;
 
 /// Whether `c` is an invisible character that changes the order text is displayed in: the
@@ -17,7 +18,15 @@ pub fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
 }
 
-/// Where server text holds bidi controls, as "place (U+202E, …)" lines: `server name`, `tool`,
+/// Whether `c` is hidden in server text: any invisible character
+/// ([`crate::protocol::invisible::is_invisible`]) but the line feeds and tabs of multi-line
+/// text, which the pages show as breaks.
+fn hides(c: char) -> bool {
+    invisible::is_invisible(c) && !invisible::is_layout(c)
+}
+
+/// Where server text holds invisible characters (bidi controls, zero-width characters,
+/// variation selectors, tag characters, controls, …), as "place (U+202E, …)" lines: `server name`, `tool`,
 /// then each string or key of the request by its JSON path (`message`,
 /// `requestedSchema/properties/x/title`, …). At most [`MAX_PLACES`] places.
 pub fn bidi_places(i18n: &I18n, server: &str, tool: Option<&str>, request: &Value) -> Vec<String> {
@@ -42,23 +51,29 @@ pub const MAX_PLACES: usize = 8;
 fn note(place: &str, text: &str, places: &mut Vec<String>) {
     let mut found: Vec<String> = text
         .chars()
-        .filter(|c| is_bidi_control(*c))
-        .map(|c| format!("U+{:04X}", u32::from(c)))
+        .filter(|c| hides(*c))
+        .map(invisible::code_point)
         .collect();
     if found.is_empty() || places.len() >= MAX_PLACES {
         return;
     }
     found.dedup();
-    // The place itself may be server text (a property name): shown with its controls made
-    // visible, so the list cannot be reordered by what it reports.
+    // The place itself may be server text (a property name): shown with its invisible
+    // characters made visible, so the list cannot be reordered or hidden by what it reports.
     let shown: String = place
         .chars()
-        .map(|c| if is_bidi_control(c) { '\u{FFFD}' } else { c })
+        .map(|c| {
+            if invisible::is_invisible(c) {
+                '\u{FFFD}'
+            } else {
+                c
+            }
+        })
         .collect();
     places.push(format!("{shown} ({})", found.join(", ")));
 }
 
-/// Notes the bidi controls of every string and key under `v`; `whole` names a top-level string.
+/// Notes the invisible characters of every string and key under `v`; `whole` names a top-level string.
 fn walk(v: &Value, path: String, whole: &str, places: &mut Vec<String>) {
     let at = |key: &str| {
         if path.is_empty() {
@@ -89,7 +104,8 @@ pub const PREVIEW_CHARS: usize = 90;
 
 /// A one-line preview of what a question asks: the first non-empty line of a form or URL
 /// question's `message`, or of a sampling question's first text block (else its system
-/// prompt), cut to [`PREVIEW_CHARS`]. Plain text; the template escapes it.
+/// prompt), cut to [`PREVIEW_CHARS`], each invisible character written as its code point.
+/// Plain text; the template escapes it.
 pub fn preview(q: &Question) -> String {
     let text = match q.kind {
         Kind::Form | Kind::Url => q.request.get("message").and_then(Value::as_str),
@@ -104,7 +120,9 @@ pub fn preview(q: &Question) -> String {
         .map(str::trim)
         .find(|l| !l.is_empty())
         .unwrap_or_default();
-    let line: String = line.split_whitespace().collect::<Vec<_>>().join(" ");
+    // Invisible characters as `[U+…]`: a preview cannot hide what the question asks.
+    let line =
+        super::url::inline_code_points(&line.split_whitespace().collect::<Vec<_>>().join(" "));
     if line.chars().count() > PREVIEW_CHARS {
         let cut: String = line.chars().take(PREVIEW_CHARS - 1).collect();
         format!("{}…", cut.trim_end())
@@ -202,6 +220,16 @@ mod tests {
                 &json!({"message": "שלום"})
             )
             .is_empty()
+        );
+    }
+
+    #[test]
+    fn every_invisible_character_is_found_but_the_lines_of_a_message() {
+        let request = json!({"message": "two\nlines\twith a tab", "x": "a\u{E0100}\u{1b}\u{2028}"});
+        let places = bidi_places(&I18n::default(), "srv", Some("t\u{E0041}"), &request);
+        assert_eq!(
+            places,
+            vec!["tool (U+E0041)", "x (U+E0100, U+001B, U+2028)"]
         );
     }
 }

@@ -4,21 +4,22 @@
 
 use super::last;
 use super::sampling::pretty;
-use super::url::{UrlPiece, pieces, url_view};
+use super::url::{UrlPiece, any_hidden, inline_code_points, pieces, text_pieces, url_view};
 use crate::broker::Question;
 use crate::i18n::I18n;
 use crate::protocol::FieldError;
+use crate::protocol::invisible::escaped_json;
 use serde_json::Value;
 use serde_json::json;
 
 /// One argument as shown.
 pub struct ArgumentView {
-    /// The argument's name.
-    pub name: String,
+    /// The argument's name in pieces, each invisible character shown by its code point.
+    pub name: Vec<UrlPiece>,
     /// Its value (a string as it is, anything else as pretty JSON) in pieces, each invisible
-    /// character shown by its code point.
+    /// character shown by its code point, line feeds and tabs by a mark and the break.
     pub value: Vec<UrlPiece>,
-    /// The value holds invisible characters (a warning says so).
+    /// The name or the value holds invisible characters (a warning says so).
     pub hidden: bool,
     /// When the value is an http(s) URL: its host split for emphasis (subdomain, registrable).
     pub url: Option<(String, String)>,
@@ -26,7 +27,8 @@ pub struct ArgumentView {
 
 /// The tool-call part of a question page.
 pub struct ToolCallView {
-    /// The tool's name.
+    /// The tool's name, each invisible character written as its code point (`U+E0100`): the
+    /// heading is one message, so the name is text in it.
     pub tool: String,
     /// The server's `description` of the tool (a claim).
     pub description: String,
@@ -34,7 +36,8 @@ pub struct ToolCallView {
     pub annotations: Vec<(String, String)>,
     /// The arguments, in the call's order.
     pub arguments: Vec<ArgumentView>,
-    /// The edit box's text: what the person typed last, else the arguments as pretty JSON.
+    /// The edit box's text: what the person typed last, else the arguments as pretty JSON with
+    /// every invisible character written as a JSON escape (`\u2028`: the same value, seen).
     pub arguments_json: String,
     /// The proxy saw the tool's `inputSchema` (edits are checked against it).
     pub schema_seen: bool,
@@ -73,10 +76,11 @@ pub fn tool_call_view(
             args.iter()
                 .map(|(name, value)| {
                     let text = value.as_str().map_or_else(|| pretty(value), str::to_owned);
-                    let value = pieces(&text);
+                    let value = text_pieces(&text);
+                    let name = pieces(name);
                     ArgumentView {
-                        name: name.clone(),
-                        hidden: value.iter().any(|p| matches!(p, UrlPiece::Hidden(_))),
+                        hidden: any_hidden(&name) || any_hidden(&value),
+                        name,
                         value,
                         url: url_parts(i18n, &text),
                     }
@@ -85,13 +89,16 @@ pub fn tool_call_view(
         })
         .unwrap_or_default();
     ToolCallView {
-        tool: q.tool.clone().unwrap_or_default(),
+        tool: inline_code_points(q.tool.as_deref().unwrap_or_default()),
         description: info.description.clone().unwrap_or_default(),
         annotations,
         arguments: shown,
         arguments_json: input
             .and_then(|pairs| last(pairs, "arguments"))
-            .map_or_else(|| pretty(&arguments), str::to_owned),
+            .map_or_else(
+                || escaped_json(&pretty(&arguments)).into_owned(),
+                str::to_owned,
+            ),
         schema_seen: info.input_schema.is_some(),
     }
 }

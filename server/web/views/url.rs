@@ -4,6 +4,7 @@ use crate::broker::Kind;
 use crate::broker::Question;
 use crate::i18n::Arg;
 use crate::i18n::I18n;
+use crate::protocol::invisible::code_point;
 use crate::protocol::url_safety;
 use crate::protocol::url_safety::Finding;
 use serde_json::Value;
@@ -15,6 +16,10 @@ pub enum UrlPiece {
     Text(String),
     /// An invisible character ([`url_safety::is_hidden_char`]), e.g. `U+202E`.
     Hidden(String),
+    /// A line feed or a tab in a multi-line value ([`text_pieces`]): its visible mark (`↵`,
+    /// `→`), its code point (the mark's title) and the character itself, so the value keeps
+    /// its lines and a person still sees every break.
+    Layout(&'static str, String, char),
 }
 
 /// The host of a URL question's link as a preview shows it: the subdomain plain, the
@@ -83,21 +88,52 @@ fn finding_word(f: Finding) -> &'static str {
     }
 }
 
-/// `raw` in pieces, each invisible character its own piece named by its code point (for URLs
-/// and tool-call arguments alike: a hidden override or zero-width character must not make a
-/// value read as something it is not).
+/// `raw` in pieces, each invisible character its own piece named by its code point (for URLs,
+/// argument names and tool names: a hidden override, zero-width character or control must not
+/// make a value read as something it is not).
 pub fn pieces(raw: &str) -> Vec<UrlPiece> {
+    split(raw, false)
+}
+
+/// [`pieces`] for a value that may span lines (a tool-call argument): a line feed or a tab is
+/// a [`UrlPiece::Layout`] (a mark and the break), every other invisible character hidden.
+pub fn text_pieces(raw: &str) -> Vec<UrlPiece> {
+    split(raw, true)
+}
+
+/// Whether `pieces` hold a [`UrlPiece::Hidden`] (the page warns).
+pub fn any_hidden(pieces: &[UrlPiece]) -> bool {
+    pieces.iter().any(|p| matches!(p, UrlPiece::Hidden(_)))
+}
+
+/// `text` with each invisible character replaced by its code point in brackets (`[U+202E]`),
+/// for a place that holds plain text only (a heading's message).
+pub fn inline_code_points(text: &str) -> String {
+    split(text, false)
+        .into_iter()
+        .map(|p| match p {
+            UrlPiece::Text(t) => t,
+            UrlPiece::Hidden(c) | UrlPiece::Layout(_, c, _) => format!("[{c}]"),
+        })
+        .collect()
+}
+
+fn split(raw: &str, layout: bool) -> Vec<UrlPiece> {
     let mut out = Vec::new();
     let mut text = String::new();
     for c in raw.chars() {
-        if url_safety::is_hidden_char(c) {
-            if !text.is_empty() {
-                out.push(UrlPiece::Text(std::mem::take(&mut text)));
-            }
-            out.push(UrlPiece::Hidden(format!("U+{:04X}", u32::from(c))));
-        } else {
+        if !url_safety::is_hidden_char(c) {
             text.push(c);
+            continue;
         }
+        if !text.is_empty() {
+            out.push(UrlPiece::Text(std::mem::take(&mut text)));
+        }
+        out.push(match c {
+            '\n' if layout => UrlPiece::Layout("↵", code_point(c), c),
+            '\t' if layout => UrlPiece::Layout("→", code_point(c), c),
+            _ => UrlPiece::Hidden(code_point(c)),
+        });
     }
     if !text.is_empty() {
         out.push(UrlPiece::Text(text));
@@ -194,14 +230,18 @@ mod tests {
 
     #[test]
     fn invisible_characters_become_code_points() {
-        let p = pieces("https://a.example/x_\u{202E}fdp.exe");
-        let shown: Vec<String> = p
-            .iter()
-            .map(|p| match p {
-                UrlPiece::Text(t) => t.clone(),
-                UrlPiece::Hidden(c) => format!("[{c}]"),
-            })
-            .collect();
-        assert_eq!(shown, vec!["https://a.example/x_", "[U+202E]", "fdp.exe"]);
+        assert_eq!(
+            inline_code_points("https://a.example/x_\u{202E}fdp.exe\u{E0100}\n"),
+            "https://a.example/x_[U+202E]fdp.exe[U+E0100][U+000A]"
+        );
+    }
+
+    #[test]
+    fn a_value_keeps_its_lines_and_shows_every_break() {
+        let p = text_pieces("a\tb\nc\u{1b}");
+        assert!(matches!(&p[1], UrlPiece::Layout("→", c, '\t') if c == "U+0009"));
+        assert!(matches!(&p[3], UrlPiece::Layout("↵", c, '\n') if c == "U+000A"));
+        assert!(matches!(&p[5], UrlPiece::Hidden(c) if c == "U+001B"));
+        assert!(any_hidden(&p) && !any_hidden(&text_pieces("a\nb")));
     }
 }

@@ -9,6 +9,12 @@
 //! working, and a URL naming an IP address (or `localhost`) cannot be rebound, so it is never
 //! held.
 //!
+//! A name is never taken to mean this computer: its loopback addresses are dropped before any
+//! connection (write `localhost` or `127.0.0.1` for a server on this computer), so a name
+//! whose owner points it at 127.0.0.1 first cannot make the proxy judge the server local and
+//! then rebind it. A name that was local (a LAN server) stays at the address that first
+//! answered: every later connection goes there, and a response from anywhere else is refused.
+//!
 //! Through an environment HTTP proxy the proxy resolves the name, not us: the name is then
 //! looked up here before every request (as the authorization guard does) and the request is
 //! refused when it now has a local address; a name only the proxy can resolve is not refused.
@@ -47,6 +53,8 @@ pub(super) struct Pin {
     proxy_hosts: Arc<Vec<String>>,
     /// Their addresses, looked up when the server's place was decided.
     proxies: Arc<OnceLock<Vec<IpAddr>>>,
+    /// The address that first answered, for a name (not through a proxy).
+    first_peer: Arc<OnceLock<IpAddr>>,
 }
 
 impl Pin {
@@ -61,6 +69,7 @@ impl Pin {
             name,
             proxy_hosts: Arc::new(environment_proxy_hosts()),
             proxies: Arc::default(),
+            first_peer: Arc::default(),
         }
     }
 
@@ -121,6 +130,13 @@ impl Pin {
                     false
                 };
                 let decided = if local { LOCAL } else { PUBLIC };
+                if !via_proxy {
+                    // A name means a server elsewhere; the resolver never hands out loopback.
+                    if peer_ip.is_loopback() {
+                        return Err(self.rebound());
+                    }
+                    let _ = self.first_peer.set(peer_ip);
+                }
                 let _ = self.proxies.set(proxies);
                 let _ = self.state.compare_exchange(
                     UNDECIDED,
@@ -134,6 +150,13 @@ impl Pin {
                 Ok(())
             }
             PUBLIC if is_local_ip(peer_ip) && !self.is_proxy(peer_ip) => Err(self.rebound()),
+            // A local server stays where it first answered.
+            LOCAL
+                if !self.is_proxy(peer_ip)
+                    && self.first_peer.get().is_some_and(|first| *first != peer_ip) =>
+            {
+                Err(self.rebound())
+            }
             _ => Ok(()),
         }
     }
@@ -177,10 +200,37 @@ impl reqwest::dns::Resolve for PinnedResolver {
     fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
         let pin = self.0.clone();
         let name = name.as_str().to_owned();
-        Box::pin(
-            async move { resolve_held(&name, pin.holds(), &pin.proxy_hosts, pin.rebound()).await },
-        )
+        Box::pin(async move {
+            let found = resolve_held(&name, pin.holds(), &pin.proxy_hosts, pin.rebound()).await?;
+            let ours = pin
+                .name
+                .as_deref()
+                .is_some_and(|n| n.eq_ignore_ascii_case(&name));
+            if !ours
+                || pin
+                    .proxy_hosts
+                    .iter()
+                    .any(|h| h.eq_ignore_ascii_case(&name))
+            {
+                return Ok(found);
+            }
+            let kept = kept(found, pin.first_peer.get().copied());
+            if kept.is_empty() {
+                return Err(Box::new(pin.rebound()) as Box<dyn std::error::Error + Send + Sync>);
+            }
+            let kept: reqwest::dns::Addrs = Box::new(kept.into_iter());
+            Ok(kept)
+        })
     }
+}
+
+/// The addresses of the server's name the connector may use: never loopback (a name means a
+/// server elsewhere), and only `first` once a local server first answered there.
+fn kept(found: impl Iterator<Item = SocketAddr>, first: Option<IpAddr>) -> Vec<SocketAddr> {
+    found
+        .filter(|a| !a.ip().to_canonical().is_loopback())
+        .filter(|a| first.is_none_or(|f| a.ip().to_canonical() == f))
+        .collect()
 }
 
 /// The [`Rebound`] behind a transport error, if that is why it failed.
@@ -220,8 +270,46 @@ mod tests {
         }
         let lan = Pin::new(&url);
         lan.settle(&url, peer("192.168.1.7:80")).await.unwrap();
-        lan.settle(&url, peer("127.0.0.1:80")).await.unwrap();
+        lan.settle(&url, peer("192.168.1.7:80")).await.unwrap();
         assert!(!lan.holds());
+        // A local server stays where it first answered.
+        for elsewhere in ["127.0.0.1:80", "192.168.1.8:80", "93.184.215.14:80"] {
+            assert!(
+                lan.settle(&url, peer(elsewhere)).await.is_err(),
+                "{elsewhere}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_name_is_never_taken_to_mean_this_computer() {
+        use reqwest::dns::Resolve;
+        let url = Url::parse("http://mcp.example/mcp").unwrap();
+        let pin = Pin::new(&url);
+        // The name's loopback addresses are never handed to the connector; once a local
+        // server answered, only its address is.
+        let found = [
+            "127.0.0.1:80",
+            "[::1]:80",
+            "[::ffff:127.0.0.2]:80",
+            "8.8.8.8:80",
+            "192.168.1.7:80",
+        ]
+        .map(|a| a.parse::<SocketAddr>().unwrap());
+        assert_eq!(kept(found.into_iter(), None), vec![found[3], found[4]]);
+        assert_eq!(
+            kept(found.into_iter(), Some("192.168.1.7".parse().unwrap())),
+            vec![found[4]]
+        );
+        // A URL that says localhost is not a name that could be rebound.
+        let local = Url::parse("http://localhost:8/mcp").unwrap();
+        let resolved = Pin::new(&local)
+            .resolver()
+            .resolve("localhost".parse().unwrap())
+            .await;
+        assert!(resolved.is_ok());
+        // A first answer from loopback (a name pointed there first) is refused.
+        assert!(pin.settle(&url, peer("127.0.0.1:80")).await.is_err());
     }
 
     #[tokio::test]

@@ -150,6 +150,21 @@ impl DoorBudget {
     }
 }
 
+impl super::Broker {
+    /// Charges `bytes` that a call through `via` is about to store (an answer, a revision, a
+    /// review decision) to the door's hourly budget (`max_stored_bytes_per_door`).
+    ///
+    /// # Errors
+    /// [`super::BrokerError::DoorFull`].
+    pub fn charge_door(&self, via: Via, bytes: u64) -> Result<(), super::BrokerError> {
+        let limit = self.settings().max_stored_bytes_per_door;
+        self.doors
+            .charge(via, bytes, limit, self.now())
+            .map(|_| ())
+            .map_err(super::BrokerError::DoorFull)
+    }
+}
+
 fn door_index(via: Via) -> Option<usize> {
     match via {
         Via::Cli => Some(0),

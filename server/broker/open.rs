@@ -201,6 +201,9 @@ impl Broker {
             self.metrics.reject(counted_kind, reason);
             Err(error_response(Some(&rpc_id), &e))
         };
+        if let Some(what) = oversized(req) {
+            return refuse(RpcError::invalid_params(what));
+        }
         if !envelope_ok {
             return refuse(RpcError::invalid_request(
                 "not a JSON-RPC 2.0 request (\"jsonrpc\" must be \"2.0\", and a request has no result or error)",
@@ -357,15 +360,38 @@ fn admission_refusal(refused: &Refused, settings: &BrokerSettings) -> (RejectRea
     }
 }
 
-/// What a question adds to the store, as both budgets count it: the request's text and the
-/// tool listing stored with it.
+/// The longest `server`, `session`, `tool` or `protocolVersion` a request may name.
+const MAX_NAME_BYTES: usize = 256;
+/// The longest `clientCapabilities` (as text) a request may carry; real ones are a few
+/// hundred bytes.
+const MAX_CAPABILITIES_BYTES: usize = 64 * 1024;
+
+/// What of a request's own fields (besides the JSON-RPC request) is too long to store, as a
+/// sentence; the request is refused before anything is stored or counted.
+fn oversized(req: &OpenRequest) -> Option<String> {
+    let names = [
+        ("server", req.server.len()),
+        ("session", req.session.len()),
+        ("tool", req.tool.as_deref().map_or(0, str::len)),
+        ("protocolVersion", req.protocol_version.len()),
+    ];
+    if let Some((field, _)) = names.iter().find(|(_, len)| *len > MAX_NAME_BYTES) {
+        return Some(format!("{field} is longer than {MAX_NAME_BYTES} bytes"));
+    }
+    (req.client_capabilities.to_string().len() > MAX_CAPABILITIES_BYTES)
+        .then(|| format!("clientCapabilities is longer than {MAX_CAPABILITIES_BYTES} bytes"))
+}
+
+/// What a question adds to the store, as both budgets count it: the request's text, the
+/// tool listing and the client capabilities stored with it.
 fn stored_bytes(row: &Question) -> u64 {
     let listing = row
         .tool_info
         .as_ref()
         .and_then(|t| serde_json::to_string(t).ok())
         .map_or(0, |t| t.len());
-    u64::try_from(row.request.to_string().len() + listing).unwrap_or(u64::MAX)
+    let capabilities = row.client_capabilities.to_string().len();
+    u64::try_from(row.request.to_string().len() + listing + capabilities).unwrap_or(u64::MAX)
 }
 
 /// How far back [`Refused::TooMuchStored`] counts a server's stored requests.

@@ -94,8 +94,8 @@ impl Question {
             .load(conn)
     }
 
-    /// How many characters of server-sent text (the request and the tool's listing) the
-    /// questions `server` opened at or after `since` hold, whatever their state (the store's
+    /// How many characters of caller-sent text (the request, the tool's listing and the client
+    /// capabilities) the questions `server` opened at or after `since` hold, whatever their state (the store's
     /// text length: a bound, not an exact byte count).
     pub fn stored_request_chars_since(
         conn: &mut Conn,
@@ -114,7 +114,13 @@ impl Question {
                 questions::tool_info.assume_not_null(),
             )))
             .get_result(conn)?;
-        Ok(requests.unwrap_or(0).saturating_add(listings.unwrap_or(0)))
+        let capabilities: Option<i64> = mine
+            .select(diesel::dsl::sum(length(questions::client_capabilities)))
+            .get_result(conn)?;
+        Ok(requests
+            .unwrap_or(0)
+            .saturating_add(listings.unwrap_or(0))
+            .saturating_add(capabilities.unwrap_or(0)))
     }
 
     /// How many questions `server` has pending.

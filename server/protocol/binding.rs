@@ -92,8 +92,8 @@ pub fn without_retry_members(line: &[u8]) -> Result<Vec<u8>, MrtrError> {
     let params = top.get("params").ok_or(MrtrError::NotAnObject("params"))?;
     let mut params: Members =
         serde_json::from_str(params.get()).map_err(|_| MrtrError::NotAnObject("params"))?;
-    params.shift_remove("inputResponses");
-    params.shift_remove("requestState");
+    // Spellings a case-folding decoder (Go's) would read as these go too.
+    params.retain(|name, _| !is_retry_member(name));
     top.insert("params".into(), raw(&params));
     let mut out = serde_json::to_vec(&top).map_err(|_| MrtrError::NotAnObject("the request"))?;
     out.push(b'\n');
@@ -125,6 +125,26 @@ pub fn with_arguments_of(retry: &[u8], edited: &[u8]) -> Result<Vec<u8>, MrtrErr
     let mut out = serde_json::to_vec(&top).map_err(|_| MrtrError::NotAnObject("the request"))?;
     out.push(b'\n');
     Ok(out)
+}
+
+/// The retry members, as written or as a case-folding decoder would read them.
+const RETRY_ONLY: [&str; 2] = ["inputResponses", "requestState"];
+
+fn is_retry_member(name: &str) -> bool {
+    RETRY_ONLY.contains(&name) || super::members::folds_to_known(name, &RETRY_ONLY)
+}
+
+/// Whether the params (an object's text) hold a member that a case-folding decoder (Go's)
+/// would read as `inputResponses` or `requestState` although it is spelt otherwise
+/// (`InputResponses`, `requeststate`).
+pub fn has_folded_retry_member(params: &str) -> bool {
+    serde_json::from_str::<indexmap::IndexMap<String, serde::de::IgnoredAny>>(params).is_ok_and(
+        |members| {
+            members
+                .keys()
+                .any(|k| super::members::folds_to_known(k, &RETRY_ONLY))
+        },
+    )
 }
 
 /// Whether a tasks-extension message (a `notifications/tasks` params, or a `tasks/get` /

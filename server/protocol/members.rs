@@ -169,7 +169,7 @@ fn fold(name: &str) -> impl Iterator<Item = char> + '_ {
 
 /// Whether `key` is not in `known` but folds to a name in it the way Go's decoder compares
 /// names: ASCII case ignored, and `ſ` (U+017F) and the Kelvin sign (U+212A) taken as `s`, `k`.
-fn folds_to_known(key: &str, known: &[&str]) -> bool {
+pub fn folds_to_known(key: &str, known: &[&str]) -> bool {
     if known.contains(&key) {
         return false;
     }

@@ -209,6 +209,12 @@ pub fn input_responses(line: &[u8]) -> Members {
         .unwrap_or_default()
 }
 
+/// `params` of a request line, as its exact text.
+pub fn params_of(line: &[u8]) -> Option<String> {
+    let top = serde_json::from_slice::<Members>(line).ok()?;
+    top.get("params").map(|p| p.get().to_owned())
+}
+
 /// `params.requestState` of a request line, as its exact text.
 pub fn request_state(line: &[u8]) -> Option<String> {
     let top = serde_json::from_slice::<Members>(line).ok()?;

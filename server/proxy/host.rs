@@ -260,7 +260,8 @@ fn request_head(method: Method, params: Option<&str>) -> RequestHead<'_> {
         carries_retry: head.get(2).is_some()
             || head.get(3).is_some()
             || head.is_null(2)
-            || head.is_null(3),
+            || head.is_null(3)
+            || binding::has_folded_retry_member(params),
         arguments: head.get(4),
     }
 }
@@ -285,7 +286,8 @@ fn bound_retry<'a>(
     let token = mrtr::request_state(&line).and_then(|s| binding::own_state(&s));
     let Some(token) = token else {
         let (responses, state) = (mrtr::input_responses(&line), mrtr::request_state(&line));
-        if responses.is_empty() && state.is_none() {
+        let folded = mrtr::params_of(&line).is_some_and(|p| binding::has_folded_retry_member(&p));
+        if responses.is_empty() && state.is_none() && !folded {
             return Ok(Retried::Unbound(line));
         }
         tracing::warn!(

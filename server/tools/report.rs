@@ -72,6 +72,11 @@ fn is_zero(n: &u64) -> bool {
 /// times, action and actor), as the door's budget counts it.
 const AUDIT_ROW_BYTES: u64 = 128;
 
+/// The largest count (`allowed`, `denied`, `unaudited`, a dropped-lines `count`) one report may
+/// carry: far beyond what a proxy decides in the second a report gathers, and far from wrapping
+/// a counter.
+pub const MAX_COUNT_PER_REPORT: u64 = 1_000_000;
+
 /// The longest tool or server name a report may carry (MCP tool names are 1–128 characters,
 /// d:2025-11-25/server/tools.mdx §Tool names; server names are the proxy's `--name`).
 pub const MAX_NAME_CHARS: usize = 128;
@@ -101,6 +106,14 @@ impl ToolDecisionReport {
     /// # Errors
     /// The first field that does not fit, as a sentence.
     pub fn checked(mut self, now: DateTime<Utc>) -> Result<ToolDecisionReport, String> {
+        if [self.allowed, self.denied, self.unaudited]
+            .iter()
+            .any(|n| *n > MAX_COUNT_PER_REPORT)
+        {
+            return Err(format!(
+                "allowed, denied and unaudited must each be at most {MAX_COUNT_PER_REPORT}"
+            ));
+        }
         self.server = bounded_name(&self.server);
         for (i, d) in self.decisions.iter_mut().enumerate() {
             let names_a_rule = d.rule.starts_with("tools.") || d.rule.starts_with("grant:");

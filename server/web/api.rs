@@ -57,15 +57,36 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     );
 }
 
+/// [`json_body`] of a call that stores what it carries (an answer, a decision, a revision):
+/// its size is charged to the caller's door first (`max_stored_bytes_per_door`; 429 beyond).
+async fn stored_json_body<T: serde::de::DeserializeOwned>(
+    state: &AppState,
+    caller: &Caller,
+    payload: web::Payload,
+) -> Result<T, ApiError> {
+    let body = body_bytes(payload, MAX_BODY_BYTES).await?;
+    state
+        .broker
+        .charge_door(caller.via(), u64::try_from(body.len()).unwrap_or(u64::MAX))?;
+    parse_json(&body)
+}
+
 async fn json_body<T: serde::de::DeserializeOwned>(
     payload: web::Payload,
     limit: usize,
 ) -> Result<T, ApiError> {
-    let body = read_body(payload, limit).await.map_err(|e| match e {
+    parse_json(&body_bytes(payload, limit).await?)
+}
+
+async fn body_bytes(payload: web::Payload, limit: usize) -> Result<Bytes, ApiError> {
+    read_body(payload, limit).await.map_err(|e| match e {
         Some(limit) => ApiError::TooLarge(limit),
         None => ApiError::BadRequest("the request body could not be read".into()),
-    })?;
-    serde_json::from_slice(&body)
+    })
+}
+
+fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(body)
         .map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))
 }
 
@@ -143,6 +164,12 @@ async fn proxy_dropped(
     body: web::Json<DropReport>,
 ) -> Result<HttpResponse, ApiError> {
     caller.require_token()?;
+    if body.count > crate::tools::report::MAX_COUNT_PER_REPORT {
+        return Err(ApiError::BadRequest(format!(
+            "count must be at most {}",
+            crate::tools::report::MAX_COUNT_PER_REPORT
+        )));
+    }
     state
         .broker
         .metrics()
@@ -231,7 +258,7 @@ async fn answer_question(
     id: web::Path<QuestionId>,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let answer: Answer = json_body(payload, MAX_BODY_BYTES).await?;
+    let answer: Answer = stored_json_body(&state, &caller, payload).await?;
     let new_state = match state.broker.answer(&id, &answer, caller.via()).await {
         Err(BrokerError::HumanOnly) => return Err(person_only(&state.broker.get(&id).await?)),
         decided => decided?,
@@ -355,7 +382,7 @@ async fn decide_approval(
     id: web::Path<QuestionId>,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let decision: Decision = json_body(payload, MAX_BODY_BYTES).await?;
+    let decision: Decision = stored_json_body(&state, &caller, payload).await?;
     let q = state.broker.get(&id).await?;
     if q.audience == Audience::Human && caller.via().is_agent() {
         return Err(person_only(&q));
@@ -380,7 +407,7 @@ async fn edit_request(
     id: web::Path<QuestionId>,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let edit: Edit = json_body(payload, MAX_BODY_BYTES).await?;
+    let edit: Edit = stored_json_body(&state, &caller, payload).await?;
     let revision = state
         .review
         .edit_sampling(&id, &edit, &caller.via().into())

@@ -195,3 +195,35 @@ async fn a_proxy_over_its_doors_budget_reports_counts_and_holds_no_call_back() {
     );
     assert_eq!(audited(&app, "tool_allowed").await, 2);
 }
+
+#[tokio::test]
+async fn answers_revisions_and_capabilities_count_against_the_door_too() {
+    let app = spawn_with(Config {
+        max_stored_bytes_per_door: 30_000,
+        ..Config::default()
+    })
+    .await;
+    // What an answer carries is charged before anything else is looked at.
+    let big = json!({"action": "accept", "content": {"note": "x".repeat(20_000)}});
+    let path = "/api/v1/questions/01a236b7-7a1d-7748-910f-fa0e6632f2a6/answer";
+    assert_eq!(
+        app.post_json(path, &big).await.status(),
+        StatusCode::NOT_FOUND
+    );
+    let res = app.post_json(path, &big).await;
+    assert_eq!(res.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(res.headers().contains_key("retry-after"));
+    // Capabilities past 64 KiB are refused before anything is stored.
+    let mut open = big_question("s", 1, 10);
+    open["clientCapabilities"]["padding"] = json!("x".repeat(70_000));
+    let res = app.post_json_over_socket("/api/v1/requests", &open).await;
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["response"]["error"]["code"], -32602, "{body}");
+    // Counts that would wrap a counter are refused.
+    let mut wrap = report("r", 0);
+    wrap["denied"] = json!(u64::MAX);
+    let res = app
+        .post_json_over_socket("/api/v1/tools/decisions", &wrap)
+        .await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+}

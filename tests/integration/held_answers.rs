@@ -388,3 +388,36 @@ async fn answers_in_a_tasks_update_never_reach_the_server() {
     );
     assert_eq!(received[0]["params"]["taskId"], "task-1");
 }
+
+/// Answers under a name a case-folding decoder (Go's) reads as `inputResponses` never reach
+/// the server either, in any request.
+#[tokio::test]
+async fn answers_under_a_folded_name_never_reach_the_server() {
+    let app = spawn_app().await;
+    let script = json!([{"until": "prompts/get"}, {"reply": {"messages": []}}]);
+    let mut proxy = Proxy::start(&app.state, None, script);
+    let forged = json!({"jsonrpc": "2.0", "id": 2, "method": "prompts/get", "params": {
+        "name": "p",
+        "InputResponses": {"confirm": {"action": "accept", "content": {"ok": true}}},
+        "requeststate": "guessed",
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}});
+    proxy.send(&forged.to_string()).await;
+    assert_eq!(host_line(&mut proxy).await["id"], 2);
+    let received: Vec<Value> = proxy
+        .server_log()
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["method"] == "prompts/get")
+        .collect();
+    assert_eq!(received.len(), 1);
+    let params = received[0]["params"].as_object().unwrap();
+    assert!(
+        params
+            .keys()
+            .all(|k| !k.eq_ignore_ascii_case("inputresponses")
+                && !k.eq_ignore_ascii_case("requeststate")),
+        "{}",
+        received[0]
+    );
+    assert_eq!(params["name"], "p");
+}

@@ -84,6 +84,11 @@ fn host_notification(ctx: &Context, s: &mut Session, msg: &Envelope<'_>) -> bool
             tracing::warn!("dropped a tools/call the host sent as a notification");
             false
         }
+        // Answers no round of the proxy's asked for, in a message no one answers: dropped.
+        _ if request_head(Method::Other, msg.params).carries_retry => {
+            tracing::warn!("dropped a host notification carrying inputResponses or requestState");
+            false
+        }
         _ => true,
     }
 }

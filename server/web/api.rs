@@ -408,6 +408,11 @@ async fn edit_request(
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let edit: Edit = stored_json_body(&state, &caller, payload).await?;
+    // A revision stores the whole edited request, not only the edit: charge what it holds.
+    let stored = state.broker.get(&id).await?.request.to_string().len();
+    state
+        .broker
+        .charge_door(caller.via(), u64::try_from(stored).unwrap_or(u64::MAX))?;
     let revision = state
         .review
         .edit_sampling(&id, &edit, &caller.via().into())

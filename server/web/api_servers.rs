@@ -71,6 +71,9 @@ async fn list(state: web::Data<AppState>, _caller: Caller) -> Result<HttpRespons
     Ok(HttpResponse::Ok().json(ControlList { servers }))
 }
 
+/// The longest server name a control may name (as a question's `server`).
+const MAX_SERVER_NAME_BYTES: usize = 256;
+
 /// `POST /api/v1/servers/control` `{"server","change"}`: 200 with the server's controls as
 /// they now stand. 400 for an unknown change or an empty server; 403 when the API token asks
 /// to lift a pause or block or to mute notices ([`ControlChange::tightens`]).
@@ -85,9 +88,15 @@ async fn change(
         .parse()
         .map_err(|e: crate::domain::UnknownName| ApiError::BadRequest(e.to_string()))?;
     let server = body.server.trim();
-    if server.is_empty() {
-        return Err(ApiError::BadRequest("server must not be empty".into()));
+    if server.is_empty() || server.len() > MAX_SERVER_NAME_BYTES {
+        return Err(ApiError::BadRequest(format!(
+            "server must be 1 to {MAX_SERVER_NAME_BYTES} bytes"
+        )));
     }
+    // The name is stored with the control and in the audit: it counts against the door.
+    state
+        .broker
+        .charge_door(caller.via(), 2 * server.len() as u64)?;
     let via = caller.via();
     if via.is_agent() && !change.tightens() {
         return Err(ApiError::Forbidden(

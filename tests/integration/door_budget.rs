@@ -227,3 +227,37 @@ async fn answers_revisions_and_capabilities_count_against_the_door_too() {
         .await;
     assert_eq!(res.status(), StatusCode::BAD_REQUEST);
 }
+
+#[tokio::test]
+async fn a_revision_is_charged_the_request_it_stores_and_a_control_its_name() {
+    let app = spawn_with(Config {
+        max_stored_bytes_per_door: 25_000,
+        ..Config::default()
+    })
+    .await;
+    // A question of 10 KB opened on this machine; revisions over TCP send a few bytes each,
+    // but each would store the whole request again.
+    let res = app
+        .post_json_over_socket("/api/v1/requests", &big_question("s", 1, 10_000))
+        .await;
+    let id = res.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let edit = json!({"baseRevision": 1, "systemPrompt": "x"});
+    let path = format!("/api/v1/questions/{id}/revisions");
+    for _ in 0..2 {
+        let res = app.post_json(&path, &edit).await;
+        assert_ne!(res.status(), StatusCode::TOO_MANY_REQUESTS);
+    }
+    let res = app.post_json(&path, &edit).await;
+    assert_eq!(res.status(), StatusCode::TOO_MANY_REQUESTS);
+    // A server control names at most 256 bytes.
+    let res = app
+        .post_json_over_socket(
+            "/api/v1/servers/control",
+            &json!({"server": "s".repeat(300), "change": "block"}),
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+}

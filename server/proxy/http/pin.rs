@@ -132,7 +132,7 @@ impl Pin {
                 let decided = if local { LOCAL } else { PUBLIC };
                 if !via_proxy {
                     // A name means a server elsewhere; the resolver never hands out loopback.
-                    if peer_ip.is_loopback() {
+                    if peer_ip.is_loopback() || peer_ip.is_unspecified() {
                         return Err(self.rebound());
                     }
                     let _ = self.first_peer.set(peer_ip);
@@ -224,11 +224,15 @@ impl reqwest::dns::Resolve for PinnedResolver {
     }
 }
 
-/// The addresses of the server's name the connector may use: never loopback (a name means a
-/// server elsewhere), and only `first` once a local server first answered there.
+/// The addresses of the server's name the connector may use: never loopback nor the
+/// unspecified address (`0.0.0.0`, `::`, which a connection takes to mean this computer): a
+/// name means a server elsewhere; and only `first` once a local server first answered there.
 fn kept(found: impl Iterator<Item = SocketAddr>, first: Option<IpAddr>) -> Vec<SocketAddr> {
     found
-        .filter(|a| !a.ip().to_canonical().is_loopback())
+        .filter(|a| {
+            let ip = a.ip().to_canonical();
+            !ip.is_loopback() && !ip.is_unspecified()
+        })
         .filter(|a| first.is_none_or(|f| a.ip().to_canonical() == f))
         .collect()
 }
@@ -292,14 +296,17 @@ mod tests {
             "127.0.0.1:80",
             "[::1]:80",
             "[::ffff:127.0.0.2]:80",
+            "0.0.0.0:80",
+            "[::]:80",
+            "[::ffff:0.0.0.0]:80",
             "8.8.8.8:80",
             "192.168.1.7:80",
         ]
         .map(|a| a.parse::<SocketAddr>().unwrap());
-        assert_eq!(kept(found.into_iter(), None), vec![found[3], found[4]]);
+        assert_eq!(kept(found.into_iter(), None), vec![found[6], found[7]]);
         assert_eq!(
             kept(found.into_iter(), Some("192.168.1.7".parse().unwrap())),
-            vec![found[4]]
+            vec![found[7]]
         );
         // A URL that says localhost is not a name that could be rebound.
         let local = Url::parse("http://localhost:8/mcp").unwrap();

@@ -166,6 +166,13 @@ impl Broker {
     /// (and is counted).
     fn check(&self, req: &OpenRequest, settings: &BrokerSettings) -> Result<Checked, Value> {
         let rpc_id = match req.request.get("id") {
+            Some(id) if is_valid_id(id) && id.to_string().len() > MAX_NAME_BYTES => {
+                let e = RpcError::invalid_request(format!(
+                    "request id is longer than {MAX_NAME_BYTES} bytes"
+                ));
+                self.metrics.reject("unknown", RejectReason::InvalidRequest);
+                return Err(error_response(None, &e));
+            }
             Some(id) if is_valid_id(id) => id.clone(),
             _ => {
                 let e = RpcError::invalid_request("request id must be a string or an integer");

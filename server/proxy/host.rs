@@ -39,6 +39,19 @@ pub(super) fn from_host<'a>(
     line: &'a [u8],
 ) -> Option<Cow<'a, [u8]>> {
     let msg = readable(ctx, s, line)?;
+    let answers = msg.result.is_some() || msg.error.is_some();
+    // A request that carries a result, or a result with no id (or `null`) to say which request
+    // it answers: a server might take it for the answer to one of its own requests, the
+    // person's included. It never passes.
+    if answers && (msg.method.is_some() || msg.id.is_none()) {
+        refuse_unread(
+            ctx,
+            s,
+            msg.id.map(str::to_owned),
+            ProxyRefusal::UnreadableHostMessage,
+        );
+        return None;
+    }
     let Some(id_key) = msg.id_key().map(RequestKey::canonical) else {
         return host_notification(ctx, s, &msg).then_some(Cow::Borrowed(line));
     };

@@ -261,3 +261,13 @@ async fn a_revision_is_charged_the_request_it_stores_and_a_control_its_name() {
         .await;
     assert_eq!(res.status(), StatusCode::BAD_REQUEST);
 }
+
+#[tokio::test]
+async fn a_request_id_longer_than_256_bytes_opens_nothing() {
+    let app = spawn_app().await;
+    let mut open = big_question("s", 1, 10);
+    open["request"]["id"] = json!("i".repeat(300));
+    let res = app.post_json_over_socket("/api/v1/requests", &open).await;
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["response"]["error"]["code"], -32600, "{body}");
+}

@@ -159,3 +159,29 @@ async fn a_host_answer_the_proxy_cannot_read_never_answers_the_persons_question(
         .unwrap();
     assert_eq!(question["state"], "pending", "{question}");
 }
+
+/// A result the host sends with no id (or `null`), or inside a request, says no request of the
+/// server's it answers; a server might take it for the answer to its own (the person's
+/// included). It never reaches the server.
+#[tokio::test]
+async fn a_result_without_an_id_or_inside_a_request_never_reaches_the_server() {
+    let app = spawn_app().await;
+    let mut proxy = started(&app, 0).await;
+    let answer = r#"{"action":"accept","content":{"ok":true}}"#;
+    for line in [
+        format!(r#"{{"jsonrpc":"2.0","id":null,"result":{answer}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","result":{answer}}}"#),
+        r#"{"jsonrpc":"2.0","error":{"code":-1,"message":"no"}}"#.to_owned(),
+    ] {
+        proxy.send(&line).await;
+    }
+    proxy
+        .send(&format!(
+            r#"{{"jsonrpc":"2.0","id":31,"method":"x","result":{answer}}}"#
+        ))
+        .await;
+    assert_eq!(refused_under(&mut proxy, &[31]).await.len(), 1);
+    flush(&mut proxy, "after-idless-results").await;
+    let log = proxy.server_log().join("\n");
+    assert!(!log.contains("accept") && !log.contains("\"no\""), "{log}");
+}

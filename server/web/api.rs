@@ -68,7 +68,19 @@ async fn stored_json_body<T: serde::de::DeserializeOwned>(
     state
         .broker
         .charge_door(caller.via(), u64::try_from(body.len()).unwrap_or(u64::MAX))?;
-    parse_json(&body)
+    parse_exact_json(&body)
+}
+
+/// [`parse_json`] of what the person decides with (an answer, a decision, a revision): a number
+/// a JSON value cannot hold as written would be decided rounded, so such a body is refused
+/// (400) and nothing is taken, as the page refuses such an edit.
+fn parse_exact_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    if crate::protocol::exact::has_inexact_number(body) {
+        return Err(ApiError::BadRequest(
+            "a number in the body cannot be held exactly as written (too many digits); write it as a string if the field takes one".into(),
+        ));
+    }
+    parse_json(body)
 }
 
 async fn json_body<T: serde::de::DeserializeOwned>(
@@ -281,7 +293,7 @@ async fn preview_answer(
     id: web::Path<QuestionId>,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let answer: Answer = json_body(payload, MAX_BODY_BYTES).await?;
+    let answer: Answer = parse_exact_json(&body_bytes(payload, MAX_BODY_BYTES).await?)?;
     let response = match state.broker.preview(&id, &answer, caller.via()).await {
         Err(BrokerError::HumanOnly) => return Err(person_only(&state.broker.get(&id).await?)),
         previewed => previewed?,

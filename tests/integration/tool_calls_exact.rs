@@ -71,6 +71,20 @@ async fn an_edit_with_a_number_that_cannot_be_sent_as_typed_is_refused_and_the_c
     let body = res.text().await.unwrap();
     assert!(body.contains("cannot be sent exactly as typed"), "{body}");
     assert_eq!(app.question_as(&browser, id).await["state"], "pending");
+    // The same edit through the API is refused too, rather than decided rounded.
+    let csrf = csrf_of(&app.html(&browser, &format!("/questions/{id}")).await);
+    let res = browser
+        .post(format!("{}/api/v1/questions/{id}/answer", app.base))
+        .header("X-CSRF-Token", csrf)
+        .header("Content-Type", "application/json")
+        .body(r#"{"action":"accept","arguments":{"path":"/tmp/x","n":123456789012345678901234567890}}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), reqwest::StatusCode::BAD_REQUEST);
+    let body = res.text().await.unwrap();
+    assert!(body.contains("cannot be held exactly as written"), "{body}");
+    assert_eq!(app.question_as(&browser, id).await["state"], "pending");
     assert!(calls_received(&proxy).is_empty());
 }
 

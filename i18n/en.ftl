@@ -702,6 +702,7 @@ tool-intro = Your rules ask you about this call. The server receives it only if 
 tool-description = What the server says the tool does
 tool-annotations = What the server claims about the tool
 tool-claims-note = These are claims of the server, not checked by mcp-consent.
+tool-opened-over-tcp = This call came over the network with the API token, not from a proxy on this computer. A proxy started with --broker sends its calls this way, and so can anyone who holds the token. Allow it, and above all grant anything, only if you expect such a proxy.
 tool-arguments = Arguments
 tool-no-arguments = No arguments.
 tool-edit = Edit the arguments (JSON)

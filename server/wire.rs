@@ -239,6 +239,12 @@ pub struct QuestionDetail {
     /// `inputSchema`, annotations), when the proxy saw it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_info: Option<crate::tools::ToolInfo>,
+    /// The door the question was opened through: `cli` (the owner-only socket, which is how
+    /// a proxy on this computer asks) or `token` (the API token over TCP: a proxy given
+    /// `--broker URL`, or anyone holding the token); absent for questions stored before it
+    /// was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opened_via: Option<crate::domain::Via>,
 }
 
 /// The model review of a sampling question, in its detail (`review`).

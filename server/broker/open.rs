@@ -117,7 +117,7 @@ impl Broker {
             None
         };
         let (rpc_id, counted_kind) = (checked.rpc_id.clone(), checked.counted_kind);
-        let question = self.new_question(new_id, req, checked, conversation, &settings);
+        let question = self.new_question(new_id, req, checked, conversation, via, &settings);
         let stored = stored_bytes(&question);
         let admission =
             match self
@@ -245,6 +245,7 @@ impl Broker {
         req: OpenRequest,
         checked: Checked,
         conversation: Option<String>,
+        via: Via,
         settings: &BrokerSettings,
     ) -> Question {
         // The store keeps milliseconds: the question is what reading it back gives.
@@ -279,6 +280,7 @@ impl Broker {
             revision: 1,
             conversation,
             tool_info: req.tool_info.filter(|_| kind == Kind::ToolCall),
+            opened_via: Some(via),
         }
     }
 

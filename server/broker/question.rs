@@ -61,6 +61,7 @@ impl Question {
             revision: None,
             review: None,
             tool_info: self.tool_info.clone(),
+            opened_via: self.opened_via,
         }
     }
 

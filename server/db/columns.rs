@@ -168,6 +168,7 @@ mod tests {
                 input_schema: None,
                 annotations: Some(json!({"destructiveHint": true})),
             }),
+            opened_via: Some(crate::domain::Via::Token),
         }
     }
 
@@ -203,6 +204,11 @@ mod tests {
                 ),
             )
         );
+        let door: Option<String> = questions::table
+            .select(questions::opened_via)
+            .first(&mut conn)
+            .unwrap();
+        assert_eq!(door.as_deref(), Some("token"));
         let read = Question::find(&mut conn, &q.id).unwrap().unwrap();
         assert_eq!(format!("{read:?}"), format!("{q:?}"));
     }

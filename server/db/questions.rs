@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::columns::{Json, MaybeJson, MaybeMillis, Millis};
 use super::schema::questions;
-use crate::domain::{Audience, Kind, Phase, QuestionId, State};
+use crate::domain::{Audience, Kind, Phase, QuestionId, State, Via};
 use crate::protocol::era::Era;
 use crate::tools::ToolInfo;
 
@@ -70,6 +70,9 @@ pub struct Question {
     /// A tool call: what the server claimed about the tool, when the proxy saw it.
     #[diesel(deserialize_as = MaybeJson<ToolInfo>)]
     pub tool_info: Option<ToolInfo>,
+    /// The door it was opened through: [`Via::Cli`] (the owner-only socket) or [`Via::Token`]
+    /// (the API token over TCP); `None` for questions stored before it was recorded.
+    pub opened_via: Option<Via>,
 }
 
 /// A list entry: what a list shows of a question (a list reads no request or response text).

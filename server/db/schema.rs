@@ -86,6 +86,7 @@ diesel::table! {
         revision -> Integer,
         conversation -> Nullable<Text>,
         tool_info -> Nullable<Text>,
+        opened_via -> Nullable<Text>,
     }
 }
 

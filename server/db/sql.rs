@@ -121,7 +121,7 @@ on_backends!(InsertQuestion; Sqlite => SqliteConnection, MultiBackend => Conn; |
             "INSERT INTO questions (id, kind, server, session, tool, audience, state, phase, \
              protocol_version, era, client_capabilities, rpc_id, request, response, \
              elicitation_id, created_at, expires_at, decided_at, opened_at, revision, \
-             conversation, tool_info) VALUES (",
+             conversation, tool_info, opened_via) VALUES (",
         );
         bind_list!(out;
             Text => &r.id,
@@ -146,6 +146,7 @@ on_backends!(InsertQuestion; Sqlite => SqliteConnection, MultiBackend => Conn; |
             Integer => &r.revision,
             Nullable<Text> => &r.conversation,
             Nullable<Text> => &self.tool_info,
+            Nullable<Text> => &r.opened_via,
         );
         out.push_sql(")");
         Ok(())
@@ -219,6 +220,7 @@ mod tests {
             revision: 1,
             conversation: None,
             tool_info: None,
+            opened_via: None,
         }
     }
 

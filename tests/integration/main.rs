@@ -26,6 +26,7 @@ mod model_review;
 mod nix_module;
 mod notify;
 mod one_writer;
+mod opened_via;
 mod pages;
 mod pages_a11y;
 mod pages_forms;

@@ -41,6 +41,10 @@ pub struct ToolCallView {
     pub arguments_json: String,
     /// The proxy saw the tool's `inputSchema` (edits are checked against it).
     pub schema_seen: bool,
+    /// The call came with the API token over TCP, not from a proxy on this computer (which
+    /// asks through the owner-only socket): a proxy given `--broker URL`, or anyone holding
+    /// the token, so the page says so before the person allows or grants anything.
+    pub over_tcp: bool,
 }
 
 /// The view of a tool-call question; `input` is what the person submitted last (kept).
@@ -100,6 +104,7 @@ pub fn tool_call_view(
                 str::to_owned,
             ),
         schema_seen: info.input_schema.is_some(),
+        over_tcp: q.opened_via == Some(crate::domain::Via::Token),
     }
 }
 

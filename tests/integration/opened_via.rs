@@ -1,0 +1,52 @@
+//! A question says through which door it was opened: a proxy on this computer asks through
+//! the owner-only socket, anyone else with the token over TCP, and a tool call that came over
+//! TCP is flagged on its page before the person allows or grants it.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+fn tool_call(id: i64) -> Value {
+    json!({
+        "server": "github",
+        "session": "s1",
+        "tool": "merge_pr",
+        "protocolVersion": "2025-11-25",
+        "clientCapabilities": {},
+        "request": {"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "merge_pr", "arguments": {"pr": 7}}},
+    })
+}
+
+#[tokio::test]
+async fn a_tool_call_sent_with_the_token_over_tcp_is_flagged_and_a_proxys_is_not() {
+    let app = spawn_app().await;
+    let browser = app.login().await;
+    let over_tcp = app.post_json("/api/v1/requests", &tool_call(1)).await;
+    assert_eq!(over_tcp.status(), StatusCode::CREATED);
+    let over_tcp: Value = over_tcp.json().await.unwrap();
+    let over_socket = app
+        .post_json_over_socket("/api/v1/requests", &tool_call(2))
+        .await;
+    assert_eq!(over_socket.status(), StatusCode::CREATED);
+    let over_socket: Value = over_socket.json().await.unwrap();
+
+    let warning = "came over the network with the API token";
+    let tcp_id = over_tcp["id"].as_str().unwrap();
+    let page = app.html(&browser, &format!("/questions/{tcp_id}")).await;
+    assert!(page.contains(warning), "{page}");
+    assert_eq!(
+        app.question_as(&browser, tcp_id).await["openedVia"],
+        "token"
+    );
+
+    let socket_id = over_socket["id"].as_str().unwrap();
+    let page = app.html(&browser, &format!("/questions/{socket_id}")).await;
+    assert!(page.contains("merge_pr"), "{page}");
+    assert!(!page.contains(warning), "{page}");
+    assert_eq!(
+        app.question_as(&browser, socket_id).await["openedVia"],
+        "cli"
+    );
+}

@@ -3,6 +3,8 @@
 //! the URL, a response's media type, and the one bounded body read. It imports nothing of the
 //! transport or of authorization, so both can use it without an arrow back up.
 
+use std::net::IpAddr;
+
 use reqwest::Response;
 use reqwest::header::CONTENT_TYPE;
 use url::Url;
@@ -18,6 +20,20 @@ pub fn is_loopback(url: &Url) -> bool {
         Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
         None => false,
     }
+}
+
+/// Whether a connection to `ip` reaches this computer: a loopback address, the unspecified
+/// address (`0.0.0.0`, `::`, which a connection takes to mean this computer), or an address of
+/// one of this computer's own network interfaces, where every service bound to the wildcard
+/// answers. The interfaces are read at each call, so an address added later counts; when they
+/// cannot be read, only the first two kinds are recognised. An address routed to this computer
+/// without being on an interface (a `local` route) is not recognised.
+pub fn is_this_computer(ip: IpAddr) -> bool {
+    let ip = ip.to_canonical();
+    ip.is_loopback()
+        || ip.is_unspecified()
+        || if_addrs::get_if_addrs()
+            .is_ok_and(|interfaces| interfaces.iter().any(|i| i.ip().to_canonical() == ip))
 }
 
 /// A transport error as text, without the URL (it may carry a secret in its query).
@@ -94,6 +110,31 @@ pub async fn read_body(mut response: Response, limit: usize) -> Result<Vec<u8>, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn this_computers_addresses_are_its_interfaces_loopback_and_the_wildcard() {
+        let own: Vec<IpAddr> = if_addrs::get_if_addrs()
+            .unwrap()
+            .iter()
+            .map(if_addrs::Interface::ip)
+            .collect();
+        for ip in own.iter().copied().chain(
+            [
+                "127.0.0.1",
+                "127.9.9.9",
+                "::1",
+                "0.0.0.0",
+                "::",
+                "::ffff:127.0.0.1",
+            ]
+            .map(|a| a.parse().unwrap()),
+        ) {
+            assert!(is_this_computer(ip), "{ip}");
+        }
+        let elsewhere: IpAddr = "93.184.215.14".parse().unwrap();
+        assert!(!own.contains(&elsewhere));
+        assert!(!is_this_computer(elsewhere));
+    }
 
     #[test]
     fn loopback_names_and_addresses() {

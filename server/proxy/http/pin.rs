@@ -9,10 +9,12 @@
 //! working, and a URL naming an IP address (or `localhost`) cannot be rebound, so it is never
 //! held.
 //!
-//! A name is never taken to mean this computer: its loopback addresses are dropped before any
-//! connection (write `localhost` or `127.0.0.1` for a server on this computer), so a name
-//! whose owner points it at 127.0.0.1 first cannot make the proxy judge the server local and
-//! then rebind it. A name that was local (a LAN server) stays at the address that first
+//! A name is never taken to mean this computer: its addresses that reach this computer
+//! (loopback, the unspecified address, this computer's own interfaces' addresses) are dropped
+//! before any connection (write `localhost` or `127.0.0.1` for a server on this computer), so a
+//! name whose owner points it at 127.0.0.1 first cannot make the proxy judge the server local
+//! and then rebind it, nor point it at this computer's public address, where services bound to
+//! the wildcard answer. A name that was local (a LAN server) stays at the address that first
 //! answered: every later connection goes there, and a response from anywhere else is refused.
 //!
 //! Through an environment HTTP proxy the proxy resolves the name, not us: the name is then
@@ -26,7 +28,7 @@ use std::sync::{Arc, OnceLock};
 use url::{Host, Url};
 
 use super::auth::guard::{environment_proxy_hosts, resolve_held, server_is_local};
-use super::net::is_loopback;
+use super::net::{is_loopback, is_this_computer};
 use crate::protocol::url_safety::is_local_ip;
 
 const UNDECIDED: u8 = 0;
@@ -131,8 +133,9 @@ impl Pin {
                 };
                 let decided = if local { LOCAL } else { PUBLIC };
                 if !via_proxy {
-                    // A name means a server elsewhere; the resolver never hands out loopback.
-                    if peer_ip.is_loopback() || peer_ip.is_unspecified() {
+                    // A name means a server elsewhere; the resolver never hands out this
+                    // computer's addresses.
+                    if is_this_computer(peer_ip) {
                         return Err(self.rebound());
                     }
                     let _ = self.first_peer.set(peer_ip);
@@ -149,7 +152,12 @@ impl Pin {
                 }
                 Ok(())
             }
-            PUBLIC if is_local_ip(peer_ip) && !self.is_proxy(peer_ip) => Err(self.rebound()),
+            PUBLIC
+                if (is_local_ip(peer_ip) || is_this_computer(peer_ip))
+                    && !self.is_proxy(peer_ip) =>
+            {
+                Err(self.rebound())
+            }
             // A local server stays where it first answered.
             LOCAL
                 if !self.is_proxy(peer_ip)
@@ -187,7 +195,7 @@ impl Pin {
 /// Whether `name` now resolves to a local address for us (a name we cannot resolve does not).
 async fn resolves_local(name: &str) -> bool {
     match tokio::net::lookup_host((name, 0)).await {
-        Ok(mut addrs) => addrs.any(|a| is_local_ip(a.ip())),
+        Ok(mut addrs) => addrs.any(|a| is_local_ip(a.ip()) || is_this_computer(a.ip())),
         Err(_) => false,
     }
 }
@@ -224,15 +232,12 @@ impl reqwest::dns::Resolve for PinnedResolver {
     }
 }
 
-/// The addresses of the server's name the connector may use: never loopback nor the
-/// unspecified address (`0.0.0.0`, `::`, which a connection takes to mean this computer): a
+/// The addresses of the server's name the connector may use: never one that reaches this
+/// computer ([`is_this_computer`]: loopback, `0.0.0.0`, `::`, its own interfaces' addresses): a
 /// name means a server elsewhere; and only `first` once a local server first answered there.
 fn kept(found: impl Iterator<Item = SocketAddr>, first: Option<IpAddr>) -> Vec<SocketAddr> {
     found
-        .filter(|a| {
-            let ip = a.ip().to_canonical();
-            !ip.is_loopback() && !ip.is_unspecified()
-        })
+        .filter(|a| !is_this_computer(a.ip()))
         .filter(|a| first.is_none_or(|f| a.ip().to_canonical() == f))
         .collect()
 }

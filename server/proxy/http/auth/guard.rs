@@ -4,7 +4,8 @@
 //! or its metadata named; unless the MCP server itself is on loopback or a private network
 //! (judged by the address of the connection its refused request went over), none may reach a
 //! loopback, private, link-local or otherwise non-public address
-//! ([`crate::protocol::url_safety::is_local_ip`]). The rule is checked on the address actually
+//! ([`crate::protocol::url_safety::is_local_ip`]), nor an address of this computer's own
+//! interfaces, public ones included. The rule is checked on the address actually
 //! connected to: an IP literal in the URL (every spelling the URL parser reads, `0.0.0.0`,
 //! `[::ffff:127.0.0.1]`, `2130706433`) before the request, and a name in the HTTP client's
 //! resolver, which hands the connector only public addresses (so a name resolving to
@@ -21,7 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use url::{Host, Url};
 
 use crate::protocol::url_safety::is_local_ip;
-use crate::proxy::http::net::is_loopback;
+use crate::proxy::http::net::{is_loopback, is_this_computer};
 
 /// Why the guard refused a request (the text names the host, never a path or query).
 #[derive(Debug, thiserror::Error)]
@@ -95,8 +96,8 @@ impl Guard {
             host: url.host_str().unwrap_or_default().to_owned(),
         };
         match url.host() {
-            Some(Host::Ipv4(ip)) if is_local_ip(IpAddr::V4(ip)) => Err(refused()),
-            Some(Host::Ipv6(ip)) if is_local_ip(IpAddr::V6(ip)) => Err(refused()),
+            Some(Host::Ipv4(ip)) if is_off_limits(IpAddr::V4(ip)) => Err(refused()),
+            Some(Host::Ipv6(ip)) if is_off_limits(IpAddr::V6(ip)) => Err(refused()),
             Some(Host::Domain(_)) if is_loopback(url) => Err(refused()),
             Some(Host::Domain(name)) if !self.proxy_hosts.is_empty() => {
                 let port = url.port_or_known_default().unwrap_or(443);
@@ -106,7 +107,7 @@ impl Guard {
                 let mut any = false;
                 for addr in addrs {
                     any = true;
-                    if is_local_ip(addr.ip()) {
+                    if is_off_limits(addr.ip()) {
                         return Err(refused());
                     }
                 }
@@ -121,6 +122,13 @@ impl Guard {
     pub fn resolver(&self) -> Arc<GuardedResolver> {
         Arc::new(GuardedResolver(self.clone()))
     }
+}
+
+/// Whether a server that is not local may not make us contact `ip`: a loopback, private,
+/// link-local or otherwise non-public address, or one that reaches this computer (its own
+/// interfaces' public addresses too, where services bound to the wildcard answer).
+fn is_off_limits(ip: IpAddr) -> bool {
+    is_local_ip(ip) || is_this_computer(ip)
 }
 
 /// Whether the MCP server at `server` is itself on loopback or a private network, judged by
@@ -202,7 +210,10 @@ where
     if !held || exempt {
         return Ok(Box::new(found.into_iter()));
     }
-    let public: Vec<SocketAddr> = found.into_iter().filter(|a| !is_local_ip(a.ip())).collect();
+    let public: Vec<SocketAddr> = found
+        .into_iter()
+        .filter(|a| !is_off_limits(a.ip()))
+        .collect();
     if public.is_empty() {
         return Err(Box::new(refused));
     }

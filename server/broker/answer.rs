@@ -11,7 +11,7 @@ use diesel::QueryResult;
 use sha2::{Digest, Sha256};
 
 use crate::db::approvals::{self, NewAudit};
-use crate::domain::{Action, Actor, Audience, AuditAction, Kind, QuestionId, State};
+use crate::domain::{Action, Actor, Audience, AuditAction, Kind, QuestionId, State, Via};
 use crate::metrics::RejectReason;
 use crate::protocol::jsonrpc::{RpcError, error_response, result_response};
 use crate::protocol::{elicitation, sampling, url_safety};
@@ -102,13 +102,15 @@ impl Broker {
     }
 
     /// The server cancelled the request: the question is withdrawn and no response is sent.
-    /// Unknown or already decided ids are a no-op (MCP G10: such cancellations MAY be ignored).
+    /// Unknown or already decided ids are a no-op (MCP G10: such cancellations MAY be ignored),
+    /// and so is a question opened through another door than `via` (only its opener may
+    /// withdraw it).
     ///
     /// # Errors
     /// [`BrokerError::Store`].
-    pub async fn withdraw(&self, id: &QuestionId) -> Result<(), BrokerError> {
+    pub async fn withdraw(&self, id: &QuestionId, via: Via) -> Result<(), BrokerError> {
         match self.get(id).await {
-            Ok(q) if q.state == State::Pending => {
+            Ok(q) if q.state == State::Pending && q.opened_through(via) => {
                 match self.decide(&q, State::Withdrawn, None).await {
                     Ok(()) | Err(BrokerError::AlreadyDecided(_)) => Ok(()),
                     Err(e) => Err(e),

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::waiters::Waiter;
 use super::{Broker, BrokerError, Question, State, Waited};
-use crate::domain::QuestionId;
+use crate::domain::{QuestionId, Via};
 use crate::protocol::jsonrpc::{RpcError, error_response};
 
 impl Broker {
@@ -53,14 +53,18 @@ impl Broker {
             .await
     }
 
-    /// Waits up to `wait` for the question to be decided.
+    /// Waits up to `wait` for the question to be decided, for the door `via` that asks: only
+    /// the door a question was opened through may read its response (the person's answer to
+    /// a person-only form, say, is not for any other holder of the token).
     ///
     /// # Errors
-    /// [`BrokerError::NotFound`], [`BrokerError::Store`].
+    /// [`BrokerError::NotFound`] (also for a question opened through another door),
+    /// [`BrokerError::Store`].
     pub async fn wait_response(
         &self,
         id: &QuestionId,
         wait: Duration,
+        via: Via,
     ) -> Result<Waited, BrokerError> {
         let deadline = tokio::time::Instant::now() + wait;
         // Watch before reading: a decision committed after the read still wakes us. A poll
@@ -68,6 +72,9 @@ impl Broker {
         let mut waiter = (!wait.is_zero()).then(|| self.waiters.watch(id));
         loop {
             let question = self.get(id).await?;
+            if !question.opened_through(via) {
+                return Err(BrokerError::NotFound);
+            }
             match (question.state, question.response) {
                 (State::Pending, _) => {}
                 (_, Some(response)) => return Ok(Waited::Response(response)),
@@ -155,7 +162,11 @@ mod tests {
         }
         let poll = |id: crate::domain::QuestionId| {
             let broker = broker.clone();
-            tokio::spawn(async move { broker.wait_response(&id, Duration::from_secs(60)).await })
+            tokio::spawn(async move {
+                broker
+                    .wait_response(&id, Duration::from_secs(60), Via::Cli)
+                    .await
+            })
         };
         let answered = poll(ids[0].clone());
         let withdrawn = poll(ids[1].clone());
@@ -187,7 +198,7 @@ mod tests {
         };
         assert_eq!(response["result"]["action"], "decline");
 
-        broker.withdraw(&ids[1]).await.unwrap();
+        broker.withdraw(&ids[1], Via::Cli).await.unwrap();
         assert!(matches!(
             withdrawn.await.unwrap().unwrap(),
             Waited::Closed(State::Withdrawn)

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::events::Event;
 use super::{Broker, BrokerError};
 use crate::db::models::Listed;
-use crate::domain::{Audience, QuestionId, State};
+use crate::domain::{Audience, QuestionId, State, Via};
 use crate::protocol::elicitation::FormSchema;
 use crate::wire::{QuestionDetail, Summary};
 
@@ -35,6 +35,13 @@ pub fn rfc3339(t: DateTime<Utc>) -> String {
 }
 
 impl Question {
+    /// Whether `via` is the door this question was opened through, the only one that may read
+    /// its response or withdraw it. A question stored before doors were recorded counts as
+    /// opened through the owner-only socket, where proxies on this computer ask.
+    pub fn opened_through(&self, via: Via) -> bool {
+        self.opened_via.unwrap_or(Via::Cli) == via
+    }
+
     /// The list entry.
     pub fn summary(&self) -> Summary {
         Summary {

@@ -147,13 +147,17 @@ async fn request_response(
 ) -> Result<HttpResponse, ApiError> {
     caller.require_token()?;
     let wait = Duration::from_secs(query.wait.unwrap_or(0).min(MAX_WAIT_SECS));
-    Ok(match state.broker.wait_response(&id, wait).await? {
-        Waited::Response(response) => HttpResponse::Ok().json(ResponseBody::Response { response }),
-        Waited::Pending => HttpResponse::Accepted().json(ResponseBody::State {
-            state: State::Pending,
-        }),
-        Waited::Closed(state) => HttpResponse::Ok().json(ResponseBody::State { state }),
-    })
+    Ok(
+        match state.broker.wait_response(&id, wait, caller.via()).await? {
+            Waited::Response(response) => {
+                HttpResponse::Ok().json(ResponseBody::Response { response })
+            }
+            Waited::Pending => HttpResponse::Accepted().json(ResponseBody::State {
+                state: State::Pending,
+            }),
+            Waited::Closed(state) => HttpResponse::Ok().json(ResponseBody::State { state }),
+        },
+    )
 }
 
 /// `POST /api/v1/requests/{id}/cancel`: the server withdrew the request. 200 always (unknown
@@ -164,7 +168,7 @@ async fn cancel_request(
     id: web::Path<QuestionId>,
 ) -> Result<HttpResponse, ApiError> {
     caller.require_token()?;
-    state.broker.withdraw(&id).await?;
+    state.broker.withdraw(&id, caller.via()).await?;
     Ok(HttpResponse::Ok().json(Empty {}))
 }
 

@@ -240,6 +240,19 @@ impl TestApp {
             .unwrap()
     }
 
+    /// `GET path` with the token over the owner-only socket.
+    pub async fn get_over_socket(&self, path: &str) -> Response {
+        Client::builder()
+            .unix_socket(self.state.join("broker/api.sock"))
+            .build()
+            .unwrap()
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .unwrap()
+    }
+
     /// Logs `client` in through a one-time link, as `mcp-consent login` + a browser do.
     pub async fn login(&self) -> Client {
         let res = self.create_login_link().await;

@@ -1,6 +1,7 @@
 //! A question says through which door it was opened: a proxy on this computer asks through
-//! the owner-only socket, anyone else with the token over TCP, and a tool call that came over
-//! TCP is flagged on its page before the person allows or grants it.
+//! the owner-only socket, anyone else with the token over TCP. A tool call that came over TCP
+//! is flagged on its page before the person allows or grants it, and only the door a question
+//! was opened through may read its response or withdraw it.
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -49,4 +50,43 @@ async fn a_tool_call_sent_with_the_token_over_tcp_is_flagged_and_a_proxys_is_not
         app.question_as(&browser, socket_id).await["openedVia"],
         "cli"
     );
+}
+
+#[tokio::test]
+async fn only_the_door_a_question_was_opened_through_reads_its_answer_or_withdraws_it() {
+    let app = spawn_app().await;
+    let browser = app.login().await;
+    let opened: Value = app
+        .post_json_over_socket("/api/v1/requests", &tool_call(3))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let id = opened["id"].as_str().unwrap();
+    // Another holder of the token, over TCP, cannot withdraw it: it stays pending.
+    let res = app
+        .post_json(&format!("/api/v1/requests/{id}/cancel"), &json!({}))
+        .await;
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(app.question_as(&browser, id).await["state"], "pending");
+
+    let (status, body) = crate::tool_calls::person_answers(
+        &app,
+        &browser,
+        id,
+        json!({"action": "accept", "arguments": {"pr": 8}}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // Nor read the person's decision (and its edited arguments).
+    let res = app.get(&format!("/api/v1/requests/{id}/response")).await;
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+    assert!(!res.text().await.unwrap().contains("\"pr\""));
+    // The proxy that asked, on the socket, gets it.
+    let res = app
+        .get_over_socket(&format!("/api/v1/requests/{id}/response"))
+        .await;
+    assert_eq!(res.status(), StatusCode::OK);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["response"]["result"]["arguments"]["pr"], 8, "{body}");
 }

@@ -21,6 +21,7 @@ use serde_json::value::RawValue;
 use super::capabilities::{forward_capabilities, rewrite_initialize};
 use super::context::Context;
 use super::refusal::ProxyRefusal;
+use super::retry_gate;
 use super::session::{HostRequest, Phase, Session};
 use super::tool_gate::{self, Gate};
 use crate::protocol::binding;
@@ -128,13 +129,14 @@ fn host_request<'a>(
     // proxy handed it: bound to the round it answers, or not at all. That holds for every
     // method: one that never requires input (`tasks/update` of the tasks extension, which the
     // proxy does not offer) has no round the proxy handed out, so what it carries is removed.
-    let mut continues = false;
+    // `Some(person_accepted)` for a bound retry.
+    let mut continues = None;
     if head.carries_retry {
         match bound_retry(s, method, out, &id) {
             Ok(Retried::Unbound(line)) => out = line,
-            Ok(Retried::Bound(line)) => {
+            Ok(Retried::Bound(line, person_accepted)) => {
                 out = line;
-                continues = true;
+                continues = Some(person_accepted);
             }
             Err(refusal) => {
                 ctx.answer_host(refusal);
@@ -153,9 +155,25 @@ fn host_request<'a>(
         return None;
     }
     let complete = is_call && (meta_version.is_some() || s.speaks_mrtr());
-    // A bound retry continues a call that passed the rules (or the person) already, as the
-    // person accepted it: it is not judged, nor asked about, again.
-    let asked_tool = if is_call && !continues {
+    // A bound retry continues a call that passed the rules (or the person) already: it is
+    // judged by the rules of now, but an `ask` does not ask again about a call the person
+    // accepted.
+    if is_call && let Some(person_accepted) = continues {
+        let verdict = retry_gate::judge(
+            ctx,
+            s,
+            &id,
+            head.tool.as_deref(),
+            head.arguments,
+            complete,
+            person_accepted,
+        );
+        if let Err(line) = verdict {
+            ctx.answer_host(line);
+            return None;
+        }
+    }
+    let asked_tool = if is_call && continues.is_none() {
         match tool_gate::judge(ctx, s, &id, head.tool.as_deref(), head.arguments, complete) {
             Gate::Refused(line) => {
                 ctx.answer_host(line);
@@ -182,6 +200,7 @@ fn host_request<'a>(
         } else {
             Phase::AtServer
         },
+        person_accepted: continues == Some(true),
     };
     s.requests.insert(id_key.clone(), request);
     if let Some(tool) = asked_tool {
@@ -338,7 +357,7 @@ fn bound_retry<'a>(
         responses.insert(key, answer);
     }
     mrtr::retry(&line, &id_value, &responses, held.server_state.as_deref())
-        .map(|line| Retried::Bound(Cow::Owned(line)))
+        .map(|line| Retried::Bound(Cow::Owned(line), held.person_accepted))
         .map_err(|_| refuse(ProxyRefusal::UnreadableRetry))
 }
 
@@ -347,8 +366,9 @@ enum Retried<'a> {
     /// No round of the proxy's: the request as it is, less what the host invented.
     Unbound(Cow<'a, [u8]>),
     /// The retry of a round the proxy handed the host, with the person's answers: it
-    /// continues a request that was judged (and, for a call, let through) already.
-    Bound(Cow<'a, [u8]>),
+    /// continues a request that was judged (and, for a call, let through) already; `true`
+    /// when the person accepted that call on its question.
+    Bound(Cow<'a, [u8]>, bool),
 }
 
 /// Drops a host line that cannot be judged and, when it names one of the host's own requests

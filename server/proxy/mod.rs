@@ -26,6 +26,7 @@ mod judge;
 mod lines;
 mod output;
 mod refusal;
+mod retry_gate;
 pub mod rounds;
 mod serve;
 mod session;

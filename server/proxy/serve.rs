@@ -15,7 +15,7 @@ use super::lines::Seen;
 use super::output::{Batch, Burst};
 use super::session::Session;
 use super::session::command::Input;
-use super::{host, judge};
+use super::{host, judge, retry_gate};
 use crate::protocol::request_key::RequestKey;
 use crate::wire::DroppedLine;
 
@@ -41,7 +41,11 @@ pub(super) async fn serve(ctx: Context, mut inputs: mpsc::Receiver<Input>) {
                     }
                 }
             }
-            Input::Command(command) => session.apply(command),
+            Input::Command(command) => {
+                if let Some(command) = retry_gate::own_retry(&ctx, &mut session, command) {
+                    session.apply(command);
+                }
+            }
             Input::Stop => return,
         }
     }

@@ -91,7 +91,7 @@ pub(super) fn judge(
 }
 
 /// A JSON-RPC result line under the host's id.
-fn result_line(id: &RawValue, result: &Value) -> Vec<u8> {
+pub(super) fn result_line(id: &RawValue, result: &Value) -> Vec<u8> {
     let raw = serde_json::value::to_raw_value(result).unwrap_or_else(|_| RawValue::NULL.to_owned());
     mrtr::result_line(id, &raw)
 }

@@ -174,6 +174,7 @@ impl Session {
                 let forwarded = match self.requests.get_mut(&host) {
                     Some(request) if matches!(request.phase, Phase::AwaitingPerson { .. }) => {
                         request.phase = Phase::AtServer;
+                        request.person_accepted = true;
                         if request.line.as_deref() != Some(&*line) {
                             request.as_host_sent = request.line.take();
                         }
@@ -276,6 +277,7 @@ impl Session {
                 foreign: hold.foreign,
                 answers: hold.answers,
                 since: Instant::now(),
+                person_accepted: request.person_accepted,
             },
         );
         Some(request.id)

@@ -135,6 +135,9 @@ pub(in crate::proxy) struct HostRequest {
     pub(in crate::proxy) progress: Arc<AtomicU64>,
     /// Where it stands.
     pub(in crate::proxy) phase: Phase,
+    /// A `tools/call` the person accepted on its `tool_call` question (or the retry of one):
+    /// an `ask` rule does not hold back its retries.
+    pub(in crate::proxy) person_accepted: bool,
 }
 
 /// What held answers are bound to: the host request's method and
@@ -181,6 +184,8 @@ pub(in crate::proxy) struct Held {
     pub(in crate::proxy) answers: Members,
     /// When the answers were held; they are dropped after [`HELD_FOR`].
     pub(in crate::proxy) since: Instant,
+    /// The request was a `tools/call` the person accepted on its question.
+    pub(in crate::proxy) person_accepted: bool,
 }
 
 impl Held {

@@ -78,6 +78,12 @@ pub(super) enum ProxyRefusal {
     /// The entries for the host could not be handed over.
     #[error("mcp-consent could not pass on the server's request for input")]
     CannotHandOver,
+    /// The request holds a value that does not read exactly (a lone surrogate escape, a
+    /// number out of range), so its retry could never be bound to the person's answers.
+    #[error(
+        "mcp-consent cannot hand this request's round to the host: the request holds a value that does not read exactly (a lone surrogate escape such as \\ud83d, or a number out of range), so its retry could never be matched to the person's answers; send it without such a value"
+    )]
+    UnbindableRound,
     /// The server's final response could not be put under the host's id.
     #[error("mcp-consent could not read the server's response")]
     UnreadableResponse,
@@ -105,6 +111,7 @@ impl ProxyRefusal {
             | ProxyRefusal::TooManyEntries { .. }
             | ProxyRefusal::CannotRetry(_)
             | ProxyRefusal::CannotHandOver
+            | ProxyRefusal::UnbindableRound
             | ProxyRefusal::UnreadableResponse
             | ProxyRefusal::ServerGone => codes::INTERNAL_ERROR,
         }

@@ -28,7 +28,7 @@ use super::ask::{Progress, Question};
 use super::context::Context;
 use super::refusal::ProxyRefusal;
 use super::session::AskHandle;
-use super::session::command::{Command, ToHold};
+use super::session::command::{Command, Holding, ToHold};
 use crate::protocol::binding;
 use crate::protocol::envelope::{Envelope, Judged};
 use crate::protocol::method::Method;
@@ -229,13 +229,18 @@ async fn hand_to_host(
         answers,
     };
     let host = host_key.clone();
-    let id = ctx
+    let holding = ctx
         .session
         .ask(|reply| Command::Hold { host, hold, reply })
         .await
         .flatten();
-    if let Some(id) = id {
-        send_host(ctx, mrtr::result_line(&id, &handed)).await;
+    match holding {
+        Some(Holding::Held(id)) => send_host(ctx, mrtr::result_line(&id, &handed)).await,
+        Some(Holding::Unbindable(id)) => {
+            tracing::warn!("a round for the host could not be bound to its request");
+            send_host(ctx, ProxyRefusal::UnbindableRound.line(&id)).await;
+        }
+        None => {}
     }
 }
 

@@ -421,3 +421,31 @@ async fn answers_under_a_folded_name_never_reach_the_server() {
     );
     assert_eq!(params["name"], "p");
 }
+
+/// A call holding a value that does not read exactly (a lone surrogate escape, a number out of
+/// range) cannot be bound to a round: once the person answered, the host gets an error under
+/// its id, rather than waiting forever for a round it could never finish.
+#[tokio::test]
+async fn a_call_whose_round_cannot_be_bound_gets_an_error_not_silence() {
+    for value in [r#""Alice \ud83d""#, "1e400"] {
+        let app = spawn_app().await;
+        let script = json!([{"until": "tools/call"}, {"reply": confirm_and_roots()}]);
+        let mut proxy = Proxy::start(&app.state, None, script);
+        proxy
+            .send(&format!(
+                r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"delete_file","arguments":{{"path":{value}}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}}}}"#
+            ))
+            .await;
+        let question = pending_question(&app).await;
+        app.answer(
+            question["id"].as_str().unwrap(),
+            json!({"action": "accept", "content": {"ok": true}}),
+        )
+        .await;
+        let line = host_line(&mut proxy).await;
+        assert_eq!(line["id"], 2, "{line}");
+        assert_eq!(line["error"]["code"], -32603, "{line}");
+        let message = line["error"]["message"].as_str().unwrap();
+        assert!(message.contains("does not read exactly"), "{message}");
+    }
+}

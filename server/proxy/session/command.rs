@@ -44,6 +44,17 @@ pub(in crate::proxy) struct Asking {
     pub(in crate::proxy) tool_info: Option<ToolInfo>,
 }
 
+/// What became of answers to hold, for a host that still waits (under the host's id).
+#[derive(Debug)]
+pub(in crate::proxy) enum Holding {
+    /// Held: the host is handed its entries.
+    Held(Box<RawValue>),
+    /// The request cannot be bound (it holds a value that does not read exactly, such as a
+    /// lone surrogate escape or a number out of range), so no retry could ever be recognised
+    /// as it: the host gets an error instead of a round it could never finish.
+    Unbindable(Box<RawValue>),
+}
+
 /// The person's answers to hold for the host's retry of a request.
 #[derive(Debug)]
 pub(in crate::proxy) struct ToHold {
@@ -79,11 +90,11 @@ pub(in crate::proxy) enum Command {
         reply: oneshot::Sender<Option<Box<RawValue>>>,
     },
     /// Ends the request; holds the person's answers for its retry, bound to it; replies its id
-    /// when the host still waits for an answer (and the answers were held).
+    /// when the host still waits for an answer (`None`: it does not).
     Hold {
         host: RequestKey,
         hold: ToHold,
-        reply: oneshot::Sender<Option<Box<RawValue>>>,
+        reply: oneshot::Sender<Option<Holding>>,
     },
     /// Replies the request's line as forwarded.
     Line {
@@ -252,16 +263,19 @@ impl Session {
         })
     }
 
-    fn hold(&mut self, host: &RequestKey, hold: ToHold) -> Option<Box<RawValue>> {
+    fn hold(&mut self, host: &RequestKey, hold: ToHold) -> Option<Holding> {
         let request = self.requests.remove(host)?;
         if !matches!(request.phase, Phase::Resolving { .. }) {
             return None;
         }
-        let sent = request
+        let binding = request
             .as_host_sent
             .as_deref()
-            .or(request.line.as_deref())?;
-        let binding = Binding::of(request.method, sent)?;
+            .or(request.line.as_deref())
+            .and_then(|sent| Binding::of(request.method, sent));
+        let Some(binding) = binding else {
+            return Some(Holding::Unbindable(request.id));
+        };
         let edited = request
             .as_host_sent
             .is_some()
@@ -280,7 +294,7 @@ impl Session {
                 person_accepted: request.person_accepted,
             },
         );
-        Some(request.id)
+        Some(Holding::Held(request.id))
     }
 }
 

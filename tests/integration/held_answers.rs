@@ -449,3 +449,45 @@ async fn a_call_whose_round_cannot_be_bound_gets_an_error_not_silence() {
         assert!(message.contains("does not read exactly"), "{message}");
     }
 }
+
+/// A server that answers every call with a round for the host, which never retries, cannot
+/// make the proxy hold rounds without bound: past 64 the oldest is dropped (its retry fails
+/// honestly) and the newest still goes through.
+#[tokio::test]
+async fn rounds_the_host_never_retries_are_held_at_most_64() {
+    let app = spawn_app().await;
+    let roots_only = json!({"resultType": "input_required", "requestState": "server-state",
+        "inputRequests": {"roots": {"method": "roots/list"}}});
+    let mut script = Vec::new();
+    for _ in 0..65 {
+        script.push(json!({"until": "tools/call"}));
+        script.push(json!({"reply": roots_only}));
+    }
+    script.push(json!({"until": "tools/call"}));
+    script.push(json!({"reply": done("listed")}));
+    let mut proxy = Proxy::start(&app.state, None, Value::Array(script));
+    let mut states = Vec::new();
+    for id in 1..=65 {
+        proxy.send(&delete(id, "/tmp/x").to_string()).await;
+        let handed = host_line(&mut proxy).await;
+        assert_eq!(handed["id"], id, "{handed}");
+        states.push(
+            handed["result"]["requestState"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    proxy
+        .send(&retry_of(&delete(1, "/tmp/x"), 100, &states[0]).to_string())
+        .await;
+    let dropped = host_line(&mut proxy).await;
+    assert_eq!(dropped["id"], 100, "{dropped}");
+    assert_eq!(dropped["error"]["code"], -32603, "{dropped}");
+    proxy
+        .send(&retry_of(&delete(65, "/tmp/x"), 101, &states[64]).to_string())
+        .await;
+    let newest = host_line(&mut proxy).await;
+    assert_eq!(newest["id"], 101, "{newest}");
+    assert_eq!(newest["result"], done("listed"));
+}

@@ -10,6 +10,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::sync::{Notify, mpsc, oneshot};
 
+use super::request::{MAX_HELD, MAX_HELD_BYTES};
 use super::{AskHandle, Binding, Held, Phase, Session};
 use crate::protocol::mrtr::Members;
 use crate::protocol::request_key::RequestKey;
@@ -281,20 +282,39 @@ impl Session {
             .is_some()
             .then(|| request.line.clone())
             .flatten();
+        let held = Held {
+            binding,
+            edited,
+            server_state: hold.server_state,
+            foreign: hold.foreign,
+            answers: hold.answers,
+            since: Instant::now(),
+            person_accepted: request.person_accepted,
+        };
         self.held.retain(|_, h| h.fresh());
-        self.held.insert(
-            hold.token,
-            Held {
-                binding,
-                edited,
-                server_state: hold.server_state,
-                foreign: hold.foreign,
-                answers: hold.answers,
-                since: Instant::now(),
-                person_accepted: request.person_accepted,
-            },
-        );
+        self.make_room(held.bytes());
+        self.held.insert(hold.token, held);
         Some(Holding::Held(request.id))
+    }
+
+    /// Drops the oldest held rounds until one more of `bytes` fits [`MAX_HELD`] and
+    /// [`MAX_HELD_BYTES`].
+    fn make_room(&mut self, bytes: usize) {
+        let mut total: usize = self.held.values().map(Held::bytes).sum::<usize>() + bytes;
+        while !self.held.is_empty() && (self.held.len() >= MAX_HELD || total > MAX_HELD_BYTES) {
+            let Some(oldest) = self
+                .held
+                .iter()
+                .min_by_key(|(_, h)| h.since)
+                .map(|(token, _)| token.clone())
+            else {
+                return;
+            };
+            if let Some(dropped) = self.held.remove(&oldest) {
+                tracing::warn!("dropped the oldest round held for the host's retry: too many held");
+                total -= dropped.bytes();
+            }
+        }
     }
 }
 
@@ -363,5 +383,42 @@ impl Handle {
     /// Tells the owner to stop.
     pub(in crate::proxy) async fn stop(&self) {
         let _ = self.inputs.send(Input::Stop).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::method::Method;
+
+    fn held(state_bytes: usize) -> Held {
+        let line = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#;
+        let state = format!("\"{}\"", "s".repeat(state_bytes));
+        Held {
+            binding: Binding::of(Method::ToolsCall, line).unwrap(),
+            edited: None,
+            server_state: Some(RawValue::from_string(state).unwrap()),
+            foreign: vec!["roots".into()],
+            answers: Members::new(),
+            since: Instant::now(),
+            person_accepted: false,
+        }
+    }
+
+    /// The rounds held for the host stay within [`MAX_HELD_BYTES`] however large each state
+    /// is: the oldest go first, the newest is kept.
+    #[test]
+    fn held_rounds_stay_within_their_bytes() {
+        let mut s = Session::default();
+        let each = 20 << 20;
+        for n in 0..10 {
+            let h = held(each);
+            s.make_room(h.bytes());
+            s.held.insert(format!("t{n}"), h);
+            let total: usize = s.held.values().map(Held::bytes).sum();
+            assert!(total <= MAX_HELD_BYTES, "{total}");
+        }
+        assert!(s.held.contains_key("t9"));
+        assert!(!s.held.contains_key("t0"));
     }
 }

@@ -193,7 +193,28 @@ impl Held {
     pub(in crate::proxy) fn fresh(&self) -> bool {
         self.since.elapsed() < HELD_FOR
     }
+
+    /// The bytes it holds: the server's state, the person's answers, the edited call.
+    pub(in crate::proxy) fn bytes(&self) -> usize {
+        self.server_state.as_ref().map_or(0, |s| s.get().len())
+            + self
+                .answers
+                .iter()
+                .map(|(k, v)| k.len() + v.get().len())
+                .sum::<usize>()
+            + self.edited.as_ref().map_or(0, |e| e.len())
+            + self.foreign.iter().map(String::len).sum::<usize>()
+    }
 }
 
 /// How long answers wait for the host's retry.
 pub(in crate::proxy) const HELD_FOR: Duration = Duration::from_secs(3600);
+
+/// At most this many rounds are held for the host's retry in one session, and at most
+/// [`MAX_HELD_BYTES`] in all: a server that answers every call with a round (and a large
+/// state) the host never retries cannot grow the proxy without bound. Beyond either, the
+/// oldest round is dropped (its retry then fails as one no longer held).
+pub(in crate::proxy) const MAX_HELD: usize = 64;
+
+/// See [`MAX_HELD`]: 64 MiB.
+pub(in crate::proxy) const MAX_HELD_BYTES: usize = 64 << 20;

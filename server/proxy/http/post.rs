@@ -1,7 +1,8 @@
 //! One message from the host (or the proxy) to a Streamable HTTP server: POSTed with both media
 //! types accepted, the reply taken as a JSON body or an event stream, the stream resumed with
-//! `Last-Event-ID` after the server's `retry` when it ends before the answer. A host request
-//! that cannot be answered gets a JSON-RPC error naming the cause, so it never waits forever.
+//! `Last-Event-ID` after the server's `retry` (at most [`super::events::MAX_RETRY`]) when it
+//! ends before the answer. A host request that cannot be answered gets a JSON-RPC error naming
+//! the cause, so it never waits forever.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -338,7 +339,7 @@ pub(super) async fn resume(
         .request(Method::GET, &remote.url, version)
         .header(reqwest::header::ACCEPT, ACCEPT_SSE);
     if let Some(id) = &cursor.last_id {
-        rb = rb.header(LAST_EVENT_ID, id);
+        rb = rb.header(LAST_EVENT_ID, &**id);
     }
     let response = remote.send(rb).await.map_err(|why| refused(None, why))?;
     let status = response.status();

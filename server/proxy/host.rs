@@ -23,6 +23,7 @@ use super::context::Context;
 use super::refusal::ProxyRefusal;
 use super::session::{HostRequest, Phase, Session};
 use super::tool_gate::{self, Gate};
+use super::tool_table::Page;
 use crate::protocol::binding;
 use crate::protocol::envelope::{Envelope, Judged, scan_id};
 use crate::protocol::members::Members;
@@ -171,6 +172,7 @@ fn host_request<'a>(
         id,
         method,
         tool: head.tool,
+        page: Page::of_params_text(msg.params),
         line: method.may_require_input().then(|| Arc::new(out.to_vec())),
         as_host_sent: None,
         progress_token: head.progress_token,

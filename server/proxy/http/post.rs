@@ -12,6 +12,7 @@ use reqwest::{Method, Response, StatusCode};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::super::tool_table::Page;
 use super::events::{Cursor, Events};
 use super::mirror;
 use super::net::{BodyError, media_type, read_body};
@@ -387,7 +388,9 @@ async fn deliver(remote: &Remote, sink: &Sink, msg: &Outgoing, data: &[u8]) {
     note_version(remote, msg, data);
     if msg.method.as_deref().map(McpMethod::named) == Some(McpMethod::ToolsList)
         && msg.is_modern()
-        && let Some(listed) = remote.tools.learn(data)
+        && let Some(listed) = remote
+            .tools
+            .learn(data, Page::of_params(msg.params.as_ref()))
     {
         sink.message(&listed).await;
         return;

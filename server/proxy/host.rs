@@ -172,7 +172,12 @@ fn host_request<'a>(
         id,
         method,
         tool: head.tool,
-        page: Page::of_params_text(msg.params),
+        // Only a listing has pages: no other request's params are read for a cursor.
+        page: if method == Method::ToolsList {
+            Page::of_params_text(msg.params)
+        } else {
+            Page::First
+        },
         line: method.may_require_input().then(|| Arc::new(out.to_vec())),
         as_host_sent: None,
         progress_token: head.progress_token,

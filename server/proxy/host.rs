@@ -24,6 +24,7 @@ use super::refusal::ProxyRefusal;
 use super::retry_gate;
 use super::session::{HostRequest, Phase, Session};
 use super::tool_gate::{self, Gate};
+use super::tool_table::Page;
 use crate::protocol::binding;
 use crate::protocol::envelope::{Envelope, Judged, scan_id};
 use crate::protocol::members::Members;
@@ -189,6 +190,12 @@ fn host_request<'a>(
         id,
         method,
         tool: head.tool,
+        // Only a listing has pages: no other request's params are read for a cursor.
+        page: if method == Method::ToolsList {
+            Page::of_params_text(msg.params)
+        } else {
+            Page::First
+        },
         line: method.may_require_input().then(|| Arc::new(out.to_vec())),
         as_host_sent: None,
         progress_token: head.progress_token,

@@ -26,12 +26,14 @@ use super::context::Context;
 use super::refusal::ProxyRefusal;
 use super::rounds;
 use super::session::command::Command;
-use super::session::{AskHandle, Phase, Session};
+use super::session::{AskHandle, KnownTool, Phase, Session};
+use super::tool_table::Page;
 use crate::protocol::binding;
 use crate::protocol::envelope::{Envelope, Judged, scan_id};
 use crate::protocol::method::Method;
 use crate::protocol::mrtr;
 use crate::protocol::request_key::RequestKey;
+use crate::tools::call::{listed_hints, listed_tools};
 use crate::wire::DroppedLine;
 
 /// What to do with one line from the server.
@@ -42,7 +44,7 @@ pub(super) enum Verdict {
     /// Pass it to the host as it is, then record the tools its result (these bytes of the
     /// line) lists ([`record_tools`]): a long list is read after it is on its way, before the
     /// owner judges anything else.
-    ForwardListing(Range<usize>),
+    ForwardListing(Range<usize>, Page),
     /// Pass these lines instead (the elements of a batch that passed, one per line).
     ForwardLines(Vec<Vec<u8>>),
     /// The proxy took care of it.
@@ -56,7 +58,7 @@ pub(super) fn from_server(ctx: &Context, s: &mut Session, line: &[u8]) -> Verdic
     match Envelope::parse(line) {
         Judged::Message(msg) => match message(ctx, s, &msg, line) {
             Pass::Yes => Verdict::Forward,
-            Pass::Listing(result) => Verdict::ForwardListing(result),
+            Pass::Listing(result, page) => Verdict::ForwardListing(result, page),
             Pass::No => Verdict::Handled,
         },
         Judged::Batch(items) => {
@@ -66,8 +68,8 @@ pub(super) fn from_server(ctx: &Context, s: &mut Session, line: &[u8]) -> Verdic
                 match Envelope::parse(text) {
                     Judged::Message(msg) => {
                         let verdict = message(ctx, s, &msg, text);
-                        if let Pass::Listing(result) = &verdict {
-                            record_tools(s, &text[result.clone()]);
+                        if let Pass::Listing(result, page) = &verdict {
+                            record_tools(s, &text[result.clone()], *page);
                         }
                         if verdict != Pass::No {
                             let mut one = text.to_vec();
@@ -130,8 +132,8 @@ enum Pass {
     Yes,
     No,
     /// Yes, and it is a `tools/list` result whose tools are to be recorded: the result's bytes
-    /// in the line.
-    Listing(Range<usize>),
+    /// in the line, and which page of the listing it is.
+    Listing(Range<usize>, Page),
 }
 
 impl From<bool> for Pass {
@@ -142,11 +144,18 @@ impl From<bool> for Pass {
 
 /// Records what the server claims about its tools in a `tools/list` result (raw text): shown
 /// on tool-call questions, checked against edited arguments, matched by rules that name the
-/// annotations.
-pub(super) fn record_tools(s: &mut Session, result: &[u8]) {
-    if let Ok(result) = std::str::from_utf8(result) {
-        s.tools.extend(crate::tools::call::listed_tools(result));
-    }
+/// annotations. A first page replaces what was recorded, a later one adds to it (bounded:
+/// [`super::tool_table`]); the hints are read here, once.
+pub(super) fn record_tools(s: &mut Session, result: &[u8], page: Page) {
+    let Ok(result) = std::str::from_utf8(result) else {
+        return;
+    };
+    let tools = listed_tools(result).into_iter().map(|(name, listed)| {
+        let size = listed.get().len();
+        let hints = listed_hints(&listed);
+        (name, KnownTool { listed, hints }, size)
+    });
+    s.tools.record(page, tools);
 }
 
 /// Judges one message; returns whether it passes to the host.
@@ -217,7 +226,7 @@ fn response(
         dropped(ctx, s, DroppedLine::Ambiguous, None);
         return Pass::No;
     }
-    let method = request.method;
+    let (method, page) = (request.method, request.page);
     if method.is_task_query() && msg.result.is_some_and(binding::task_asks_input) {
         // A task asking for input through the extension the proxy never offers: refused.
         dropped(ctx, s, DroppedLine::Ambiguous, Some(key));
@@ -253,9 +262,9 @@ fn response(
     s.requests.remove(&key);
     match msg.result {
         Some(result) if method == Method::ToolsList => match within(line, result) {
-            Some(range) => Pass::Listing(range),
+            Some(range) => Pass::Listing(range, page),
             None => {
-                record_tools(s, result.as_bytes());
+                record_tools(s, result.as_bytes(), page);
                 Pass::Yes
             }
         },

@@ -33,6 +33,7 @@ mod session;
 mod tool_gate;
 mod tool_policy;
 mod tool_report;
+mod tool_table;
 pub mod upstream;
 
 use std::sync::Arc;

@@ -15,6 +15,7 @@ use super::lines::Seen;
 use super::output::{Batch, Burst};
 use super::session::Session;
 use super::session::command::Input;
+use super::tool_table::Page;
 use super::{host, judge, retry_gate};
 use crate::protocol::request_key::RequestKey;
 use crate::wire::DroppedLine;
@@ -36,8 +37,8 @@ pub(super) async fn serve(ctx: Context, mut inputs: mpsc::Receiver<Input>) {
                     // runs. What they claim is recorded before the owner judges anything else
                     // (so before any call the host sends after reading them).
                     tokio::task::yield_now().await;
-                    for (line, result) in listings {
-                        judge::record_tools(&mut session, &line[result]);
+                    for (line, result, page) in listings {
+                        judge::record_tools(&mut session, &line[result], page);
                     }
                 }
             }
@@ -79,10 +80,10 @@ fn from_server(ctx: &Context, session: &mut Session, burst: Burst) -> (Batch, Ve
     burst.each(|seen| match seen {
         Seen::Line(line) => match judge::from_server(ctx, session, &line) {
             judge::Verdict::Forward => batch.pass(line),
-            judge::Verdict::ForwardListing(result) => {
+            judge::Verdict::ForwardListing(result, page) => {
                 let line = shared_line(line);
                 batch.push_shared(line.clone());
-                listings.push((line, result));
+                listings.push((line, result, page));
             }
             judge::Verdict::ForwardLines(lines) => {
                 for line in lines {
@@ -101,8 +102,8 @@ fn from_server(ctx: &Context, session: &mut Session, burst: Burst) -> (Batch, Ve
     (batch, listings)
 }
 
-/// A `tools/list` result passed to the host, and where its `result` lies in it.
-type Listing = (Bytes, Range<usize>);
+/// A `tools/list` result passed to the host, where its `result` lies in it, and its page.
+type Listing = (Bytes, Range<usize>, Page);
 
 /// A line as a shared buffer ending in `\n` (moved, not copied, when it was gathered; only a
 /// line read whole in one read, so no longer than a read, is copied).

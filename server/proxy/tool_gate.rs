@@ -26,7 +26,7 @@ use crate::protocol::exact;
 use crate::protocol::mrtr;
 use crate::protocol::request_key::RequestKey;
 use crate::tools::report::LocalDecision;
-use crate::tools::{Refusal, ToolAction, ToolCall, ToolInfo};
+use crate::tools::{Refusal, ToolAction, ToolCall};
 
 /// What happens to one host `tools/call`.
 pub(super) enum Gate {
@@ -53,12 +53,8 @@ pub(super) fn judge(
         let refusal = CallFailure::UnreadableName.refusal();
         return Gate::Refused(result_line(id, &refusal.result(&ctx.server, "", complete)));
     };
-    let hints = s
-        .tools
-        .get(tool)
-        .and_then(|listed| ToolInfo::from_listed(listed))
-        .map(|info| info.hints())
-        .unwrap_or_default();
+    // Read when the tool was listed: a call never reads its entry again.
+    let hints = s.tools.get(tool).map(|t| t.hints).unwrap_or_default();
     let judgement = ctx
         .policy
         .borrow()

@@ -3,6 +3,10 @@
 //! host gets when the call is refused (MCP `tools/call`, `CallToolResult.isError`:
 //! d:2025-11-25/server/tools.mdx §Error Handling — a tool error the model can read and act on).
 
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -153,6 +157,39 @@ pub fn listed_tools(result: &str) -> Vec<(String, ListedTool)> {
         .collect()
 }
 
+/// The hints a listed tool's entry claims, read without building its `inputSchema` (a schema of
+/// many megabytes is only scanned): what [`ToolInfo::from_listed`] and [`ToolInfo::hints`]
+/// give, except that a schema `from_listed` cannot build (nested past its limit, a number out
+/// of range) does not hide the annotations. None for an entry that is not a tool object.
+pub fn listed_hints(listed: &RawValue) -> super::Hints {
+    // The members `from_listed` reads, so that an entry it refuses gives no hints here either.
+    #[derive(Deserialize)]
+    struct Listed<'a> {
+        #[serde(default, borrow, rename = "description")]
+        _description: Option<Cow<'a, str>>,
+        #[serde(default, rename = "inputSchema")]
+        _input_schema: Option<IgnoredAny>,
+        #[serde(default, borrow)]
+        annotations: Option<HashMap<String, &'a RawValue>>,
+    }
+    let Ok(Listed {
+        annotations: Some(annotations),
+        ..
+    }) = serde_json::from_str::<Listed<'_>>(listed.get())
+    else {
+        return super::Hints::default();
+    };
+    let hint = |name: &str| {
+        annotations
+            .get(name)
+            .and_then(|raw| serde_json::from_str::<bool>(raw.get()).ok())
+    };
+    super::Hints {
+        read_only: hint("readOnlyHint"),
+        destructive: hint("destructiveHint"),
+    }
+}
+
 impl ToolInfo {
     /// What a listed tool's entry claims: its description, `inputSchema` and annotations;
     /// `None` when the entry is not a tool object.
@@ -287,7 +324,24 @@ mod tests {
         assert_eq!(read.hints().read_only, Some(true));
         // A claim of the wrong shape gives no claims at all, as if the tool were unlisted.
         assert!(ToolInfo::from_listed(&listed[1].1).is_none());
+        assert_eq!(listed_hints(&listed[0].1), read.hints());
+        assert_eq!(listed_hints(&listed[1].1), crate::tools::Hints::default());
         assert!(listed_tools(r#"{"tools":{}}"#).is_empty());
+    }
+
+    #[test]
+    fn the_hints_are_read_without_building_the_schema() {
+        // Nested past what serde_json builds into a tree: scanned only, so the hints are read.
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let entry = format!(
+            r#"{{"name":"r","inputSchema":{{"x":{deep}}},"annotations":{{"readOnlyHint":false,"readOnlyHint":true,"destructiveHint":"no"}}}}"#
+        );
+        let listed = RawValue::from_string(entry).unwrap();
+        assert!(ToolInfo::from_listed(&listed).is_none());
+        let hints = listed_hints(&listed);
+        assert_eq!((hints.read_only, hints.destructive), (Some(true), None));
+        let plain = RawValue::from_string(r#"{"name":"r","annotations":7}"#.to_owned()).unwrap();
+        assert_eq!(listed_hints(&plain), crate::tools::Hints::default());
     }
 
     #[test]

@@ -58,6 +58,7 @@ mod tasks;
 mod tool_calls;
 mod tool_calls_exact;
 mod tool_calls_unread;
+mod tool_listing;
 mod trusted_files;
 mod upgrade;
 mod url;

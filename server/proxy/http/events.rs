@@ -5,7 +5,14 @@
 //! (plus one kibibyte of field names and line ends), so an endless event, or a stream of bytes
 //! that never forms one, ends the stream with an error instead of filling memory. The cursor
 //! keeps what resumption needs (the last event id and the server's `retry`).
+//!
+//! Two bounds go beyond the standard, which sets none: an `id` longer than [`MAX_ID`] bytes is
+//! ignored (as one holding NUL is), and the id in force is one shared copy that every event it
+//! marks points at, so a server that sets a long id and then sends many tiny events costs no
+//! more than the bytes it sent; a `retry` over [`MAX_RETRY`] counts as [`MAX_RETRY`], so a
+//! request never waits longer than that for its stream to be resumed.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::Response;
@@ -14,6 +21,10 @@ use super::net::describe;
 
 /// Room for field names and line ends on top of the line limit.
 const SLACK: usize = 1024;
+/// The longest `id` kept, in bytes; a longer one is ignored.
+pub(super) const MAX_ID: usize = 1024;
+/// The longest reconnection time a server's `retry` may set.
+pub(super) const MAX_RETRY: Duration = Duration::from_secs(30);
 
 /// One dispatched event.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -22,8 +33,8 @@ pub(super) struct Event {
     pub event: String,
     /// The data lines, joined by line feeds.
     pub data: String,
-    /// The last event id in force (the stream's, carried from event to event).
-    pub id: String,
+    /// The last event id in force (the stream's, carried from event to event: one copy, shared).
+    pub id: Arc<str>,
     /// The server's `retry`, when this event set one.
     pub retry: Option<Duration>,
 }
@@ -60,7 +71,7 @@ pub(super) struct Parser {
     event: String,
     data: String,
     has_data: bool,
-    last_id: String,
+    last_id: Arc<str>,
     retry: Option<Duration>,
     /// Bytes looked at in searches for line ends, for the linearity test.
     looked_at: usize,
@@ -80,7 +91,7 @@ impl Parser {
             event: String::new(),
             data: String::new(),
             has_data: false,
-            last_id: String::new(),
+            last_id: Arc::from(""),
             retry: None,
             looked_at: 0,
         }
@@ -162,11 +173,14 @@ impl Parser {
                 self.data.push_str(value);
                 self.has_data = true;
             }
-            "id" if !value.contains('\0') => value.clone_into(&mut self.last_id),
+            // Copied once per `id` line (work in proportion to the line), then only shared.
+            "id" if !value.contains('\0') && value.len() <= MAX_ID => {
+                self.last_id = Arc::from(value);
+            }
             "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
-                if let Ok(ms) = value.parse::<u64>() {
-                    self.retry = Some(Duration::from_millis(ms));
-                }
+                // Digits only: a value too long for u64 is over the cap too.
+                let ms = value.parse::<u64>().unwrap_or(u64::MAX);
+                self.retry = Some(Duration::from_millis(ms).min(MAX_RETRY));
             }
             _ => {}
         }
@@ -207,7 +221,7 @@ pub(super) struct Events {
 #[derive(Debug, Default, Clone)]
 pub(super) struct Cursor {
     /// The `id` of the last event, if the server gave one.
-    pub last_id: Option<String>,
+    pub last_id: Option<Arc<str>>,
     /// The server's `retry`, if it sent one.
     pub retry: Option<Duration>,
 }
@@ -215,7 +229,7 @@ pub(super) struct Cursor {
 impl Cursor {
     fn note(&mut self, event: &Event) {
         if !event.id.is_empty() {
-            self.last_id = Some(event.id.clone());
+            self.last_id = Some(Arc::clone(&event.id));
         }
         if let Some(retry) = event.retry {
             self.retry = Some(retry);
@@ -298,14 +312,14 @@ mod tests {
         assert_eq!(events.len(), 3, "{events:?}");
         assert_eq!(events[0].event, "endpoint");
         assert_eq!(events[0].data, "/a");
-        assert_eq!(events[0].id, "7");
+        assert_eq!(&*events[0].id, "7");
         assert_eq!(events[0].retry, Some(Duration::from_millis(250)));
         assert_eq!(
             (events[1].event.as_str(), events[1].data.as_str()),
             ("message", "x\n")
         );
-        assert_eq!(events[1].id, "7");
-        assert_eq!(events[2].id, "", "an empty id resets the last event id");
+        assert_eq!(&*events[1].id, "7");
+        assert_eq!(&*events[2].id, "", "an empty id resets the last event id");
         assert_eq!(events[2].retry, None);
     }
 
@@ -346,5 +360,47 @@ mod tests {
             "held {} bytes",
             p.buf.capacity()
         );
+    }
+
+    #[test]
+    fn a_long_id_is_ignored_and_the_id_in_force_is_shared_by_the_events_it_marks() {
+        // A server that sets a huge id and then sends many tiny events must not make the proxy
+        // copy the id once per event (work per byte received would no longer be bounded).
+        let mut p = Parser::new(1 << 20);
+        let long = "x".repeat(MAX_ID + 1);
+        p.push(format!("id: 7\n\nid: {long}\n\n").as_bytes());
+        for _ in 0..3 {
+            p.push(b"data:\n\n");
+        }
+        let events = all(&mut p);
+        assert_eq!(events.len(), 3);
+        assert!(
+            events.iter().all(|e| &*e.id == "7"),
+            "an id over the bound is ignored, the last one stays in force"
+        );
+        assert!(
+            events
+                .iter()
+                .all(|e| e.id.as_ptr() == events[0].id.as_ptr()),
+            "the events share one copy of the id"
+        );
+        let mut cursor = Cursor::default();
+        for event in &events {
+            cursor.note(event);
+        }
+        assert_eq!(
+            cursor.last_id.as_deref().map(str::as_ptr),
+            Some(events[0].id.as_ptr()),
+            "the cursor shares it too"
+        );
+    }
+
+    #[test]
+    fn the_servers_reconnection_time_is_capped() {
+        let mut p = Parser::new(1 << 20);
+        p.push(b"retry: 999999999999\ndata: x\n\nretry: 1500\ndata: y\n\n");
+        let events = all(&mut p);
+        assert_eq!(events[0].retry, Some(MAX_RETRY));
+        assert_eq!(events[1].retry, Some(Duration::from_millis(1500)));
     }
 }

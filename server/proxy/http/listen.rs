@@ -1,7 +1,8 @@
 //! The GET stream of a Streamable HTTP session: the channel for server messages that are not
 //! replies to a POST (requests such as `sampling/createMessage` unrelated to a host request,
 //! notifications). Opened once the session is initialized, resumed with `Last-Event-ID` after
-//! the server's `retry` whenever it ends; a server that does not offer one answers 405.
+//! the server's `retry` (at most [`super::events::MAX_RETRY`]) whenever it ends; a server that
+//! does not offer one answers 405.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -8,13 +8,13 @@
 //! call to it is refused before it is sent. Values that are not plain header-safe ASCII travel
 //! in the spec's `=?base64?…?=` form (§Value Encoding).
 
-use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
 use base64::Engine as _;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 
+use super::super::tool_table::{Page, ToolTable};
 use crate::protocol::era::Era;
 
 /// `Mcp-Method`: the request's `method`.
@@ -78,10 +78,24 @@ pub(super) struct RejectedTool {
     reason: String,
 }
 
-/// The `x-mcp-header` designations of one remote server's tools, by tool name.
+impl ToolHeaders {
+    /// About how many bytes it holds, for the table's bound.
+    fn size(&self) -> usize {
+        match self {
+            ToolHeaders::Mirrored(d) => d
+                .iter()
+                .map(|d| d.header.as_str().len() + d.path.iter().map(String::len).sum::<usize>())
+                .sum(),
+            ToolHeaders::Rejected(reason) => reason.len(),
+        }
+    }
+}
+
+/// The `x-mcp-header` designations of one remote server's tools, by tool name, from its latest
+/// listing (a first page replaces them, bounded as the session's tools are).
 #[derive(Default)]
 pub(super) struct Tools {
-    known: Mutex<HashMap<String, ToolHeaders>>,
+    known: Mutex<ToolTable<ToolHeaders>>,
 }
 
 /// Whether a message's `_meta` protocol version is 2026-07-28 or later.
@@ -169,16 +183,16 @@ impl Tools {
         Ok(map)
     }
 
-    /// Learns the tools of one `tools/list` response `body` (a JSON-RPC response line) and
-    /// returns it without the tools it rejects; `None` when it passes unchanged (no rejected
-    /// tool, or not a result with a `tools` array).
-    pub(super) fn learn(&self, body: &[u8]) -> Option<Vec<u8>> {
+    /// Learns the tools of one `tools/list` response `body` (a JSON-RPC response line), the
+    /// `page` of its listing, and returns it without the tools it rejects; `None` when it
+    /// passes unchanged (no rejected tool, or not a result with a `tools` array).
+    pub(super) fn learn(&self, body: &[u8], page: Page) -> Option<Vec<u8>> {
         let mut response: Map<String, Value> = serde_json::from_slice(body).ok()?;
         let tools = response
             .get_mut("result")
             .and_then(|r| r.get_mut("tools"))
             .and_then(Value::as_array_mut)?;
-        let mut known = lock(&self.known);
+        let mut learnt = Vec::new();
         let mut rejected = false;
         tools.retain(|tool| {
             let Some(name) = tool.get("name").and_then(Value::as_str) else {
@@ -196,10 +210,11 @@ impl Tools {
             };
             let keep = matches!(headers, ToolHeaders::Mirrored(_));
             rejected |= !keep;
-            known.insert(name.to_owned(), headers);
+            let size = headers.size();
+            learnt.push((name.to_owned(), headers, size));
             keep
         });
-        drop(known);
+        lock(&self.known).record(page, learnt);
         if !rejected {
             return None;
         }
@@ -346,7 +361,7 @@ mod tests {
         let t = Tools::default();
         let body = json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": tools}});
         let out = t
-            .learn(&serde_json::to_vec(&body).unwrap())
+            .learn(&serde_json::to_vec(&body).unwrap(), Page::First)
             .map(|b| serde_json::from_slice(&b).unwrap());
         (t, out)
     }
@@ -453,6 +468,36 @@ mod tests {
                 .params(Some(&json!({"name": "valid_tool", "arguments": {}})))
                 .is_ok()
         );
+    }
+
+    #[test]
+    fn a_new_first_page_replaces_what_was_learnt() {
+        let (tools, _) = listed(json!([
+            tool("bad", json!({"v": {"type": "object", "x-mcp-header": "V"}})),
+            tool(
+                "city",
+                json!({"c": {"type": "string", "x-mcp-header": "City"}})
+            ),
+        ]));
+        let relist = |tools: &Tools, listed: Value, page| {
+            let body = json!({"jsonrpc": "2.0", "id": 2, "result": {"tools": listed}});
+            tools.learn(&serde_json::to_vec(&body).unwrap(), page)
+        };
+        let call = |name: &str| json!({"name": name, "arguments": {"c": "Paris"}});
+        let more = json!([tool("more", json!({}))]);
+        relist(&tools, more, Page::Next);
+        assert!(
+            tools.params(Some(&call("bad"))).is_err(),
+            "a later page adds to what was learnt"
+        );
+        assert_eq!(tools.params(Some(&call("city"))).map(|h| h.len()), Ok(1));
+        relist(&tools, json!([tool("other", json!({}))]), Page::First);
+        assert_eq!(
+            tools.params(Some(&call("bad"))).map(|h| h.len()),
+            Ok(0),
+            "a tool no longer listed is not known (the cold-cache case)"
+        );
+        assert_eq!(tools.params(Some(&call("city"))).map(|h| h.len()), Ok(0));
     }
 
     #[test]

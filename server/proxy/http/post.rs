@@ -1,7 +1,8 @@
 //! One message from the host (or the proxy) to a Streamable HTTP server: POSTed with both media
 //! types accepted, the reply taken as a JSON body or an event stream, the stream resumed with
-//! `Last-Event-ID` after the server's `retry` when it ends before the answer. A host request
-//! that cannot be answered gets a JSON-RPC error naming the cause, so it never waits forever.
+//! `Last-Event-ID` after the server's `retry` (at most [`super::events::MAX_RETRY`]) when it
+//! ends before the answer. A host request that cannot be answered gets a JSON-RPC error naming
+//! the cause, so it never waits forever.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,6 +12,7 @@ use reqwest::{Method, Response, StatusCode};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::super::tool_table::Page;
 use super::events::{Cursor, Events};
 use super::mirror;
 use super::net::{BodyError, media_type, read_body};
@@ -338,7 +340,7 @@ pub(super) async fn resume(
         .request(Method::GET, &remote.url, version)
         .header(reqwest::header::ACCEPT, ACCEPT_SSE);
     if let Some(id) = &cursor.last_id {
-        rb = rb.header(LAST_EVENT_ID, id);
+        rb = rb.header(LAST_EVENT_ID, &**id);
     }
     let response = remote.send(rb).await.map_err(|why| refused(None, why))?;
     let status = response.status();
@@ -386,7 +388,9 @@ async fn deliver(remote: &Remote, sink: &Sink, msg: &Outgoing, data: &[u8]) {
     note_version(remote, msg, data);
     if msg.method.as_deref().map(McpMethod::named) == Some(McpMethod::ToolsList)
         && msg.is_modern()
-        && let Some(listed) = remote.tools.learn(data)
+        && let Some(listed) = remote
+            .tools
+            .learn(data, Page::of_params(msg.params.as_ref()))
     {
         sink.message(&listed).await;
         return;

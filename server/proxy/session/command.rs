@@ -248,7 +248,7 @@ impl Session {
             .get(host)
             .and_then(|r| r.tool.as_ref())
             .and_then(|tool| self.tools.get(tool))
-            .and_then(|listed| ToolInfo::from_listed(listed));
+            .and_then(|known| ToolInfo::from_listed(&known.listed));
         let version = self.session_version();
         let request = self.requests.get_mut(host)?;
         request.phase.asks_mut()?.extend(asks);

@@ -16,9 +16,11 @@ use tokio::sync::{Notify, oneshot};
 
 pub(in crate::proxy) use request::{AskHandle, Binding, Held, HostRequest, Phase};
 
+use super::tool_table::ToolTable;
 use crate::protocol::era::Era;
 use crate::protocol::method::Method;
 use crate::protocol::request_key::RequestKey;
+use crate::tools::Hints;
 use crate::tools::call::ListedTool;
 
 /// The revision assumed when nothing was negotiated (docs/design.md §Glossary, "era").
@@ -52,8 +54,20 @@ pub(in crate::proxy) struct Session {
     pub(in crate::proxy) held: HashMap<String, Held>,
     /// The proxy is shutting down: open no more questions.
     pub(in crate::proxy) closing: bool,
-    /// What the server claimed about each tool in its `tools/list` results, by name.
-    pub(in crate::proxy) tools: HashMap<String, ListedTool>,
+    /// What the server claimed about each tool in its latest `tools/list` listing, by name
+    /// (bounded: [`super::tool_table`]).
+    pub(in crate::proxy) tools: ToolTable<KnownTool>,
+}
+
+/// A tool as the server listed it: the entry's text, read whole only when a question about a
+/// call of it is opened, and the hints the rules match on, read once when it was listed (so
+/// judging a call never reads a schema of many megabytes again).
+#[derive(Debug)]
+pub(in crate::proxy) struct KnownTool {
+    /// The entry as listed.
+    pub(in crate::proxy) listed: ListedTool,
+    /// Its `readOnlyHint` and `destructiveHint`.
+    pub(in crate::proxy) hints: Hints,
 }
 
 impl Session {

@@ -10,6 +10,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::sync::Notify;
 
+use super::super::tool_table::Page;
 use crate::protocol::binding;
 use crate::protocol::method::Method;
 use crate::protocol::mrtr::Members;
@@ -119,6 +120,8 @@ pub(in crate::proxy) struct HostRequest {
     pub(in crate::proxy) method: Method,
     /// `params.name` of a `tools/call`.
     pub(in crate::proxy) tool: Option<String>,
+    /// Which page of the listing a `tools/list` asks for (by its `cursor`).
+    pub(in crate::proxy) page: Page,
     /// The line as forwarded, kept for requests the server may answer with an
     /// `InputRequiredResult` or `-32042` (the proxy re-sends it), and for a held call.
     pub(in crate::proxy) line: Option<Arc<Vec<u8>>>,

@@ -1,0 +1,226 @@
+//! What the proxy keeps of a server's `tools/list` results, by tool name, bounded: a result to
+//! a request without `cursor` (a first page) replaces everything kept, a later page adds to it,
+//! and when what is kept goes over [`MAX_TOOLS`] tools or [`MAX_BYTES`] bytes the oldest pages
+//! are dropped (the newest is always kept whole: it came in one line, so it is under the line
+//! limit). A server that lists new tools forever therefore holds no more of the proxy's memory
+//! than the bound plus one page; a tool that is still listed keeps what the server claimed.
+
+use std::collections::{HashMap, VecDeque};
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::Value;
+
+/// The most tools kept (beyond the newest page).
+pub(super) const MAX_TOOLS: usize = 10_000;
+/// The most bytes of listed entries kept (beyond the newest page).
+pub(super) const MAX_BYTES: usize = 16 * 1024 * 1024;
+
+/// Which page of a listing a `tools/list` result is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Page {
+    /// The answer to a request without `cursor`: the listing starts again.
+    First,
+    /// The answer to a request with `cursor`: more of the same listing.
+    Next,
+}
+
+impl Page {
+    /// The page a `tools/list` request with these `params` (raw text) asks for.
+    pub(super) fn of_params_text(params: Option<&str>) -> Page {
+        #[derive(Deserialize)]
+        struct Params {
+            cursor: Option<IgnoredAny>,
+        }
+        let cursor = params
+            .and_then(|p| serde_json::from_str::<Params>(p).ok())
+            .and_then(|p| p.cursor);
+        if cursor.is_some() {
+            Page::Next
+        } else {
+            Page::First
+        }
+    }
+
+    /// The page a `tools/list` request with these `params` asks for.
+    pub(super) fn of_params(params: Option<&Value>) -> Page {
+        match params.and_then(|p| p.get("cursor")) {
+            None | Some(Value::Null) => Page::First,
+            Some(_) => Page::Next,
+        }
+    }
+}
+
+/// One tool kept: what is kept of it, the page that listed it and the bytes it counts for.
+#[derive(Debug)]
+struct Entry<T> {
+    value: T,
+    page: u64,
+    weight: usize,
+}
+
+/// The names one page listed, to drop them with it.
+#[derive(Debug)]
+struct Listed {
+    number: u64,
+    names: Vec<String>,
+}
+
+/// The tools kept from a server's listings.
+#[derive(Debug)]
+pub(super) struct ToolTable<T> {
+    entries: HashMap<String, Entry<T>>,
+    pages: VecDeque<Listed>,
+    next_page: u64,
+    bytes: usize,
+}
+
+impl<T> Default for ToolTable<T> {
+    fn default() -> Self {
+        ToolTable {
+            entries: HashMap::new(),
+            pages: VecDeque::new(),
+            next_page: 0,
+            bytes: 0,
+        }
+    }
+}
+
+impl<T> ToolTable<T> {
+    /// Records one `tools/list` result's tools: `(name, what is kept, its size in bytes)`.
+    pub(super) fn record(
+        &mut self,
+        page: Page,
+        tools: impl IntoIterator<Item = (String, T, usize)>,
+    ) {
+        if page == Page::First {
+            self.entries.clear();
+            self.pages.clear();
+            self.bytes = 0;
+        }
+        let number = self.next_page;
+        self.next_page += 1;
+        let mut names = Vec::new();
+        for (name, value, size) in tools {
+            // The name is held twice: as the key and in its page's list.
+            let weight = size.saturating_add(2 * name.len());
+            let entry = Entry {
+                value,
+                page: number,
+                weight,
+            };
+            if let Some(old) = self.entries.insert(name.clone(), entry) {
+                self.bytes -= old.weight;
+            }
+            self.bytes += weight;
+            names.push(name);
+        }
+        self.pages.push_back(Listed { number, names });
+        while (self.bytes > MAX_BYTES || self.entries.len() > MAX_TOOLS) && self.pages.len() > 1 {
+            let Some(oldest) = self.pages.pop_front() else {
+                break;
+            };
+            for name in oldest.names {
+                if self
+                    .entries
+                    .get(&name)
+                    .is_some_and(|e| e.page == oldest.number)
+                    && let Some(gone) = self.entries.remove(&name)
+                {
+                    self.bytes -= gone.weight;
+                }
+            }
+        }
+    }
+
+    /// What is kept of the tool `name`, when it is.
+    pub(super) fn get(&self, name: &str) -> Option<&T> {
+        self.entries.get(name).map(|e| &e.value)
+    }
+
+    /// How many tools are kept.
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// The bytes the tools kept count for.
+    #[cfg(test)]
+    pub(super) fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(prefix: &str, n: usize, size: usize) -> Vec<(String, usize, usize)> {
+        (0..n).map(|i| (format!("{prefix}{i}"), i, size)).collect()
+    }
+
+    #[test]
+    fn a_first_page_replaces_what_was_kept_and_later_pages_add() {
+        let mut t = ToolTable::default();
+        t.record(Page::First, page("a", 3, 10));
+        t.record(Page::Next, page("b", 2, 10));
+        assert_eq!(t.len(), 5);
+        assert_eq!(t.get("a2"), Some(&2));
+        t.record(Page::First, page("c", 2, 10));
+        assert_eq!(t.len(), 2);
+        assert_eq!(t.get("a0"), None, "a tool no longer listed is forgotten");
+        assert_eq!(t.get("c1"), Some(&1));
+        assert_eq!(t.bytes(), 2 * (10 + 2 * 2));
+    }
+
+    #[test]
+    fn pages_past_the_bound_drop_the_oldest_and_the_newest_is_kept_whole() {
+        let mut t = ToolTable::default();
+        let per_page = 1000;
+        for p in 0..30 {
+            t.record(Page::Next, page(&format!("p{p}_"), per_page, 1024));
+            assert!(
+                t.len() <= MAX_TOOLS + per_page && t.bytes() <= MAX_BYTES + per_page * 1100,
+                "page {p}: {} tools, {} bytes",
+                t.len(),
+                t.bytes()
+            );
+        }
+        assert!(t.get("p29_999").is_some());
+        assert!(t.get("p0_0").is_none());
+        // One page over the bound on its own is still kept whole.
+        t.record(Page::Next, page("huge", 2, MAX_BYTES));
+        assert_eq!(t.len(), 2);
+        assert!(t.get("huge1").is_some());
+    }
+
+    #[test]
+    fn a_tool_listed_again_counts_once_and_stays_with_its_newer_page() {
+        let mut t = ToolTable::default();
+        t.record(Page::First, vec![("x".to_owned(), 1, 100)]);
+        t.record(Page::Next, vec![("x".to_owned(), 2, 100)]);
+        assert_eq!((t.len(), t.bytes(), t.get("x")), (1, 102, Some(&2)));
+        let big = MAX_BYTES / 2 + 1;
+        t.record(Page::Next, vec![("y".to_owned(), 3, big)]);
+        t.record(Page::Next, vec![("z".to_owned(), 4, big)]);
+        assert_eq!(t.get("y"), None, "the oldest page went");
+        assert_eq!(t.get("z"), Some(&4));
+        assert_eq!(t.len(), 1);
+    }
+
+    #[test]
+    fn the_page_is_read_from_the_requests_cursor() {
+        assert_eq!(Page::of_params_text(None), Page::First);
+        assert_eq!(Page::of_params_text(Some("{}")), Page::First);
+        assert_eq!(
+            Page::of_params_text(Some(r#"{"cursor":null}"#)),
+            Page::First
+        );
+        assert_eq!(Page::of_params_text(Some(r#"{"cursor":"2"}"#)), Page::Next);
+        assert_eq!(
+            Page::of_params(Some(&serde_json::json!({"cursor": "2"}))),
+            Page::Next
+        );
+        assert_eq!(Page::of_params(None), Page::First);
+    }
+}

@@ -144,6 +144,7 @@ queue-declined-skipped = 其中 { $count } 个此前已有决定。
 queue-live-added = 队列中新增 { $count } 个问题。
 queue-live-gone = { $count } 个问题已离开队列。
 servers-heading = 服务器
+servers-more = 另有 { $count } 个服务器有生效的控制但没有等待中的问题；GET /api/v1/servers/controls 会列出全部。
 servers-hint = “暂停”会在一小时内拒绝该服务器的新请求；“屏蔽”会一直拒绝，直到你解除；“静音”不再为它的问题发送通知。已在等待的问题保持不变。
 server-blocked = 已屏蔽
 server-paused-until = 暂停至 { $at }

@@ -403,6 +403,9 @@ async fn decide_approval(
     if q.audience == Audience::Human && caller.via().is_agent() {
         return Err(person_only(&q));
     }
+    if decision.edit.is_some() {
+        charge_revision(&state, &caller, &q).await?;
+    }
     let applied = state
         .review
         .decide(&id, &decision, &caller.via().into())
@@ -424,16 +427,25 @@ async fn edit_request(
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let edit: Edit = stored_json_body(&state, &caller, payload).await?;
-    // A revision stores the whole edited request, not only the edit: charge what it holds.
-    let stored = state.broker.get(&id).await?.request.to_string().len();
-    state
-        .broker
-        .charge_door(caller.via(), u64::try_from(stored).unwrap_or(u64::MAX))?;
+    charge_revision(&state, &caller, &state.broker.get(&id).await?).await?;
     let revision = state
         .review
         .edit_sampling(&id, &edit, &caller.via().into())
         .await?;
     Ok(HttpResponse::Ok().json(Revised { revision }))
+}
+
+/// A revision stores the whole edited request, not only the edit: the params of the revision
+/// it is based on (the current one) are charged to the caller's door, beside the edit's body.
+async fn charge_revision(state: &AppState, caller: &Caller, q: &Question) -> Result<(), ApiError> {
+    let stored = match state.review.review(q).await {
+        Ok(review) => review.params.to_string().len(),
+        Err(_) => q.request.to_string().len(),
+    };
+    state
+        .broker
+        .charge_door(caller.via(), u64::try_from(stored).unwrap_or(u64::MAX))?;
+    Ok(())
 }
 
 /// `GET /api/v1/rules`: every auto-approve rule, newest first.

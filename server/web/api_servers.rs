@@ -71,6 +71,10 @@ async fn list(state: web::Data<AppState>, _caller: Caller) -> Result<HttpRespons
     Ok(HttpResponse::Ok().json(ControlList { servers }))
 }
 
+/// What one stored row costs beyond its server name (its other columns, its index entry),
+/// in bytes, as a control and its audit entry are charged to the door.
+const CONTROL_ROW_BYTES: u64 = 128;
+
 /// The longest server name a control may name (as a question's `server`).
 const MAX_SERVER_NAME_BYTES: usize = 256;
 
@@ -93,10 +97,12 @@ async fn change(
             "server must be 1 to {MAX_SERVER_NAME_BYTES} bytes"
         )));
     }
-    // The name is stored with the control and in the audit: it counts against the door.
-    state
-        .broker
-        .charge_door(caller.via(), 2 * server.len() as u64)?;
+    // A control is a row of its own and an audit entry, each holding the name: both count
+    // against the door, whatever the name's length.
+    state.broker.charge_door(
+        caller.via(),
+        2 * (CONTROL_ROW_BYTES + u64::try_from(server.len()).unwrap_or(u64::MAX)),
+    )?;
     let via = caller.via();
     if via.is_agent() && !change.tightens() {
         return Err(ApiError::Forbidden(

@@ -271,3 +271,100 @@ async fn a_request_id_longer_than_256_bytes_opens_nothing() {
     let body: Value = res.json().await.unwrap();
     assert_eq!(body["response"]["error"]["code"], -32600, "{body}");
 }
+
+/// A revision stores the params of the revision it is based on, which an earlier edit may
+/// have made large: each later edit, however small, is charged that, through the revisions
+/// endpoint and through an approval that carries an edit alike.
+#[tokio::test]
+async fn each_revision_is_charged_the_revision_it_is_based_on() {
+    let app = spawn_with(Config {
+        models: vec![crate::model_review::model(
+            "dead",
+            "http://127.0.0.1:1/v1/",
+            false,
+            1.0,
+        )],
+        max_stored_bytes_per_door: 70_000,
+        ..Config::default()
+    })
+    .await;
+    let res = app
+        .post_json_over_socket(
+            "/api/v1/requests",
+            &json!({"server": "s", "session": "s", "protocolVersion": "2025-11-25",
+                "clientCapabilities": full_caps(), "request": sampling_request(1, "hi")}),
+        )
+        .await;
+    let id = res.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let path = format!("/api/v1/questions/{id}/revisions");
+    // One edit makes the prompt 20 KB (charged its body)…
+    let big = json!({"baseRevision": 1, "texts": [{"message": 0, "block": 0, "text": "x".repeat(20_000)}]});
+    let res = app.post_json(&path, &big).await;
+    assert_eq!(
+        res.status(),
+        StatusCode::OK,
+        "{}",
+        res.text().await.unwrap()
+    );
+    // …and every small edit on top stores those 20 KB again, so the door is full after two.
+    let small = |base: i64| json!({"baseRevision": base, "systemPrompt": format!("v{base}")});
+    let res = app.post_json(&path, &small(2)).await;
+    assert_eq!(
+        res.status(),
+        StatusCode::OK,
+        "{}",
+        res.text().await.unwrap()
+    );
+    let approval = json!({"approvalId": format!("{id}:request:3"), "decision": "approve",
+        "model": "nosuch", "edit": small(3)});
+    let res = app
+        .post_json(&format!("/api/v1/questions/{id}/approvals"), &approval)
+        .await;
+    assert_ne!(res.status(), StatusCode::TOO_MANY_REQUESTS);
+    let res = app.post_json(&path, &small(4)).await;
+    assert_eq!(res.status(), StatusCode::TOO_MANY_REQUESTS);
+}
+
+/// A server control is charged as the rows it stores (the control and its audit entry), not
+/// only its name, and however many a script sets, the queue shows at most 100 of the servers
+/// with nothing waiting and says how many more there are.
+#[tokio::test]
+async fn server_controls_are_charged_their_rows_and_the_queue_shows_a_bounded_few() {
+    let app = spawn_with(Config {
+        max_stored_bytes_per_door: 40_000,
+        ..Config::default()
+    })
+    .await;
+    let block = |n: usize| json!({"server": format!("n{n:03}"), "change": "block"});
+    for n in 0..150 {
+        let res = app.post_json("/api/v1/servers/control", &block(n)).await;
+        assert_eq!(res.status(), StatusCode::OK, "control {n}");
+    }
+    let refused = {
+        let mut refused = None;
+        for n in 150..160 {
+            let res = app.post_json("/api/v1/servers/control", &block(n)).await;
+            if res.status() == StatusCode::TOO_MANY_REQUESTS {
+                refused = Some(n);
+                break;
+            }
+        }
+        refused
+    };
+    assert!(
+        refused.is_some(),
+        "four-byte names were charged as if rows cost nothing"
+    );
+    let browser = app.login().await;
+    let page = app.html(&browser, "/").await;
+    let refused = refused.unwrap();
+    let more = refused - 100;
+    assert!(
+        page.contains(&format!("{more} more servers have a control in force")),
+        "{page}"
+    );
+    assert!(page.contains("n099") && !page.contains("n100"), "{page}");
+}

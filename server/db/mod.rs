@@ -168,6 +168,16 @@ const PG_CHECKOUT: Duration = Duration::from_secs(3);
 /// writes a few pages in a few jobs, so this keeps the WAL at about the same few megabytes.
 pub const CHECKPOINT_EVERY: u64 = 256;
 
+/// The WAL size (bytes) past which a background checkpoint also tries to truncate it.
+pub const WAL_TRUNCATE_ABOVE: u64 = 64 << 20;
+
+/// The WAL file beside the database file `db`.
+fn wal_path(db: &std::path::Path) -> std::path::PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push("-wal");
+    std::path::PathBuf::from(name)
+}
+
 /// One job for the writer thread.
 type WriteJob = Box<dyn FnOnce(&mut Conn) + Send>;
 
@@ -509,13 +519,19 @@ impl Db {
     }
 
     /// Starts a passive checkpoint on a reader connection unless one is running. Passive: it
-    /// copies what no reader still needs and never waits for (or blocks) a writer.
+    /// copies what no reader still needs and never waits for (or blocks) a writer. Under a
+    /// steady stream of readers the WAL may never be rewound (a reader still uses it whenever
+    /// a writer would), so it only grows; past [`WAL_TRUNCATE_ABOVE`] the checkpoint is
+    /// followed by one attempt, on the writer, to copy it all and truncate it
+    /// ([`prune::try_truncate_wal`], which never waits for a reader: it is tried again after
+    /// the next [`CHECKPOINT_EVERY`] writes when one was in the way).
     fn checkpoint_in_background(&self, embedded: &Embedded) {
         if embedded.checkpointing.swap(true, Ordering::AcqRel) {
             return;
         }
         embedded.jobs.store(0, Ordering::Relaxed);
         let checkpointing = embedded.checkpointing.clone();
+        let wal = wal_path(&embedded.path);
         let db = self.clone();
         tokio::spawn(async move {
             let done = db
@@ -523,6 +539,14 @@ impl Db {
                 .await;
             if let Err(e) = done {
                 tracing::warn!(error = %e, "background WAL checkpoint failed");
+            }
+            let grown = std::fs::metadata(&wal).is_ok_and(|m| m.len() > WAL_TRUNCATE_ABOVE);
+            if grown {
+                match db.write(|c| Ok(prune::try_truncate_wal(c)?)).await {
+                    Ok(true) => tracing::info!("truncated a WAL that grew under load"),
+                    Ok(false) => {}
+                    Err(e) => tracing::warn!(error = %e, "WAL truncation failed"),
+                }
             }
             checkpointing.store(false, Ordering::Release);
         });

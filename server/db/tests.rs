@@ -111,3 +111,45 @@ async fn a_blocked_wal_truncation_returns_at_once_and_succeeds_after_the_reader(
     let wal = std::fs::metadata(tmp.path().join("broker.db-wal")).unwrap();
     assert_eq!(wal.len(), 0, "truncated to nothing");
 }
+
+/// A WAL that grew while a reader held an old snapshot (so no checkpoint could rewind it) is
+/// truncated by the background checkpoints once the reader is gone, without a retention run.
+#[tokio::test]
+async fn a_wal_grown_under_a_reader_is_truncated_by_the_background_checkpoints() {
+    use diesel::Connection;
+    let (tmp, db) = open();
+    db.write(|c| Ok(models::insert_api_token(c, "first", 1)?))
+        .await
+        .unwrap();
+    let path = tmp.path().join("broker.db");
+    let mut reader = diesel::SqliteConnection::establish(path.to_str().unwrap()).unwrap();
+    reader
+        .batch_execute("BEGIN; SELECT count(*) FROM api_tokens;")
+        .unwrap();
+    let big = "x".repeat(1 << 20);
+    for n in 0..70 {
+        let row = format!("{n}{big}");
+        db.write(move |c| Ok(models::insert_api_token(c, &row, n)?))
+            .await
+            .unwrap();
+    }
+    let wal = tmp.path().join("broker.db-wal");
+    assert!(std::fs::metadata(&wal).unwrap().len() > super::WAL_TRUNCATE_ABOVE);
+    reader.batch_execute("COMMIT;").unwrap();
+    drop(reader);
+    let mut n = 100;
+    let truncated = loop {
+        db.write(move |c| Ok(models::insert_api_token(c, &format!("small{n}"), n)?))
+            .await
+            .unwrap();
+        n += 1;
+        if std::fs::metadata(&wal).unwrap().len() < super::WAL_TRUNCATE_ABOVE {
+            break true;
+        }
+        if n > 100 + 4 * super::CHECKPOINT_EVERY as i64 {
+            break false;
+        }
+        tokio::task::yield_now().await;
+    };
+    assert!(truncated, "the WAL was never truncated");
+}

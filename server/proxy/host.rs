@@ -124,6 +124,17 @@ fn host_request<'a>(
         .id
         .and_then(|raw| RawValue::from_string(raw.to_owned()).ok())
         .unwrap_or_else(|| RawValue::NULL.to_owned());
+    let is_call = method == Method::ToolsCall;
+    // A request under the id of one still in flight gets an error of its own: it must never be
+    // taken for the other (nor get its consent), nor replace one a task is seeing through.
+    // Checked first, so such a request changes nothing: it uses up no held answers and
+    // declares no capabilities.
+    if let Some(other) = s.requests.get(&id_key)
+        && (is_call || !other.phase.at_server())
+    {
+        ctx.answer_host(ProxyRefusal::IdInFlight.line(&id));
+        return None;
+    }
     let (mut out, meta_version, capabilities) =
         with_capabilities(s, method, &id_key, msg.params, line);
     // What a retry carries (`inputResponses`, `requestState`) reaches the server only as the
@@ -146,15 +157,6 @@ fn host_request<'a>(
         }
     }
 
-    let is_call = method == Method::ToolsCall;
-    // A request under the id of one still in flight gets an error of its own: it must never be
-    // taken for the other (nor get its consent), nor replace one a task is seeing through.
-    if let Some(other) = s.requests.get(&id_key)
-        && (is_call || !other.phase.at_server())
-    {
-        ctx.answer_host(ProxyRefusal::IdInFlight.line(&id));
-        return None;
-    }
     let complete = is_call && (meta_version.is_some() || s.speaks_mrtr());
     // A bound retry continues a call that passed the rules (or the person) already: it is
     // judged by the rules of now, but an `ask` does not ask again about a call the person

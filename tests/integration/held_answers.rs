@@ -491,3 +491,30 @@ async fn rounds_the_host_never_retries_are_held_at_most_64() {
     assert_eq!(newest["id"], 101, "{newest}");
     assert_eq!(newest["result"], done("listed"));
 }
+
+/// A retry sent under the id of a request still in flight is refused and changes nothing: the
+/// held answers are still there for the retry under a fresh id.
+#[tokio::test]
+async fn a_retry_under_an_id_in_flight_uses_up_nothing() {
+    let app = spawn_app().await;
+    let script = json!([
+        {"until": "tools/call"}, {"reply": confirm_and_roots()},
+        {"until": "tools/call"},
+        {"until": "tools/call"}, {"reply": done("deleted notes-a.txt")},
+    ]);
+    let mut proxy = Proxy::start(&app.state, None, script);
+    let first = delete(2, "/home/me/notes-a.txt");
+    proxy.send(&first.to_string()).await;
+    let state = person_confirms(&app, &mut proxy, true).await;
+    // Call 5 reaches the server and waits there for its answer.
+    proxy.send(&delete(5, "/tmp/other").to_string()).await;
+    proxy.server_received("/tmp/other").await;
+    proxy.send(&retry_of(&first, 5, &state).to_string()).await;
+    let refused = host_line(&mut proxy).await;
+    assert_eq!(refused["id"], 5, "{refused}");
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    proxy.send(&retry_of(&first, 6, &state).to_string()).await;
+    let answer = host_line(&mut proxy).await;
+    assert_eq!(answer["id"], 6, "{answer}");
+    assert_eq!(answer["result"], done("deleted notes-a.txt"));
+}

@@ -312,3 +312,34 @@ async fn the_queue_shows_a_previews_invisible_characters_as_code_points() {
         "{queue}"
     );
 }
+
+/// A server's name is shown with its invisible characters as code points wherever it appears:
+/// the queue's rows, its server filter and controls, the question page and History.
+#[tokio::test]
+async fn a_servers_invisible_characters_are_shown_as_code_points_on_every_page() {
+    let app = spawn_app().await;
+    let (status, body) = app
+        .post_json(
+            "/api/v1/requests",
+            &json!({"server": "files\u{200B}\u{202E}exe", "session": "s",
+                "protocolVersion": "2025-11-25", "clientCapabilities": full_caps(),
+                "request": form_with(1, "Pick one", "Name")}),
+        )
+        .await
+        .json::<serde_json::Value>()
+        .await
+        .map(|b| (b["id"].is_string(), b))
+        .unwrap();
+    assert!(status, "{body}");
+    let id = body["id"].as_str().unwrap();
+    let browser = app.login().await;
+    for path in ["/".to_owned(), format!("/questions/{id}")] {
+        let page = app.html(&browser, &path).await;
+        assert!(page.contains("files[U+200B][U+202E]exe"), "{path}: {page}");
+        // Raw only where the page posts it back (a form's value), never as text.
+        assert!(!page.contains(">files\u{200B}"), "{path}: {page}");
+    }
+    app.answer(id, json!({"action": "decline"})).await;
+    let history = app.html(&browser, "/history").await;
+    assert!(history.contains("files[U+200B][U+202E]exe"), "{history}");
+}

@@ -119,13 +119,18 @@ impl StateDir {
     /// [`PathError::ForeignOwner`] or [`PathError::OthersMayWrite`] for a directory above.
     pub fn prepare(root: PathBuf) -> Result<StateDir, PathError> {
         let dir = StateDir { root };
+        // Another user who may rename what lies above the state directory could swap it for
+        // one of theirs (clients would refuse it, but the service would be gone). Checked
+        // before anything is created, and on the real path too: a link must not lead into
+        // another user's directory.
+        check_directories(&dir.root)?;
+        check_real_directories(&dir.root)?;
         for d in [dir.root.clone(), dir.broker_dir()] {
             fs::create_dir_all(&d).map_err(io("cannot create", &d))?;
             tighten(&d, 0o700)?;
         }
-        // Another user who may rename what lies above the state directory could swap it for
-        // one of theirs (clients would refuse it, but the service would be gone).
-        check_directories(&dir.root)?;
+        let real = fs::canonicalize(&dir.root).map_err(io("cannot resolve", &dir.root))?;
+        check_directories(&real)?;
         let db = dir.db_file();
         if !db.exists() {
             // SQLite copies the db file's mode to -wal/-shm, so the file exists 0600 before
@@ -232,6 +237,36 @@ pub fn check_directories(path: &Path) -> Result<(), PathError> {
         }
     }
     Ok(())
+}
+
+/// [`check_directories`] of where `path` really leads, before anything is created: the links
+/// it names (and those they name) are followed, and the nearest part that exists and the
+/// directories above it, as they really are, must be trusted.
+///
+/// # Errors
+/// As [`check_directories`]; [`PathError::Io`] when a part cannot be resolved.
+fn check_real_directories(path: &Path) -> Result<(), PathError> {
+    let mut target = path.to_path_buf();
+    // As the kernel does, give up on a chain of more than 40 links.
+    for _ in 0..40 {
+        let Ok(next) = fs::read_link(&target) else {
+            break;
+        };
+        target = match target.parent() {
+            Some(parent) => parent.join(next),
+            None => next,
+        };
+    }
+    let Some(existing) = target.ancestors().find(|a| a.exists()) else {
+        return Ok(());
+    };
+    let real = fs::canonicalize(existing).map_err(io("cannot resolve", existing))?;
+    if existing == target {
+        // The directory itself exists: what lies above it (it is tightened itself).
+        return check_directories(&real);
+    }
+    // Else the part that exists is checked too: what is created goes in it.
+    check_directories(&real.join("state"))
 }
 
 /// Whether `uid` may own what the service trusts: the user running it, or root (the Nix store,
@@ -373,6 +408,16 @@ mod tests {
             matches!(&err, PathError::OthersMayWrite { path, .. } if *path == shared),
             "{err}"
         );
+        assert!(!shared.join("state").exists(), "created before it was refused");
+        // Reached through a link of the owner's own, the real path decides.
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(shared.join("target"), &link).unwrap();
+        let err = StateDir::prepare(link).unwrap_err();
+        assert!(
+            matches!(&err, PathError::OthersMayWrite { path, .. } if *path == shared),
+            "{err}"
+        );
+        assert!(!shared.join("target").exists(), "created before it was refused");
         // Sticky, as /tmp is: nobody else can rename what is in it.
         fs::set_permissions(&shared, Permissions::from_mode(0o1777)).unwrap();
         StateDir::prepare(shared.join("state")).unwrap();

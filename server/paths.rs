@@ -408,7 +408,10 @@ mod tests {
             matches!(&err, PathError::OthersMayWrite { path, .. } if *path == shared),
             "{err}"
         );
-        assert!(!shared.join("state").exists(), "created before it was refused");
+        assert!(
+            !shared.join("state").exists(),
+            "created before it was refused"
+        );
         // Reached through a link of the owner's own, the real path decides.
         let link = tmp.path().join("link");
         std::os::unix::fs::symlink(shared.join("target"), &link).unwrap();
@@ -417,7 +420,10 @@ mod tests {
             matches!(&err, PathError::OthersMayWrite { path, .. } if *path == shared),
             "{err}"
         );
-        assert!(!shared.join("target").exists(), "created before it was refused");
+        assert!(
+            !shared.join("target").exists(),
+            "created before it was refused"
+        );
         // Sticky, as /tmp is: nobody else can rename what is in it.
         fs::set_permissions(&shared, Permissions::from_mode(0o1777)).unwrap();
         StateDir::prepare(shared.join("state")).unwrap();

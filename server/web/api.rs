@@ -516,9 +516,14 @@ struct AuditQuery {
 /// and revocation, newest first (digests, never text).
 async fn audit_log(
     state: web::Data<AppState>,
-    _caller: Caller,
+    caller: Caller,
     query: web::Query<AuditQuery>,
 ) -> Result<HttpResponse, ApiError> {
+    // A digest of a short answer (a PIN, a one-time code, a choice) gives the answer back to
+    // whoever tries every value: over TCP, where the token may be a script's or another
+    // machine's, the digests are left out; the person's browser and the owner's socket get
+    // them.
+    let digests = caller.via() != Via::Token;
     let q = query.into_inner();
     // An action or kind that is no word of the vocabulary matches no entry.
     let (Ok(action), Ok(kind)) = (
@@ -554,8 +559,8 @@ async fn audit_log(
             output_tokens: r.output_tokens,
             cost_usd: r.cost_usd,
             via: r.via,
-            request_digest: r.request_digest,
-            response_digest: r.response_digest,
+            request_digest: r.request_digest.filter(|_| digests),
+            response_digest: r.response_digest.filter(|_| digests),
         })
         .collect();
     Ok(HttpResponse::Ok().json(AuditList { entries }))

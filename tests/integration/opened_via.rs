@@ -90,3 +90,52 @@ async fn only_the_door_a_question_was_opened_through_reads_its_answer_or_withdra
     let body: Value = res.json().await.unwrap();
     assert_eq!(body["response"]["result"]["arguments"]["pr"], 8, "{body}");
 }
+
+/// The audit's digests of what the person answered are for the person and the owner: over TCP
+/// they are left out, since a digest of a short answer (a PIN) gives it back to whoever tries
+/// every value.
+#[tokio::test]
+async fn the_audit_over_tcp_carries_no_digest_of_an_answer() {
+    let app = spawn_app().await;
+    let browser = app.login().await;
+    let opened: Value = app
+        .post_json_over_socket("/api/v1/requests", &tool_call(4))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let id = opened["id"].as_str().unwrap();
+    let (status, body) = crate::tool_calls::person_answers(
+        &app,
+        &browser,
+        id,
+        json!({"action": "accept", "arguments": {"pr": 1234}}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let entry = |audit: &Value| {
+        audit["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["questionId"] == id)
+            .cloned()
+            .unwrap()
+    };
+    let over_tcp: Value = app.get("/api/v1/audit").await.json().await.unwrap();
+    let seen = entry(&over_tcp);
+    assert!(
+        seen["responseDigest"].is_null() && seen["requestDigest"].is_null(),
+        "{seen}"
+    );
+    let over_socket: Value = app
+        .get_over_socket("/api/v1/audit")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        entry(&over_socket)["responseDigest"].is_string(),
+        "{over_socket}"
+    );
+}

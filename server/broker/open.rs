@@ -315,12 +315,16 @@ impl Broker {
                             Admission::Refused(Refused::IdInUse)
                         });
                     }
-                    if Question::count_pending_for_server(conn, &row.server)? >= limit {
+                    // Counted per door: a token holder's questions under a server's name never
+                    // crowd out the ones the server's own proxy asks through the socket.
+                    let via = row.opened_via.unwrap_or(Via::Cli);
+                    if Question::count_pending_for_server(conn, &row.server, via)? >= limit {
                         return Ok(Admission::Refused(Refused::TooMany));
                     }
                     // Withdrawn or answered at once, a question still holds its request until
                     // retention: what one server stored in the last hour is bounded too.
-                    let stored = Question::stored_request_chars_since(conn, &row.server, since)?;
+                    let stored =
+                        Question::stored_request_chars_since(conn, &row.server, via, since)?;
                     let adding = i64::try_from(stored_bytes).unwrap_or(i64::MAX);
                     if stored.saturating_add(adding) > stored_limit {
                         return Ok(Admission::Refused(Refused::TooMuchStored));

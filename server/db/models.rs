@@ -8,7 +8,7 @@ use super::conn::Conn;
 
 use super::schema::{api_tokens, login_links, questions, web_sessions};
 use super::sql::{DecideQuestion, InsertQuestion, Pending};
-use crate::domain::{Audience, Kind, QuestionId, State};
+use crate::domain::{Audience, Kind, QuestionId, State, Via};
 
 diesel::define_sql_function! {
     /// SQL `length()` of a text, in characters (both engines).
@@ -95,15 +95,17 @@ impl Question {
     }
 
     /// How many characters of caller-sent text (the request, the tool's listing and the client
-    /// capabilities) the questions `server` opened at or after `since` hold, whatever their state (the store's
-    /// text length: a bound, not an exact byte count).
+    /// capabilities) the questions `server` opened through door `via` at or after `since` hold,
+    /// whatever their state (the store's text length: a bound, not an exact byte count).
     pub fn stored_request_chars_since(
         conn: &mut Conn,
         server: &str,
+        via: Via,
         since: DateTime<Utc>,
     ) -> QueryResult<i64> {
         let mine = questions::table
             .filter(questions::server.eq(server))
+            .filter(opened_through(via))
             .filter(questions::created_at.ge(since.timestamp_millis()));
         let requests: Option<i64> = mine
             .select(diesel::dsl::sum(length(questions::request)))
@@ -123,10 +125,11 @@ impl Question {
             .saturating_add(capabilities.unwrap_or(0)))
     }
 
-    /// How many questions `server` has pending.
-    pub fn count_pending_for_server(conn: &mut Conn, server: &str) -> QueryResult<i64> {
+    /// How many questions `server` has pending that were opened through door `via`.
+    pub fn count_pending_for_server(conn: &mut Conn, server: &str, via: Via) -> QueryResult<i64> {
         questions::table
             .filter(questions::server.eq(server))
+            .filter(opened_through(via))
             .filter(questions::state.eq(Pending))
             .count()
             .get_result(conn)
@@ -286,4 +289,21 @@ pub fn delete_expired_auth(conn: &mut Conn, now: i64) -> QueryResult<usize> {
     let links =
         diesel::delete(login_links::table.filter(login_links::expires_at.le(now))).execute(conn)?;
     Ok(sessions + links)
+}
+
+/// The questions opened through door `via`; those stored before doors were recorded count as
+/// the owner-only socket's (as [`Question::opened_through`] reads them).
+fn opened_through(
+    via: Via,
+) -> diesel::dsl::Or<
+    diesel::dsl::Eq<questions::opened_via, Via>,
+    diesel::dsl::And<
+        diesel::dsl::IsNull<questions::opened_via>,
+        diesel::dsl::AsExprOf<bool, diesel::sql_types::Bool>,
+    >,
+> {
+    use diesel::IntoSql;
+    questions::opened_via.eq(via).or(questions::opened_via
+        .is_null()
+        .and((via == Via::Cli).into_sql::<diesel::sql_types::Bool>()))
 }

@@ -125,13 +125,11 @@ fn host_request<'a>(
         .and_then(|raw| RawValue::from_string(raw.to_owned()).ok())
         .unwrap_or_else(|| RawValue::NULL.to_owned());
     let is_call = method == Method::ToolsCall;
-    // A request under the id of one still in flight gets an error of its own: it must never be
-    // taken for the other (nor get its consent), nor replace one a task is seeing through.
-    // Checked first, so such a request changes nothing: it uses up no held answers and
-    // declares no capabilities.
-    if let Some(other) = s.requests.get(&id_key)
-        && (is_call || !other.phase.at_server())
-    {
+    // A request under the id of one still in flight, whatever either's method, gets an error
+    // of its own: it must never be taken for the other (nor get its round or its consent), nor
+    // replace one a task is seeing through. Checked first, so such a request changes nothing:
+    // it uses up no held answers and declares no capabilities.
+    if s.requests.contains_key(&id_key) {
         ctx.answer_host(ProxyRefusal::IdInFlight.line(&id));
         return None;
     }

@@ -368,3 +368,29 @@ async fn server_controls_are_charged_their_rows_and_the_queue_shows_a_bounded_fe
     );
     assert!(page.contains("n099") && !page.contains("n100"), "{page}");
 }
+
+/// The token's questions under a server's name never crowd out the ones that server's proxy
+/// asks through the socket: `max_pending_per_server` is counted per door.
+#[tokio::test]
+async fn questions_under_a_servers_name_over_tcp_leave_its_proxys_room() {
+    let app = spawn_with(Config {
+        max_pending_per_server: 3,
+        ..Config::default()
+    })
+    .await;
+    for id in 1..=3 {
+        let res = app
+            .post_json("/api/v1/requests", &big_question("github", id, 10))
+            .await;
+        assert_eq!(res.status(), StatusCode::CREATED);
+    }
+    let res = app
+        .post_json("/api/v1/requests", &big_question("github", 4, 10))
+        .await;
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["response"]["error"]["code"], -32603, "{body}");
+    let res = app
+        .post_json_over_socket("/api/v1/requests", &big_question("github", 5, 10))
+        .await;
+    assert_eq!(res.status(), StatusCode::CREATED);
+}

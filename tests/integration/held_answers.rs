@@ -518,3 +518,30 @@ async fn a_retry_under_an_id_in_flight_uses_up_nothing() {
     assert_eq!(answer["id"], 6, "{answer}");
     assert_eq!(answer["result"], done("deleted notes-a.txt"));
 }
+
+/// A request of another method under the id of a call still at the server is refused: it
+/// never replaces the call, so the call's round (and the person's answer to it) can never be
+/// taken for it.
+#[tokio::test]
+async fn another_method_under_the_id_of_a_call_in_flight_is_refused_and_never_forwarded() {
+    let app = spawn_app().await;
+    let script = json!([{"until": "tools/call"}]);
+    let mut proxy = Proxy::start(&app.state, None, script);
+    proxy.send(&delete(1, "/tmp/x").to_string()).await;
+    proxy.server_received("/tmp/x").await;
+    proxy
+        .send(&json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "file:///etc/motd"}}).to_string())
+        .await;
+    let refused = host_line(&mut proxy).await;
+    assert_eq!(refused["id"], 1, "{refused}");
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    flush(&mut proxy, "after-reuse").await;
+    assert!(
+        !proxy
+            .server_log()
+            .iter()
+            .any(|l| l.contains("resources/read")),
+        "{:?}",
+        proxy.server_log()
+    );
+}

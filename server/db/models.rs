@@ -291,17 +291,17 @@ pub fn delete_expired_auth(conn: &mut Conn, now: i64) -> QueryResult<usize> {
     Ok(sessions + links)
 }
 
+/// Rows stored before doors were recorded, when the door asked about is the socket.
+type BeforeDoors = diesel::dsl::And<
+    diesel::dsl::IsNull<questions::opened_via>,
+    diesel::dsl::AsExprOf<bool, diesel::sql_types::Bool>,
+>;
+
 /// The questions opened through door `via`; those stored before doors were recorded count as
 /// the owner-only socket's (as [`Question::opened_through`] reads them).
 fn opened_through(
     via: Via,
-) -> diesel::dsl::Or<
-    diesel::dsl::Eq<questions::opened_via, Via>,
-    diesel::dsl::And<
-        diesel::dsl::IsNull<questions::opened_via>,
-        diesel::dsl::AsExprOf<bool, diesel::sql_types::Bool>,
-    >,
-> {
+) -> diesel::dsl::Or<diesel::dsl::Eq<questions::opened_via, Via>, BeforeDoors> {
     use diesel::IntoSql;
     questions::opened_via.eq(via).or(questions::opened_via
         .is_null()

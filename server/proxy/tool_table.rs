@@ -73,6 +73,8 @@ pub(super) struct ToolTable<T> {
     pages: VecDeque<Listed>,
     next_page: u64,
     bytes: usize,
+    /// Names held in `pages`' lists, some of them of tools a later page listed again.
+    listed: usize,
 }
 
 impl<T> Default for ToolTable<T> {
@@ -82,6 +84,7 @@ impl<T> Default for ToolTable<T> {
             pages: VecDeque::new(),
             next_page: 0,
             bytes: 0,
+            listed: 0,
         }
     }
 }
@@ -97,6 +100,7 @@ impl<T> ToolTable<T> {
             self.entries.clear();
             self.pages.clear();
             self.bytes = 0;
+            self.listed = 0;
         }
         let number = self.next_page;
         self.next_page += 1;
@@ -115,11 +119,19 @@ impl<T> ToolTable<T> {
             self.bytes += weight;
             names.push(name);
         }
+        self.listed += names.len();
         self.pages.push_back(Listed { number, names });
+        // Pages that list the same tools again leave the older lists naming tools they no
+        // longer hold: once those are half of what the lists hold, they are swept out (each
+        // sweep at least halves the lists, so a server re-listing forever costs nothing).
+        if self.listed > 2 * self.entries.len() {
+            self.sweep();
+        }
         while (self.bytes > MAX_BYTES || self.entries.len() > MAX_TOOLS) && self.pages.len() > 1 {
             let Some(oldest) = self.pages.pop_front() else {
                 break;
             };
+            self.listed -= oldest.names.len();
             for name in oldest.names {
                 if self
                     .entries
@@ -131,6 +143,18 @@ impl<T> ToolTable<T> {
                 }
             }
         }
+    }
+
+    /// Drops from the pages' lists the names a later page listed again, and the pages left
+    /// with none.
+    fn sweep(&mut self) {
+        let entries = &self.entries;
+        for page in &mut self.pages {
+            page.names
+                .retain(|name| entries.get(name).is_some_and(|e| e.page == page.number));
+        }
+        self.pages.retain(|page| !page.names.is_empty());
+        self.listed = self.pages.iter().map(|p| p.names.len()).sum();
     }
 
     /// What is kept of the tool `name`, when it is.
@@ -157,6 +181,21 @@ mod tests {
 
     fn page(prefix: &str, n: usize, size: usize) -> Vec<(String, usize, usize)> {
         (0..n).map(|i| (format!("{prefix}{i}"), i, size)).collect()
+    }
+
+    /// A server that answers every page with the same tools (and a new cursor) holds no more
+    /// than those tools, however many pages the host follows.
+    #[test]
+    fn pages_that_list_the_same_tools_again_hold_nothing_more() {
+        let mut t = ToolTable::default();
+        t.record(Page::First, page("a", 100, 10));
+        for _ in 0..1_000 {
+            t.record(Page::Next, page("a", 100, 10));
+        }
+        assert_eq!(t.len(), 100);
+        let listed: usize = t.pages.iter().map(|p| p.names.len()).sum();
+        assert!(listed <= 200, "{listed} names held for 100 tools");
+        assert!(t.pages.len() <= 2, "{} pages", t.pages.len());
     }
 
     #[test]

@@ -28,16 +28,18 @@ mod post;
 pub mod remote;
 mod sink;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
+use tokio::task::{AbortHandle, JoinHandle};
 use url::Url;
 
 use super::upstream::{Ending, Server, Upstream};
 use crate::protocol::method::Method;
+use crate::protocol::request_key::RequestKey;
 use post::{Outgoing, Posted};
 use remote::{Mode, Remote};
 use sink::Sink;
@@ -151,6 +153,9 @@ async fn pump(
 ) -> i32 {
     let mut reader = BufReader::new(input);
     let mut inflight: Vec<JoinHandle<()>> = Vec::new();
+    // The host's requests still being sent, by id: one the host cancels is stopped where it
+    // is, so a request waiting for a sign-in is never sent once the host has given it up.
+    let mut sending: HashMap<RequestKey, AbortHandle> = HashMap::new();
     let mut background: Vec<JoinHandle<()>> = Vec::new();
     let mut line = Vec::new();
     let code = loop {
@@ -182,7 +187,13 @@ async fn pump(
             continue;
         }
         let initialized = msg.method.as_deref().map(Method::named) == Some(Method::Initialized);
-        let is_request = msg.id.is_some();
+        if let Some(cancelled) = msg.cancelled_request()
+            && let Some(request) = sending.remove(&cancelled)
+        {
+            request.abort();
+        }
+        let key = msg.id.as_deref().map(|id| RequestKey::of_raw(id.get()));
+        let is_request = key.is_some();
         let (r, s) = (Arc::clone(&remote), sink.clone());
         let mut handle = tokio::spawn(async move {
             match r.mode() {
@@ -195,6 +206,10 @@ async fn pump(
         // Notifications and responses are accepted at once (202); waiting for that keeps them
         // in order with what follows (`notifications/initialized` before `tools/list`). A
         // request's answer may take as long as the tool does, so requests run side by side.
+        if let Some(key) = key {
+            sending.retain(|_, h| !h.is_finished());
+            sending.insert(key, handle.abort_handle());
+        }
         if is_request || tokio::time::timeout(IN_ORDER, &mut handle).await.is_err() {
             inflight.push(handle);
         }

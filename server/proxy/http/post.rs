@@ -19,6 +19,7 @@ use super::net::{BodyError, media_type, read_body};
 use super::remote::{ACCEPT_SSE, LAST_EVENT_ID, Remote};
 use super::sink::Sink;
 use crate::protocol::method::Method as McpMethod;
+use crate::protocol::request_key::RequestKey;
 
 /// The `_meta` key carrying a 2026-07-28 request's protocol version.
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -44,6 +45,17 @@ pub(super) struct Outgoing {
 }
 
 impl Outgoing {
+    /// The request a `notifications/cancelled` names (`params.requestId`), when it is one.
+    pub(super) fn cancelled_request(&self) -> Option<RequestKey> {
+        if self.method.as_deref().map(McpMethod::named) != Some(McpMethod::Cancelled) {
+            return None;
+        }
+        self.params
+            .as_ref()
+            .and_then(|p| p.get("requestId"))
+            .map(RequestKey::of_value)
+    }
+
     /// Reads what the transport needs from one line (anything unparseable is still sent).
     pub(super) fn parse(mut line: Vec<u8>) -> Outgoing {
         while matches!(line.last(), Some(b'\n' | b'\r')) {

@@ -90,6 +90,16 @@ impl Window {
         Ok(minute)
     }
 
+    /// Counts `bytes` already stored, whatever the limit (what comes next is then refused).
+    fn add(&mut self, now: DateTime<Utc>, bytes: u64) {
+        let minute = now.timestamp().div_euclid(60);
+        let bucket = &mut self.0[Window::slot(minute)];
+        if bucket.minute != minute {
+            *bucket = Bucket { minute, bytes: 0 };
+        }
+        bucket.bytes = bucket.bytes.saturating_add(bytes);
+    }
+
     fn refund(&mut self, minute: i64, bytes: u64) {
         let bucket = &mut self.0[Window::slot(minute)];
         if bucket.minute == minute {
@@ -141,6 +151,15 @@ impl DoorBudget {
         Ok(Some(Charge { via, minute, bytes }))
     }
 
+    /// Counts `bytes` that a call through `via` caused to be stored after it was let in (a
+    /// model run's reply, whose size is known only once it came), over the limit if need be.
+    pub fn add(&self, via: Via, bytes: u64, now: DateTime<Utc>) {
+        if let Some(door) = door_index(via) {
+            let mut doors = self.doors.lock().unwrap_or_else(PoisonError::into_inner);
+            doors[door].add(now, bytes);
+        }
+    }
+
     /// Gives a charge back (what it paid for was not stored).
     pub fn refund(&self, charge: Charge) {
         if let Some(door) = door_index(charge.via) {
@@ -162,6 +181,13 @@ impl super::Broker {
             .charge(via, bytes, limit, self.now())
             .map(|_| ())
             .map_err(super::BrokerError::DoorFull)
+    }
+
+    /// Counts `bytes` stored for a call through `via` once their size is known (a model run's
+    /// reply), even past the budget: the door's next call that would store anything is then
+    /// refused until the window has room.
+    pub fn count_stored(&self, via: Via, bytes: u64) {
+        self.doors.add(via, bytes, self.now());
     }
 }
 

@@ -24,6 +24,11 @@ impl Reviewer {
         actor: &Decider,
         now: i64,
     ) -> Result<Applied, BrokerError> {
+        // A run stores the model's whole reply: a door already past its budget starts none (the
+        // reply is counted against it once it came).
+        if let Some(via) = actor.via {
+            self.broker.charge_door(via, 0)?;
+        }
         let model_id = chosen_model_id(review, decision)?;
         let Some(model) = engine.catalog.get(&model_id).cloned() else {
             return Err(invalid(StepRefusal::UnknownModel { model: model_id }));
@@ -52,9 +57,10 @@ impl Reviewer {
         let engine = engine.clone();
         let params = review.params.clone();
         let question = q.clone();
+        let via = actor.via;
         tokio::spawn(async move {
             broker
-                .execute_run(question, engine, model, params, run)
+                .execute_run(question, engine, model, params, run, via)
                 .await;
         });
         Ok(Applied::Done)
@@ -69,11 +75,18 @@ impl Reviewer {
         model: crate::sampling::ModelConfig,
         params: Value,
         mut run: RunRow,
+        via: Option<crate::domain::Via>,
     ) {
         // The provider bounds the call by the model's `timeout_secs`.
         let outcome = engine.providers.complete(&model, &params).await;
         run.finished_at = Some(self.broker.now().timestamp_millis());
         let phase = record_outcome(&mut run, &q, &params, outcome);
+        if let Some(via) = via {
+            let stored = run.result.as_ref().map_or(0, String::len)
+                + run.error.as_ref().map_or(0, String::len);
+            self.broker
+                .count_stored(via, u64::try_from(stored).unwrap_or(u64::MAX));
+        }
         if let Err(e) = self.store_finished_run(run, phase).await {
             tracing::error!(error = %e, "cannot store a finished model run");
             return;

@@ -394,3 +394,56 @@ async fn questions_under_a_servers_name_over_tcp_leave_its_proxys_room() {
         .await;
     assert_eq!(res.status(), StatusCode::CREATED);
 }
+
+/// A model run stores the model's whole reply: it is counted against the door that approved
+/// or regenerated it, so a script looping "regenerate" fills its door, not the disk.
+#[tokio::test]
+async fn model_runs_are_counted_against_the_door_that_started_them() {
+    let fake = crate::model_review::FakeModel::start().await;
+    let app = spawn_with(Config {
+        models: vec![crate::model_review::model(
+            "fast-mini",
+            &fake.base,
+            false,
+            0.1,
+        )],
+        max_stored_bytes_per_door: 8_000,
+        ..Config::default()
+    })
+    .await;
+    let id = app.open_ok(crate::model_review::hinted(1, &["mini"])).await;
+    let mut approval = format!("{id}:request:1");
+    let mut decision = "approve";
+    let mut refused_after = None;
+    for run in 0..40 {
+        let res = app
+            .post_json(
+                &format!("/api/v1/questions/{id}/approvals"),
+                &json!({"approvalId": approval, "decision": decision}),
+            )
+            .await;
+        if res.status() == StatusCode::TOO_MANY_REQUESTS {
+            refused_after = Some(run);
+            break;
+        }
+        assert_eq!(
+            res.status(),
+            StatusCode::OK,
+            "{}",
+            res.text().await.unwrap()
+        );
+        let q = crate::model_review::phase_becomes(&app, &id, "response_review").await;
+        approval = q["review"]["responseApprovalId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        decision = "regenerate";
+    }
+    let runs = fake.calls().len();
+    let refused_after = refused_after.expect("the door never filled");
+    // Each run's reply (and the decision's body) is counted, not only the decision.
+    assert!(
+        refused_after < 40 && runs == refused_after,
+        "{runs} runs, refused after {refused_after}"
+    );
+}

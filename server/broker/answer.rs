@@ -178,17 +178,18 @@ impl Broker {
     }
 
     /// The server reported a URL elicitation complete: an accepted URL question with this
-    /// `elicitationId` becomes `completed`. Unknown or other ids are ignored (MCP 2025-11-25
-    /// `client/elicitation.mdx` §Completion Notifications, EU6: "MUST ignore").
+    /// `elicitationId`, opened through the door `via` the report came through, becomes
+    /// `completed`. Unknown or other ids are ignored (MCP 2025-11-25 `client/elicitation.mdx`
+    /// §Completion Notifications, EU6: "MUST ignore").
     ///
     /// # Errors
     /// [`BrokerError::Store`].
-    pub async fn complete(&self, elicitation_id: &str) -> Result<(), BrokerError> {
+    pub async fn complete(&self, elicitation_id: &str, via: Via) -> Result<(), BrokerError> {
         let eid = elicitation_id.to_owned();
         let now = self.now();
         let completed = self
             .db
-            .write(move |conn| Ok(Question::complete_url(conn, &eid, now)?))
+            .write(move |conn| Ok(Question::complete_url(conn, &eid, via, now)?))
             .await?;
         for question in completed {
             self.metrics

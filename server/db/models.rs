@@ -201,6 +201,7 @@ impl Question {
     pub fn complete_url(
         conn: &mut Conn,
         elicitation_id: &str,
+        via: Via,
         now: DateTime<Utc>,
     ) -> QueryResult<Vec<Question>> {
         let now = now.timestamp_millis();
@@ -208,6 +209,7 @@ impl Question {
             let target = questions::table
                 .filter(questions::kind.eq(Kind::Url))
                 .filter(questions::elicitation_id.eq(elicitation_id))
+                .filter(opened_through(via))
                 .filter(questions::state.eq(State::Accepted));
             diesel::update(target)
                 .set((

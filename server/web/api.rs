@@ -203,7 +203,7 @@ async fn complete_elicitation(
     elicitation_id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     caller.require_token()?;
-    state.broker.complete(&elicitation_id).await?;
+    state.broker.complete(&elicitation_id, caller.via()).await?;
     Ok(HttpResponse::Ok().json(Empty {}))
 }
 

@@ -123,6 +123,13 @@ async fn opening_the_link_is_the_consent_and_accepts_without_content() {
     let (_, body) = app.response(&id, 0).await;
     assert_eq!(body["response"]["result"], json!({"action": "accept"}));
 
+    // A completion notice through another door than the one it was opened through (here the
+    // socket; it came over TCP) changes nothing.
+    let res = app
+        .post_json_over_socket("/api/v1/elicitations/e-6/complete", &json!({}))
+        .await;
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(app.question_as(&browser, &id).await["state"], "accepted");
     // The server's completion notice marks it complete; an unknown id is ignored.
     let res = app
         .post_json("/api/v1/elicitations/e-6/complete", &json!({}))

@@ -706,6 +706,7 @@ tool-intro = Your rules ask you about this call. The server receives it only if 
 tool-description = What the server says the tool does
 tool-annotations = What the server claims about the tool
 tool-claims-note = These are claims of the server, not checked by mcp-consent.
+question-opened-over-tcp = This question came over the network with the API token, not from a proxy on this computer. A proxy started with --broker asks this way, and so can anyone who holds the token, under any server's name. Answer it, above all with a secret, only if you expect such a proxy.
 tool-opened-over-tcp = This call came over the network with the API token, not from a proxy on this computer. A proxy started with --broker sends its calls this way, and so can anyone who holds the token. Allow it, and above all grant anything, only if you expect such a proxy.
 tool-arguments = Arguments
 tool-no-arguments = No arguments.

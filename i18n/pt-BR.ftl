@@ -706,6 +706,7 @@ tool-intro = Suas regras pedem que você decida sobre esta chamada. O servidor s
 tool-description = O que o servidor diz que a ferramenta faz
 tool-annotations = O que o servidor afirma sobre a ferramenta
 tool-claims-note = São afirmações do servidor, não verificadas pelo mcp-consent.
+question-opened-over-tcp = Esta pergunta chegou pela rede com o token da API, não de um proxy neste computador. Um proxy iniciado com --broker pergunta assim, e também qualquer pessoa que tenha o token, com o nome de qualquer servidor. Responda, sobretudo com um segredo, só se você espera um proxy assim.
 tool-opened-over-tcp = Esta chamada chegou pela rede com o token da API, não de um proxy neste computador. Um proxy iniciado com --broker envia suas chamadas assim, e também qualquer pessoa que tenha o token. Permita-a, e sobretudo conceda qualquer permissão, só se você espera um proxy assim.
 tool-arguments = Argumentos
 tool-no-arguments = Sem argumentos.

@@ -620,6 +620,7 @@ tool-intro = 你的规则要求你决定这次调用。只有你允许，服务�
 tool-description = 服务器所说的工具用途
 tool-annotations = 服务器对该工具的声明
 tool-claims-note = 这些是服务器的声明，mcp-consent 未加核实。
+question-opened-over-tcp = 这个问题是通过网络、凭 API 令牌发来的，而不是来自本机上的代理。用 --broker 启动的代理会这样提问，任何持有该令牌的人也可以，并可冒用任何服务器的名字。只有在你预期有这样的代理时才回答它，尤其不要轻易提供机密。
 tool-opened-over-tcp = 这次调用是通过网络、凭 API 令牌发来的，而不是来自本机上的代理。用 --broker 启动的代理会这样发送调用，任何持有该令牌的人也可以。只有在你预期有这样的代理时才允许它，尤其不要轻易授予权限。
 tool-arguments = 参数
 tool-no-arguments = 没有参数。

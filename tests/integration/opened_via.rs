@@ -139,3 +139,42 @@ async fn the_audit_over_tcp_carries_no_digest_of_an_answer() {
         "{over_socket}"
     );
 }
+
+/// Any question that came with the token over TCP says so on its page, as a tool call does: a
+/// form asking for a secret under a real server's name could be anyone's with the token.
+#[tokio::test]
+async fn a_form_sent_with_the_token_over_tcp_says_so_and_a_proxys_does_not() {
+    let app = spawn_app().await;
+    let browser = app.login().await;
+    let form = |id: i64| {
+        json!({"server": "github", "session": "s1", "protocolVersion": "2025-11-25",
+            "clientCapabilities": full_caps(), "request": form_request(id)})
+    };
+    let warning = "This question came over the network with the API token";
+    let over_tcp: Value = app
+        .post_json("/api/v1/requests", &form(1))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let page = app
+        .html(
+            &browser,
+            &format!("/questions/{}", over_tcp["id"].as_str().unwrap()),
+        )
+        .await;
+    assert!(page.contains(warning), "{page}");
+    let over_socket: Value = app
+        .post_json_over_socket("/api/v1/requests", &form(2))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let page = app
+        .html(
+            &browser,
+            &format!("/questions/{}", over_socket["id"].as_str().unwrap()),
+        )
+        .await;
+    assert!(!page.contains(warning), "{page}");
+}

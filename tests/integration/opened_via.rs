@@ -140,8 +140,8 @@ async fn the_audit_over_tcp_carries_no_digest_of_an_answer() {
     );
 }
 
-/// Any question that came with the token over TCP says so on its page, as a tool call does: a
-/// form asking for a secret under a real server's name could be anyone's with the token.
+/// A form that came with the token over TCP says so on its page, as a tool call does: a form
+/// asking for a secret under a real server's name could be anyone's with the token.
 #[tokio::test]
 async fn a_form_sent_with_the_token_over_tcp_says_so_and_a_proxys_does_not() {
     let app = spawn_app().await;

@@ -64,8 +64,9 @@ pub struct QuestionPage {
     /// A URL question's link may be opened now (the broker's rule, [`State::url_may_open`]).
     pub url_may_open: bool,
     pub audience: Audience,
-    /// A question that is no tool call and came with the API token over TCP, not from a proxy
-    /// on this computer: the page says so (a tool call says so in its own part).
+    /// A form or a link that came with the API token over TCP, not from a proxy on this
+    /// computer: the page says so before the person types a secret or opens the link (a tool
+    /// call says so in its own part).
     pub over_tcp: bool,
     /// Why a person-only form is so, one line per matched word (empty otherwise).
     pub person_only_because: Vec<String>,
@@ -350,7 +351,8 @@ pub fn question_page(
         lost: Vec::new(),
         id: q.id.clone(),
         kind: q.kind,
-        over_tcp: q.kind != Kind::ToolCall && q.opened_via == Some(crate::domain::Via::Token),
+        over_tcp: matches!(q.kind, Kind::Form | Kind::Url)
+            && q.opened_via == Some(crate::domain::Via::Token),
         server: q.server.clone(),
         tool: q.tool.clone().unwrap_or_default(),
         state: q.state,

@@ -9,9 +9,10 @@ use actix_web::{HttpResponse, http::StatusCode};
 use futures_util::stream;
 use serde::Deserialize;
 
+use super::api_body::{body_bytes, json_body, parse_exact_json, stored_json_body};
 use super::auth::Caller;
 use super::error::ApiError;
-use super::{AppState, MAX_BODY_BYTES, read_body};
+use super::{AppState, MAX_BODY_BYTES};
 use crate::broker::audience::Audience;
 use crate::broker::person_only::PersonOnly;
 use crate::broker::{BrokerError, OpenOutcome, Question, State, Waited, rfc3339};
@@ -55,51 +56,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/events", web::get().to(events))
             .route("/proxy/dropped", web::post().to(proxy_dropped)),
     );
-}
-
-/// [`json_body`] of a call that stores what it carries (an answer, a decision, a revision):
-/// its size is charged to the caller's door first (`max_stored_bytes_per_door`; 429 beyond).
-async fn stored_json_body<T: serde::de::DeserializeOwned>(
-    state: &AppState,
-    caller: &Caller,
-    payload: web::Payload,
-) -> Result<T, ApiError> {
-    let body = body_bytes(payload, MAX_BODY_BYTES).await?;
-    state
-        .broker
-        .charge_door(caller.via(), u64::try_from(body.len()).unwrap_or(u64::MAX))?;
-    parse_exact_json(&body)
-}
-
-/// [`parse_json`] of what the person decides with (an answer, a decision, a revision): a number
-/// a JSON value cannot hold as written would be decided rounded, so such a body is refused
-/// (400) and nothing is taken, as the page refuses such an edit.
-fn parse_exact_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
-    if crate::protocol::exact::has_inexact_number(body) {
-        return Err(ApiError::BadRequest(
-            "a number in the body cannot be held exactly as written (too many digits); write it as a string if the field takes one".into(),
-        ));
-    }
-    parse_json(body)
-}
-
-async fn json_body<T: serde::de::DeserializeOwned>(
-    payload: web::Payload,
-    limit: usize,
-) -> Result<T, ApiError> {
-    parse_json(&body_bytes(payload, limit).await?)
-}
-
-async fn body_bytes(payload: web::Payload, limit: usize) -> Result<Bytes, ApiError> {
-    read_body(payload, limit).await.map_err(|e| match e {
-        Some(limit) => ApiError::TooLarge(limit),
-        None => ApiError::BadRequest("the request body could not be read".into()),
-    })
-}
-
-fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
-    serde_json::from_slice(body)
-        .map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))
 }
 
 /// `POST /api/v1/requests`: 201 `{"id","state","expiresAt"}` when opened, 200 the same for a

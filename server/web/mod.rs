@@ -2,6 +2,7 @@
 //! route table ([`configure`]) shared by the service and the tests.
 
 pub mod api;
+mod api_body;
 pub mod api_local;
 pub mod api_servers;
 pub mod api_tools;

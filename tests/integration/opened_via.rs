@@ -151,30 +151,20 @@ async fn a_form_sent_with_the_token_over_tcp_says_so_and_a_proxys_does_not() {
             "clientCapabilities": full_caps(), "request": form_request(id)})
     };
     let warning = "This question came over the network with the API token";
-    let over_tcp: Value = app
-        .post_json("/api/v1/requests", &form(1))
-        .await
-        .json()
-        .await
-        .unwrap();
-    let page = app
-        .html(
-            &browser,
-            &format!("/questions/{}", over_tcp["id"].as_str().unwrap()),
-        )
-        .await;
+    let page_of = |res: reqwest::Response| {
+        let (app, browser) = (&app, &browser);
+        async move {
+            let opened: Value = res.json().await.unwrap();
+            let id = opened["id"].as_str().unwrap().to_owned();
+            app.html(browser, &format!("/questions/{id}")).await
+        }
+    };
+    let page = page_of(app.post_json("/api/v1/requests", &form(1)).await).await;
     assert!(page.contains(warning), "{page}");
-    let over_socket: Value = app
-        .post_json_over_socket("/api/v1/requests", &form(2))
-        .await
-        .json()
-        .await
-        .unwrap();
-    let page = app
-        .html(
-            &browser,
-            &format!("/questions/{}", over_socket["id"].as_str().unwrap()),
-        )
-        .await;
+    let page = page_of(
+        app.post_json_over_socket("/api/v1/requests", &form(2))
+            .await,
+    )
+    .await;
     assert!(!page.contains(warning), "{page}");
 }

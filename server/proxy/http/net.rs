@@ -29,11 +29,21 @@ pub fn is_loopback(url: &Url) -> bool {
 /// cannot be read, only the first two kinds are recognised. An address routed to this computer
 /// without being on an interface (a `local` route) is not recognised.
 pub fn is_this_computer(ip: IpAddr) -> bool {
+    reaches_this_computer(ip, &this_computers_addresses())
+}
+
+/// The addresses of this computer's network interfaces, read now (none when they cannot be
+/// read): to judge several addresses with one read ([`reaches_this_computer`]).
+pub fn this_computers_addresses() -> Vec<IpAddr> {
+    if_addrs::get_if_addrs()
+        .map(|interfaces| interfaces.iter().map(|i| i.ip().to_canonical()).collect())
+        .unwrap_or_default()
+}
+
+/// [`is_this_computer`], with the interfaces' addresses `own` read once by the caller.
+pub fn reaches_this_computer(ip: IpAddr, own: &[IpAddr]) -> bool {
     let ip = ip.to_canonical();
-    ip.is_loopback()
-        || ip.is_unspecified()
-        || if_addrs::get_if_addrs()
-            .is_ok_and(|interfaces| interfaces.iter().any(|i| i.ip().to_canonical() == ip))
+    ip.is_loopback() || ip.is_unspecified() || own.contains(&ip)
 }
 
 /// A transport error as text, without the URL (it may carry a secret in its query).

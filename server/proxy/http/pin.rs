@@ -28,7 +28,7 @@ use std::sync::{Arc, OnceLock};
 use url::{Host, Url};
 
 use super::auth::guard::{environment_proxy_hosts, resolve_held, server_is_local};
-use super::net::{is_loopback, is_this_computer};
+use super::net::{is_loopback, is_this_computer, reaches_this_computer, this_computers_addresses};
 use crate::protocol::url_safety::is_local_ip;
 
 const UNDECIDED: u8 = 0;
@@ -236,8 +236,9 @@ impl reqwest::dns::Resolve for PinnedResolver {
 /// computer ([`is_this_computer`]: loopback, `0.0.0.0`, `::`, its own interfaces' addresses): a
 /// name means a server elsewhere; and only `first` once a local server first answered there.
 fn kept(found: impl Iterator<Item = SocketAddr>, first: Option<IpAddr>) -> Vec<SocketAddr> {
+    let own = this_computers_addresses();
     found
-        .filter(|a| !is_this_computer(a.ip()))
+        .filter(|a| !reaches_this_computer(a.ip(), &own))
         .filter(|a| first.is_none_or(|f| a.ip().to_canonical() == f))
         .collect()
 }

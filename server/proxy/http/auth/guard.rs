@@ -210,9 +210,12 @@ where
     if !held || exempt {
         return Ok(Box::new(found.into_iter()));
     }
+    let own = crate::proxy::http::net::this_computers_addresses();
     let public: Vec<SocketAddr> = found
         .into_iter()
-        .filter(|a| !is_off_limits(a.ip()))
+        .filter(|a| {
+            !is_local_ip(a.ip()) && !crate::proxy::http::net::reaches_this_computer(a.ip(), &own)
+        })
         .collect();
     if public.is_empty() {
         return Err(Box::new(refused));

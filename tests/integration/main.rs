@@ -47,6 +47,7 @@ mod remote_rebind;
 mod retention;
 mod review_limits;
 mod routing;
+mod routing_replay;
 mod rules_mid_round;
 mod sampling_props;
 mod sampling_review;

@@ -44,6 +44,7 @@ mod remote_auth;
 mod remote_consent;
 mod remote_guard;
 mod remote_rebind;
+mod remote_signin_again;
 mod retention;
 mod review_limits;
 mod routing;

@@ -6,6 +6,7 @@
 //! clear errors with no question and no token request.
 
 use std::os::unix::fs::PermissionsExt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -35,7 +36,15 @@ pub(crate) enum Metadata {
     PrefixResource,
     /// The registration endpoint answers with a body that never ends.
     EndlessRegistration,
+    /// The token endpoint gives no refresh token: a refused token means signing in again,
+    /// and every code after the first is exchanged for the second token.
+    NoRefresh,
+    /// The access token holds a line break, which no HTTP header can carry.
+    UnsendableToken,
 }
+
+/// The access token of [`Metadata::UnsendableToken`].
+pub(crate) const UNSENDABLE_TOKEN: &str = "at-bad\ntoken";
 
 fn base(seen: &Seen) -> String {
     format!("http://{}", seen.header("host").unwrap())
@@ -57,6 +66,7 @@ pub(crate) fn param<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a 
 /// first token, as if it expired), its protected resource metadata, and an authorization
 /// server that approves at once.
 pub(crate) fn handler(metadata: Metadata) -> Arc<crate::remote::Handler> {
+    let codes = AtomicUsize::new(0);
     Arc::new(move |seen: &Seen| {
         let base = base(seen);
         let path = seen.target.split('?').next().unwrap_or("");
@@ -75,6 +85,10 @@ pub(crate) fn handler(metadata: Metadata) -> Arc<crate::remote::Handler> {
                     Some("initialize") => init_reply(seen),
                     Some("tools/call") => json_reply(
                         &json!({"jsonrpc": "2.0", "id": msg["id"], "result": {"content": []}}),
+                        "",
+                    ),
+                    Some("ping") => json_reply(
+                        &json!({"jsonrpc": "2.0", "id": msg["id"], "result": {}}),
                         "",
                     ),
                     _ => status("202 Accepted"),
@@ -129,14 +143,19 @@ pub(crate) fn handler(metadata: Metadata) -> Arc<crate::remote::Handler> {
                 let form: Vec<(String, String)> = url::form_urlencoded::parse(seen.body.as_bytes())
                     .into_owned()
                     .collect();
-                let access = match param(&form, "grant_type") {
-                    Some("refresh_token") => SECOND_TOKEN,
+                let refresh = param(&form, "grant_type") == Some("refresh_token");
+                let later_code = !refresh && codes.fetch_add(1, Ordering::SeqCst) > 0;
+                let access = match metadata {
+                    Metadata::UnsendableToken => UNSENDABLE_TOKEN,
+                    Metadata::NoRefresh if later_code => SECOND_TOKEN,
+                    _ if refresh => SECOND_TOKEN,
                     _ => FIRST_TOKEN,
                 };
-                json_reply(
-                    &json!({"access_token": access, "token_type": "Bearer", "expires_in": 3600, "refresh_token": REFRESH_TOKEN}),
-                    "",
-                )
+                let mut reply = json!({"access_token": access, "token_type": "Bearer", "expires_in": 3600, "refresh_token": REFRESH_TOKEN});
+                if matches!(metadata, Metadata::NoRefresh) {
+                    reply.as_object_mut().unwrap().remove("refresh_token");
+                }
+                json_reply(&reply, "")
             }
             ("GET", _) => status("405 Method Not Allowed"),
             _ => status("404 Not Found"),
@@ -160,11 +179,17 @@ fn files_outside(dir: &std::path::Path, skip: &std::path::Path) -> Vec<std::path
 
 /// The pending questions a person sees (the API hides them from the token).
 pub(crate) async fn human_questions(app: &TestApp, browser: &reqwest::Client) -> Vec<Value> {
+    person_list(app, browser, "state=pending&audience=human").await
+}
+
+/// The questions the person lists with `query` (`state=…&audience=…`).
+pub(crate) async fn person_list(
+    app: &TestApp,
+    browser: &reqwest::Client,
+    query: &str,
+) -> Vec<Value> {
     let list: Value = browser
-        .get(format!(
-            "{}/api/v1/questions?state=pending&audience=human",
-            app.base
-        ))
+        .get(format!("{}/api/v1/questions?{query}", app.base))
         .send()
         .await
         .unwrap()
@@ -223,18 +248,23 @@ pub(crate) async fn answer_as_person(
 /// question the 401 opened (the person accepted the registration's consent question first):
 /// the service, what the server saw, the host, a logged-in browser, the server URL and the
 /// question's summary.
-struct SigningIn {
-    app: TestApp,
-    seen: Arc<Mutex<Vec<Seen>>>,
-    host: Host,
-    browser: reqwest::Client,
-    url: String,
-    question: Value,
+pub(crate) struct SigningIn {
+    pub app: TestApp,
+    pub seen: Arc<Mutex<Vec<Seen>>>,
+    pub host: Host,
+    pub browser: reqwest::Client,
+    pub url: String,
+    pub question: Value,
 }
 
 async fn signing_in() -> SigningIn {
+    signing_in_with(Metadata::Honest).await
+}
+
+/// [`SigningIn`] for a scripted server whose metadata and tokens are `metadata`.
+pub(crate) async fn signing_in_with(metadata: Metadata) -> SigningIn {
     let app = spawn_app().await;
-    let (url, seen) = serve(handler(Metadata::Honest)).await;
+    let (url, seen) = serve(handler(metadata)).await;
     let mut host = Host::start(&app.state, &url, &[]);
     host.send(INIT).await;
     let browser = app.login().await;
@@ -251,7 +281,7 @@ async fn signing_in() -> SigningIn {
 }
 
 /// The person accepts the consent question before dynamic registration.
-async fn accept_the_consent(app: &TestApp, browser: &reqwest::Client) {
+pub(crate) async fn accept_the_consent(app: &TestApp, browser: &reqwest::Client) {
     let consent = first_for_the_person(app, browser, "form").await;
     let id = consent["id"].as_str().unwrap();
     answer_as_person(
@@ -261,6 +291,34 @@ async fn accept_the_consent(app: &TestApp, browser: &reqwest::Client) {
         &json!({"action": "accept", "content": {}}),
     )
     .await;
+}
+
+/// The person opens the sign-in question `id`: the authorization server is on loopback here,
+/// so the service asks again (a local-network URL); confirmed, it redirects to the returned
+/// authorization URL.
+pub(crate) async fn open_the_sign_in(app: &TestApp, browser: &reqwest::Client, id: &str) -> String {
+    let confirm = browser
+        .get(format!("{}/questions/{id}/open", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(confirm.status(), StatusCode::OK);
+    let csrf = csrf_of(&confirm.text().await.unwrap());
+    let open = crate::url::post_open(app, browser, id, &csrf, Some("local-network")).await;
+    assert_eq!(open.status(), StatusCode::SEE_OTHER);
+    open.headers()["location"].to_str().unwrap().to_owned()
+}
+
+/// The browser follows `authorize` through the authorization server's redirect to the
+/// proxy's loopback callback; the callback page's status.
+pub(crate) async fn follow(authorize: &str) -> StatusCode {
+    let plain = reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::limited(3))
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    plain.get(authorize).send().await.unwrap().status()
 }
 
 #[tokio::test]
@@ -297,16 +355,7 @@ async fn signing_in_is_the_persons_url_question_and_the_token_stays_owner_only()
     // The person opens it: the authorization server is on loopback here, so the service asks
     // again (a local-network URL); confirmed, it redirects to the authorization server, which
     // redirects to the proxy's loopback callback.
-    let confirm = browser
-        .get(format!("{}/questions/{id}/open", app.base))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(confirm.status(), StatusCode::OK);
-    let csrf = csrf_of(&confirm.text().await.unwrap());
-    let open = crate::url::post_open(&app, &browser, id, &csrf, Some("local-network")).await;
-    assert_eq!(open.status(), StatusCode::SEE_OTHER);
-    let authorize = open.headers()["location"].to_str().unwrap().to_owned();
+    let authorize = open_the_sign_in(&app, &browser, id).await;
     let pairs = query(&authorize[authorize.find("/authorize").unwrap()..]);
     assert_eq!(param(&pairs, "code_challenge_method"), Some("S256"));
     assert_eq!(param(&pairs, "resource"), Some(url.as_str()));
@@ -315,13 +364,7 @@ async fn signing_in_is_the_persons_url_question_and_the_token_stays_owner_only()
     let registration = wait_for(&seen, |s| s.target == "/register").await;
     let registered: Value = serde_json::from_str(&registration.body).unwrap();
     assert_eq!(registered["application_type"], "native", "{registered}");
-    let plain = reqwest::Client::builder()
-        .no_proxy()
-        .redirect(reqwest::redirect::Policy::limited(3))
-        .build()
-        .unwrap();
-    let done = plain.get(&authorize).send().await.unwrap();
-    assert_eq!(done.status(), StatusCode::OK);
+    assert_eq!(follow(&authorize).await, StatusCode::OK);
 
     // The host's initialize goes through with the token.
     let reply = host.recv().await;
@@ -505,26 +548,12 @@ async fn an_idle_connection_to_the_callback_does_not_hold_up_the_sign_in() {
             .await
             .unwrap();
 
-    let confirm = browser
-        .get(format!("{}/questions/{id}/open", app.base))
-        .send()
-        .await
-        .unwrap();
-    let csrf = csrf_of(&confirm.text().await.unwrap());
-    let open = crate::url::post_open(&app, &browser, id, &csrf, Some("local-network")).await;
-    let location = open.headers()["location"].to_str().unwrap().to_owned();
-    let plain = reqwest::Client::builder()
-        .no_proxy()
-        .redirect(reqwest::redirect::Policy::limited(3))
-        .timeout(Duration::from_secs(10))
-        .build()
-        .unwrap();
-    let done = plain
-        .get(&location)
-        .send()
-        .await
-        .expect("the callback answered");
-    assert_eq!(done.status(), StatusCode::OK);
+    let location = open_the_sign_in(&app, &browser, id).await;
+    assert_eq!(
+        follow(&location).await,
+        StatusCode::OK,
+        "the callback answered"
+    );
     let reply = host.recv().await;
     assert_eq!(reply["result"]["protocolVersion"], "2025-11-25", "{reply}");
 }

@@ -142,7 +142,7 @@ pub(super) async fn send(remote: &Arc<Remote>, sink: &Sink, msg: &Outgoing) -> P
     };
     let mut authorizations = 0;
     let response = loop {
-        let sent = remote.auth.as_ref().and_then(|a| a.bearer());
+        let sent = remote.auth.as_ref().map(|a| a.sent());
         let rb = remote
             .post(&remote.url, msg.body.clone(), msg.meta_version.as_deref())
             .headers(metadata.clone());
@@ -153,9 +153,10 @@ pub(super) async fn send(remote: &Arc<Remote>, sink: &Sink, msg: &Outgoing) -> P
                 return Posted::Done;
             }
         };
-        let Some(auth) = remote
+        let Some((auth, sent)) = remote
             .auth
             .as_ref()
+            .zip(sent)
             .filter(|_| needs_authorization(&response))
         else {
             break response;
@@ -175,7 +176,7 @@ pub(super) async fn send(remote: &Arc<Remote>, sink: &Sink, msg: &Outgoing) -> P
             .authorize(
                 &remote.url,
                 challenge.as_deref(),
-                sent.as_deref(),
+                &sent,
                 response.remote_addr(),
             )
             .await

@@ -12,29 +12,31 @@
 
 mod consent;
 pub mod discover;
+mod exchange;
 pub mod guard;
 pub mod register;
 mod signin;
 mod transport;
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use oauth2::basic::BasicClient;
-use oauth2::{
-    AuthType, AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, PkceCodeChallenge,
-    PkceCodeVerifier, RedirectUrl, RefreshToken, Scope, TokenResponse, TokenUrl,
-};
+use oauth2::{AuthorizationCode, RedirectUrl, RefreshToken, TokenResponse};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
 use crate::client::ServiceClient;
 use discover::Challenge;
+use exchange::{
+    authorization_request, check_issuer, oauth_client, sendable, sendable_token, token_error,
+};
 use register::{ClientConfig, Identity, TokenAuth};
 use transport::AuthHttp;
 
 /// Why the proxy could not get a token (the text goes to the host; it never holds a secret).
-#[derive(Debug, thiserror::Error)]
+/// `Clone` so that one failed authorization answers every request that waited for it.
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum AuthError {
     /// Metadata missing or unusable.
     #[error("authorization discovery failed: {0}")]
@@ -66,6 +68,10 @@ pub enum AuthError {
     /// The code or refresh exchange failed.
     #[error("token request failed: {0}")]
     Token(String),
+    /// The authorization server issued an access token that cannot be sent in an HTTP header
+    /// (RFC 6750 §2.1 allows visible ASCII only); it is not kept.
+    #[error("token request failed: the access token cannot be sent in an Authorization header")]
+    Unsendable,
 }
 
 /// What is stored at `<state>/oauth/<name>.json` (0600).
@@ -93,6 +99,12 @@ struct Stored {
     refresh_token: Option<String>,
 }
 
+/// What one request was sent with ([`Auth::sent`]); no `Debug`, it holds the token.
+pub struct Sent {
+    token: Option<String>,
+    finished: u64,
+}
+
 /// The authorization state of one remote server.
 pub struct Auth {
     name: String,
@@ -103,8 +115,13 @@ pub struct Auth {
     current: Mutex<Option<Stored>>,
     /// The sign-in question while it is open.
     asking: Mutex<Option<String>>,
-    /// One authorization at a time; requests that failed meanwhile reuse its result.
-    flight: tokio::sync::Mutex<()>,
+    /// The withdrawal of a sign-in question whose request was given up, still under way.
+    withdrawing: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// One authorization at a time, with the failure of the last one that finished.
+    flight: tokio::sync::Mutex<Option<AuthError>>,
+    /// How many authorizations have finished: a request that waited while one ran takes its
+    /// outcome rather than asking the person again.
+    finished: AtomicU64,
 }
 
 impl Auth {
@@ -137,7 +154,9 @@ impl Auth {
             http: AuthHttp::new()?,
             current: Mutex::new(current),
             asking: Mutex::new(None),
-            flight: tokio::sync::Mutex::new(()),
+            withdrawing: Mutex::new(None),
+            flight: tokio::sync::Mutex::new(None),
+            finished: AtomicU64::new(0),
         })
     }
 
@@ -146,19 +165,30 @@ impl Auth {
     pub async fn withdraw(&self) {
         let open = lock(&self.asking).take();
         if let Some(question) = open {
-            let cancel = self.service.cancel(&question);
-            if !matches!(
-                tokio::time::timeout(std::time::Duration::from_secs(2), cancel).await,
-                Ok(Ok(()))
-            ) {
-                tracing::warn!(server = %self.name, "could not withdraw the sign-in question");
-            }
+            withdraw_question(&self.service, &self.name, &question).await;
+        }
+        let under_way = lock(&self.withdrawing).take();
+        if let Some(task) = under_way {
+            let _ = task.await;
         }
     }
 
-    /// The access token to send, if any.
+    /// The access token to send, if any: none when the stored one cannot be sent as a header
+    /// (a file from before such tokens were refused), so the next refusal refreshes it.
     pub fn bearer(&self) -> Option<String> {
-        lock(&self.current).as_ref().map(|s| s.access_token.clone())
+        lock(&self.current)
+            .as_ref()
+            .map(|s| s.access_token.clone())
+            .filter(|t| sendable(t))
+    }
+
+    /// What a request is sent with, taken before it goes: the access token and how many
+    /// authorizations had finished.
+    pub fn sent(&self) -> Sent {
+        Sent {
+            token: self.bearer(),
+            finished: self.finished.load(Ordering::Acquire),
+        }
     }
 
     /// Gets a new token after the server refused `sent` with `www_authenticate` over a
@@ -172,13 +202,33 @@ impl Auth {
         &self,
         resource: &Url,
         www_authenticate: Option<&str>,
-        sent: Option<&str>,
+        sent: &Sent,
         peer: Option<std::net::SocketAddr>,
     ) -> Result<(), AuthError> {
-        let _flight = self.flight.lock().await;
-        if self.bearer().as_deref() != sent {
+        let mut flight = self.flight.lock().await;
+        if self.bearer() != sent.token {
             return Ok(()); // another request already got a new token
         }
+        // One that finished since this request was sent failed: the person was asked once, and
+        // that answer stands for every request refused meanwhile.
+        if self.finished.load(Ordering::Acquire) != sent.finished
+            && let Some(failed) = flight.as_ref()
+        {
+            return Err(failed.clone());
+        }
+        let outcome = self.authorize_now(resource, www_authenticate, peer).await;
+        *flight = outcome.as_ref().err().cloned();
+        self.finished.fetch_add(1, Ordering::AcqRel);
+        outcome
+    }
+
+    /// One authorization: refresh, else sign in (see [`Auth::authorize`]).
+    async fn authorize_now(
+        &self,
+        resource: &Url,
+        www_authenticate: Option<&str>,
+        peer: Option<std::net::SocketAddr>,
+    ) -> Result<(), AuthError> {
         self.http.guard.settle(resource, peer).await;
         let challenge = Challenge::parse(www_authenticate.unwrap_or(""));
         let prm = discover::resource_metadata(&self.http, resource, &challenge).await;
@@ -216,7 +266,7 @@ impl Auth {
             .request_async(&http)
             .await
             .map_err(token_error)?;
-        stored.access_token = token.access_token().secret().clone();
+        stored.access_token = sendable_token(token.access_token())?;
         if let Some(r) = token.refresh_token() {
             stored.refresh_token = Some(r.secret().clone());
         }
@@ -236,6 +286,8 @@ impl Auth {
         let meta = discover::server_metadata(&self.http, issuer).await?;
         let identity = register::identify(&self.client, &meta)?;
         let callback = signin::Callback::open().await?;
+        // Dropped with this future when the host gives up the request: the question goes too.
+        let _open = OpenQuestion(self);
         let registered = match identity {
             Identity::Ready(registered) => registered,
             // Nothing beyond the metadata before the person agrees: the registration waits for
@@ -278,7 +330,7 @@ impl Auth {
             .request_async(&http)
             .await
             .map_err(token_error)?;
-        stored.access_token = token.access_token().secret().clone();
+        stored.access_token = sendable_token(token.access_token())?;
         stored.refresh_token = token.refresh_token().map(|r| r.secret().clone());
         self.keep(stored);
         tracing::info!(server = %self.name, "signed in to the remote server");
@@ -362,94 +414,39 @@ fn union(before: Option<&str>, challenged: Option<&str>) -> Option<String> {
     (!scopes.is_empty()).then(|| scopes.join(" "))
 }
 
-/// The authorization response's `iss` against the issuer of the metadata the request was built
-/// from (2026-07-28 §Authorization Response Validation): compared as plain strings when present,
-/// required when the metadata says the server sends it.
-fn check_issuer(meta: &discover::ServerMetadata, iss: Option<&str>) -> Result<(), AuthError> {
-    match iss {
-        Some(iss) if iss == meta.issuer => Ok(()),
-        Some(_) => Err(AuthError::Mismatch(
-            "the authorization response names another issuer".into(),
-        )),
-        None if meta.authorization_response_iss_parameter_supported == Some(true) => {
-            Err(AuthError::Mismatch(
-                "the authorization response lacks the issuer its server promised".into(),
-            ))
-        }
-        None => Ok(()),
+/// Withdraws the open sign-in question of an authorization whose request was given up: its
+/// future is dropped, on the host's cancel, while the person is being asked. Answered or
+/// failed questions are cleared before, so this withdraws only one still open.
+struct OpenQuestion<'a>(&'a Auth);
+
+impl Drop for OpenQuestion<'_> {
+    fn drop(&mut self) {
+        let Some(question) = lock(&self.0.asking).take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let (service, name) = (self.0.service.clone(), self.0.name.clone());
+        let task =
+            runtime.spawn(async move { withdraw_question(&service, &name, &question).await });
+        *lock(&self.0.withdrawing) = Some(task);
+    }
+}
+
+/// Cancels the question `id`, bounded to two seconds; a failure is logged.
+async fn withdraw_question(service: &ServiceClient, name: &str, id: &str) {
+    let cancel = service.cancel(id);
+    if !matches!(
+        tokio::time::timeout(std::time::Duration::from_secs(2), cancel).await,
+        Ok(Ok(()))
+    ) {
+        tracing::warn!(server = %name, "could not withdraw the sign-in question");
     }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// The authorization request the person is sent to (authorization code flow, PKCE S256, the
-/// `resource` indicator, the scopes), with its `state` and the PKCE verifier.
-fn authorization_request(
-    stored: &Stored,
-    meta: &discover::ServerMetadata,
-    redirect_uri: &Url,
-) -> Result<(Url, CsrfToken, PkceCodeVerifier), AuthError> {
-    let client = oauth_client(stored)?
-        .set_auth_uri(
-            AuthUrl::new(meta.authorization_endpoint.clone())
-                .map_err(|e| AuthError::Discovery(e.to_string()))?,
-        )
-        .set_redirect_uri(RedirectUrl::from_url(redirect_uri.clone()));
-    let (challenge_pkce, verifier) = PkceCodeChallenge::new_random_sha256();
-    let mut request = client
-        .authorize_url(CsrfToken::new_random)
-        .set_pkce_challenge(challenge_pkce)
-        .add_extra_param("resource", stored.indicator().to_owned());
-    if let Some(scope) = &stored.scope {
-        request = request.add_scopes(scope.split(' ').map(|s| Scope::new(s.to_owned())));
-    }
-    let (authorize, state) = request.url();
-    Ok((authorize, state, verifier))
-}
-
-type Configured = oauth2::Client<
-    oauth2::basic::BasicErrorResponse,
-    oauth2::basic::BasicTokenResponse,
-    oauth2::basic::BasicTokenIntrospectionResponse,
-    oauth2::StandardRevocableToken,
-    oauth2::basic::BasicRevocationErrorResponse,
-    oauth2::EndpointNotSet,
-    oauth2::EndpointNotSet,
-    oauth2::EndpointNotSet,
-    oauth2::EndpointNotSet,
-    oauth2::EndpointSet,
->;
-
-/// An `oauth2` client for the token endpoint with the registered credentials.
-fn oauth_client(stored: &Stored) -> Result<Configured, AuthError> {
-    let mut client = BasicClient::new(ClientId::new(stored.client_id.clone())).set_token_uri(
-        TokenUrl::new(stored.token_endpoint.clone())
-            .map_err(|e| AuthError::Token(e.to_string()))?,
-    );
-    if let Some(secret) = &stored.client_secret
-        && stored.auth_method != TokenAuth::Public
-    {
-        client = client.set_client_secret(ClientSecret::new(secret.clone()));
-    }
-    let auth_type = if stored.auth_method == TokenAuth::ClientSecretBasic {
-        AuthType::BasicAuth
-    } else {
-        AuthType::RequestBody
-    };
-    Ok(client.set_auth_type(auth_type))
-}
-
-fn token_error<E: std::error::Error>(e: E) -> AuthError {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    AuthError::Token(text)
 }
 
 #[cfg(test)]
@@ -465,29 +462,6 @@ mod tests {
         );
         assert_eq!(union(None, Some("a b")).as_deref(), Some("a b"));
         assert_eq!(union(Some(""), None), None);
-    }
-
-    fn metadata(iss_supported: Option<bool>) -> discover::ServerMetadata {
-        serde_json::from_value(serde_json::json!({
-            "issuer": "http://localhost:9",
-            "authorization_endpoint": "http://localhost:9/authorize",
-            "token_endpoint": "http://localhost:9/token",
-            "authorization_response_iss_parameter_supported": iss_supported,
-        }))
-        .unwrap()
-    }
-
-    #[test]
-    fn the_response_issuer_is_compared_as_a_plain_string_and_required_when_promised() {
-        let promised = metadata(Some(true));
-        let silent = metadata(None);
-        assert!(check_issuer(&promised, Some("http://localhost:9")).is_ok());
-        assert!(check_issuer(&promised, Some("http://localhost:9/")).is_err());
-        assert!(check_issuer(&promised, Some("https://evil.example.com")).is_err());
-        assert!(check_issuer(&promised, None).is_err());
-        assert!(check_issuer(&silent, None).is_ok());
-        assert!(check_issuer(&silent, Some("https://evil.example.com")).is_err());
-        assert!(check_issuer(&silent, Some("http://localhost:9")).is_ok());
     }
 
     #[test]

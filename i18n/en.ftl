@@ -184,10 +184,7 @@ queue-live-gone = { $count ->
    *[other] { $count } questions left the queue.
 }
 servers-heading = Servers
-servers-more = { $count ->
-    [one] One more server has a control in force and no question waiting; GET /api/v1/servers/controls lists them all.
-   *[other] { $count } more servers have a control in force and no question waiting; GET /api/v1/servers/controls lists them all.
-}
+control-set-over-tcp = set by the API token over TCP
 servers-hint = Pause refuses a server's new requests for an hour; block refuses them until you unblock it; mute sends no notice for its questions. Questions already waiting stay.
 server-blocked = blocked
 server-paused-until = paused until { $at }

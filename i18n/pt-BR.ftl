@@ -184,10 +184,7 @@ queue-live-gone = { $count ->
    *[other] { $count } perguntas saíram da fila.
 }
 servers-heading = Servidores
-servers-more = { $count ->
-    [one] Mais um servidor tem um controle em vigor e nenhuma pergunta esperando; GET /api/v1/servers/controls lista todos.
-   *[other] Mais { $count } servidores têm um controle em vigor e nenhuma pergunta esperando; GET /api/v1/servers/controls lista todos.
-}
+control-set-over-tcp = definido pelo token da API via TCP
 servers-hint = Pausar recusa os pedidos novos de um servidor por uma hora; bloquear os recusa até você desbloquear; silenciar não envia avisos das perguntas dele. As perguntas que já esperam continuam.
 server-blocked = bloqueado
 server-paused-until = pausado até { $at }

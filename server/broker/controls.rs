@@ -15,6 +15,12 @@ use crate::domain::{AuditAction, UnknownName, Via};
 /// How long a pause lasts.
 pub const PAUSE: chrono::Duration = chrono::Duration::hours(1);
 
+/// At most this many servers may have a pause or block in force that the API token over TCP
+/// set: a script on another device cannot bury the person's controls (or the queue) under
+/// controls of its own. The person's own, and those set over the owner-only socket, are not
+/// counted.
+pub const MAX_CONTROLS_OVER_TCP: i64 = 100;
+
 /// One server's controls as they stand now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerControl {
@@ -26,6 +32,9 @@ pub struct ServerControl {
     pub blocked: bool,
     /// No notice is sent for its questions.
     pub muted: bool,
+    /// The door that last put something in force; `None` when nothing is, or for controls
+    /// from before it was recorded.
+    pub set_via: Option<Via>,
 }
 
 impl ServerControl {
@@ -36,6 +45,7 @@ impl ServerControl {
             paused_until: None,
             blocked: false,
             muted: false,
+            set_via: None,
         }
     }
 
@@ -47,6 +57,7 @@ impl ServerControl {
                 .filter(|t| *t > now),
             blocked: row.blocked != 0,
             muted: row.muted != 0,
+            set_via: row.set_via,
             server: row.server,
         }
     }
@@ -59,6 +70,12 @@ impl ServerControl {
     /// Whether any control is set.
     pub fn any(&self) -> bool {
         self.refuses() || self.muted
+    }
+
+    /// Whether the API token over TCP (a script, perhaps on another device) set what is in
+    /// force, which the queue says beside it.
+    pub fn set_over_tcp(&self) -> bool {
+        self.set_via == Some(Via::Token) && self.any()
     }
 }
 
@@ -90,6 +107,15 @@ impl ControlChange {
             ControlChange::Mute => AuditAction::ServerMuted,
             ControlChange::Unmute => AuditAction::ServerUnmuted,
         }
+    }
+
+    /// Whether the change puts something in force (pause, block, mute) rather than lifting it:
+    /// the row then records the door it came through.
+    pub fn sets(self) -> bool {
+        matches!(
+            self,
+            ControlChange::Pause | ControlChange::Block | ControlChange::Mute
+        )
     }
 
     /// Whether the change only refuses more or tells the person more (pause, block,
@@ -144,8 +170,9 @@ impl Broker {
     /// # Errors
     /// [`BrokerError::Store`].
     pub async fn controls(&self) -> Result<Vec<ServerControl>, BrokerError> {
-        let rows = self.db.run(|c| Ok(controls::all(c)?)).await?;
         let now = self.now();
+        let ms = now.timestamp_millis();
+        let rows = self.db.run(move |c| Ok(controls::in_force(c, ms)?)).await?;
         Ok(rows
             .into_iter()
             .map(|r| ServerControl::from_row(r, now))
@@ -154,9 +181,12 @@ impl Broker {
     }
 
     /// Applies `change` to `server`'s controls and audits it (who, through which door, when,
-    /// what); returns them as they now stand.
+    /// what); returns them as they now stand. A change that puts something in force records
+    /// `by` as the door that set it.
     ///
     /// # Errors
+    /// [`BrokerError::TooManyControls`] when `by` is the API token over TCP and it already has
+    /// [`MAX_CONTROLS_OVER_TCP`] servers under controls in force (nothing changes);
     /// [`BrokerError::Store`].
     pub async fn set_control(
         &self,
@@ -175,23 +205,45 @@ impl Broker {
             ControlChange::Unmute => c.muted = false,
         }
         let ms = now.timestamp_millis();
-        let row = ControlRow {
+        let mut row = ControlRow {
             server: c.server.clone(),
             paused_until: c.paused_until.map(|t| t.timestamp_millis()),
             blocked: i32::from(c.blocked),
             muted: i32::from(c.muted),
             updated_at: ms,
+            set_via: None,
         };
         let entry = NewAudit::server_control(ms, by.actor(), change.audit_action(), &c.server)
             .through(Some(by));
-        self.db
+        let done: Option<Option<Via>> = self
+            .db
             .write(move |conn| {
                 Ok(conn.immediate_transaction(|conn| {
+                    // Read in the write, so parallel changes through one door count exactly.
+                    let before = controls::find(conn, &row.server)?;
+                    let counted = |r: &ControlRow| r.set_via == Some(Via::Token) && r.in_force(ms);
+                    row.set_via = if change.sets() {
+                        Some(by)
+                    } else {
+                        before.as_ref().and_then(|r| r.set_via)
+                    };
+                    if counted(&row)
+                        && !before.as_ref().is_some_and(counted)
+                        && controls::in_force_through(conn, Via::Token, ms)?
+                            >= MAX_CONTROLS_OVER_TCP
+                    {
+                        return Ok(None);
+                    }
                     controls::put(conn, &row, ms)?;
-                    append_audit(conn, &entry)
+                    append_audit(conn, &entry)?;
+                    Ok::<_, diesel::result::Error>(Some(row.set_via))
                 })?)
             })
             .await?;
+        let Some(set_via) = done else {
+            return Err(BrokerError::TooManyControls(MAX_CONTROLS_OVER_TCP));
+        };
+        c.set_via = set_via.filter(|_| c.any());
         tracing::info!(server = %c.server, ?change, via = %by, "server control changed");
         Ok(c)
     }

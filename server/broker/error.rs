@@ -33,6 +33,12 @@ pub enum BrokerError {
     #[error("this door's writes of the last hour hold too much (max_stored_bytes_per_door); retry after {} s", .0.retry_after.as_secs())]
     DoorFull(super::door_budget::OverBudget),
     /// The store failed.
+    /// The API token over TCP already has this many servers under a pause or block it set;
+    /// a person must lift some first.
+    #[error(
+        "the API token over TCP already has {0} servers paused or blocked; a person must lift some in the browser first"
+    )]
+    TooManyControls(i64),
     #[error(transparent)]
     Store(#[from] DbError),
 }

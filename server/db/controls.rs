@@ -4,6 +4,7 @@ use diesel::prelude::*;
 
 use super::conn::Conn;
 use super::schema::server_controls;
+use crate::domain::Via;
 
 /// One server's controls; a server without a row has none.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable, AsChangeset)]
@@ -18,6 +19,17 @@ pub struct ControlRow {
     /// 1: questions open as usual but no notice is sent.
     pub muted: i32,
     pub updated_at: i64,
+    /// The door that last set something in force (a pause, a block, muted notices); `None`
+    /// for rows from before it was recorded, counted as the person's.
+    pub set_via: Option<Via>,
+}
+
+impl ControlRow {
+    /// Whether anything is in force at `now` (Unix ms): a block, muted notices, or a pause
+    /// still ahead.
+    pub fn in_force(&self, now: i64) -> bool {
+        self.blocked != 0 || self.muted != 0 || self.paused_until.is_some_and(|t| t > now)
+    }
 }
 
 /// The controls of `server`, if it has any.
@@ -29,18 +41,40 @@ pub fn find(conn: &mut Conn, server: &str) -> QueryResult<Option<ControlRow>> {
         .optional()
 }
 
-/// Every server with controls, by name.
-pub fn all(conn: &mut Conn) -> QueryResult<Vec<ControlRow>> {
+/// Every server with controls in force at `now` (Unix ms), by name.
+pub fn in_force(conn: &mut Conn, now: i64) -> QueryResult<Vec<ControlRow>> {
+    use server_controls::{blocked, muted, paused_until};
     server_controls::table
+        .filter(blocked.ne(0).or(muted.ne(0)).or(paused_until.gt(now)))
         .order(server_controls::server.asc())
         .select(ControlRow::as_select())
         .load(conn)
 }
 
+/// How many servers have controls in force at `now` last set through `via`.
+pub fn in_force_through(conn: &mut Conn, via: Via, now: i64) -> QueryResult<i64> {
+    use server_controls::{blocked, muted, paused_until, set_via};
+    server_controls::table
+        .filter(set_via.eq(via))
+        .filter(blocked.ne(0).or(muted.ne(0)).or(paused_until.gt(now)))
+        .count()
+        .get_result(conn)
+}
+
 /// Stores `row` (a row with nothing set is deleted: the server is back to normal).
 pub fn put(conn: &mut Conn, row: &ControlRow, now: i64) -> QueryResult<()> {
-    let idle = row.blocked == 0 && row.muted == 0 && row.paused_until.is_none_or(|t| t <= now);
-    if idle {
+    // Rows with nothing left in force (a pause that ran out) go, so the table holds only what
+    // is in force however many pauses came and went.
+    {
+        use server_controls::{blocked, muted, paused_until};
+        diesel::delete(
+            server_controls::table
+                .filter(blocked.eq(0).and(muted.eq(0)))
+                .filter(paused_until.is_null().or(paused_until.le(now))),
+        )
+        .execute(conn)?;
+    }
+    if !row.in_force(now) {
         diesel::delete(server_controls::table.find(&row.server)).execute(conn)?;
         return Ok(());
     }

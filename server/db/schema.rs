@@ -125,6 +125,7 @@ diesel::table! {
         blocked -> Integer,
         muted -> Integer,
         updated_at -> BigInt,
+        set_via -> Nullable<Text>,
     }
 }
 

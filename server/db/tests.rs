@@ -153,3 +153,51 @@ async fn a_wal_grown_under_a_reader_is_truncated_by_the_background_checkpoints()
     };
     assert!(truncated, "the WAL was never truncated");
 }
+
+/// A pause that ran out leaves no row behind once anything is stored, so however many pauses
+/// came and went the table holds only what is in force, and those are what is listed.
+#[tokio::test]
+async fn controls_that_ran_out_are_swept_and_never_listed() {
+    use super::controls::{self, ControlRow};
+    use crate::domain::Via;
+    let (_tmp, db) = open();
+    let pause = |server: String, until: i64| ControlRow {
+        server,
+        paused_until: Some(until),
+        blocked: 0,
+        muted: 0,
+        updated_at: 0,
+        set_via: Some(Via::Token),
+    };
+    db.write(move |c| {
+        for n in 0..50 {
+            controls::put(c, &pause(format!("old{n}"), 1_000), 0)?;
+        }
+        Ok(())
+    })
+    .await
+    .unwrap();
+    let listed = db.run(|c| Ok(controls::in_force(c, 500)?)).await.unwrap();
+    assert_eq!(listed.len(), 50);
+    let counted = db.run(|c| Ok(controls::in_force_through(c, Via::Token, 2_000)?));
+    assert_eq!(counted.await.unwrap(), 0, "ran out by then");
+    assert!(
+        db.run(|c| Ok(controls::in_force(c, 2_000)?))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    db.write(move |c| Ok(controls::put(c, &pause("new".into(), 9_000), 2_000)?))
+        .await
+        .unwrap();
+    let rows: Vec<String> = db
+        .run(|c| {
+            use super::schema::server_controls::dsl::*;
+            use diesel::prelude::*;
+            Ok(server_controls.select(server).load(c)?)
+        })
+        .await
+        .unwrap();
+    assert_eq!(rows, ["new"]);
+}

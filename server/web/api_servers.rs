@@ -30,6 +30,10 @@ pub struct ServerControls {
     pub blocked: bool,
     /// No notice is sent for its questions.
     pub muted: bool,
+    /// The door that last put a control in force: `browser` (the person), `cli` (the API
+    /// token over the owner-only socket) or `token` (the API token over TCP); `null` for
+    /// controls from before it was recorded.
+    pub set_via: Option<crate::domain::Via>,
 }
 
 impl From<ServerControl> for ServerControls {
@@ -38,6 +42,7 @@ impl From<ServerControl> for ServerControls {
             paused_until: c.paused_until.map(rfc3339),
             blocked: c.blocked,
             muted: c.muted,
+            set_via: c.set_via,
             server: c.server,
         }
     }
@@ -59,7 +64,8 @@ struct ChangeBody {
     change: String,
 }
 
-/// `GET /api/v1/servers/controls`: `{"servers":[{"server","pausedUntil","blocked","muted"}]}`.
+/// `GET /api/v1/servers/controls`:
+/// `{"servers":[{"server","pausedUntil","blocked","muted","setVia"}]}`.
 async fn list(state: web::Data<AppState>, _caller: Caller) -> Result<HttpResponse, ApiError> {
     let servers = state
         .broker

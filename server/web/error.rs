@@ -59,7 +59,9 @@ impl From<BrokerError> for ApiError {
         match e {
             BrokerError::NotFound => ApiError::NotFound,
             BrokerError::AlreadyDecided(s) => ApiError::Conflict(s),
-            BrokerError::HumanOnly => ApiError::Forbidden(e.to_string()),
+            BrokerError::HumanOnly | BrokerError::TooManyControls(_) => {
+                ApiError::Forbidden(e.to_string())
+            }
             BrokerError::InvalidAnswer(errors) => ApiError::Invalid(errors),
             // Outdated, conflicting and unroutable decisions answer 422 like an invalid
             // answer: the question stays open.
@@ -173,9 +175,12 @@ impl From<BrokerError> for PageError {
                 tracing::warn!(error = %e, "the database is unreachable");
                 PageError::Unavailable
             }
-            e @ (BrokerError::Corrupt(..) | BrokerError::Store(_) | BrokerError::DoorFull(_)) => {
-                PageError::Internal(Box::new(e))
-            }
+            // The pages never meet the limit on the token's controls (they set them as the
+            // person); a door over its budget there is a fault, not the person's error.
+            e @ (BrokerError::Corrupt(..)
+            | BrokerError::Store(_)
+            | BrokerError::DoorFull(_)
+            | BrokerError::TooManyControls(_)) => PageError::Internal(Box::new(e)),
         }
     }
 }

@@ -123,8 +123,6 @@ pub struct QueuePage {
     /// Servers with questions waiting, for the server filter.
     pub servers: Vec<String>,
     pub controls: Vec<ServerView>,
-    /// Servers with a control in force and nothing waiting that `controls` leaves out.
-    pub controls_hidden: usize,
     /// Servers whose notices are muted (the browser notifications skip them too).
     pub muted: String,
     pub declined: Option<usize>,
@@ -179,7 +177,7 @@ pub async fn queue(
     servers.sort();
     servers.dedup();
     let in_force = state.broker.controls().await?;
-    let (controls, controls_hidden) = server_views(&pending, &servers, &in_force, now);
+    let controls = server_views(&pending, &servers, &in_force, now);
     let muted: Vec<&str> = in_force
         .iter()
         .filter(|c| c.muted)
@@ -200,7 +198,6 @@ pub async fn queue(
         kinds: Kind::ALL,
         servers,
         controls,
-        controls_hidden,
         muted: serde_json::to_string(&muted).unwrap_or_default(),
         declined: f.declined,
         skipped: f.skipped.unwrap_or(0),
@@ -232,17 +229,16 @@ fn grouped_rows<'q>(
     (groups, count)
 }
 
-/// Each server that asks or has a control in force, with its control and how many of its
-/// questions wait.
-/// The servers the queue offers controls for: every one with questions waiting, and at most
-/// [`MAX_IDLE_SHOWN`] of those with only a control in force (by name), so however many
-/// controls a script set the page stays small. Also how many of the latter are not shown.
+/// Each server that asks or has a control in force, by name, with its control and how many of
+/// its questions wait. Every control in force is listed: the API token over TCP may hold only
+/// [`crate::broker::controls::MAX_CONTROLS_OVER_TCP`] of them, so the list stays short and
+/// none of the person's can be pushed off it.
 fn server_views(
     pending: &[Question],
     servers: &[String],
     in_force: &[ServerControl],
     now: chrono::DateTime<chrono::Utc>,
-) -> (Vec<ServerView>, usize) {
+) -> Vec<ServerView> {
     let mut waiting: HashMap<&str, usize> = HashMap::new();
     for q in pending {
         *waiting.entry(q.server.as_str()).or_default() += 1;
@@ -253,36 +249,24 @@ fn server_views(
     names.extend(in_force.iter().map(|c| c.server.as_str()));
     names.sort_unstable();
     names.dedup();
-    let (mut idle_shown, mut hidden) = (0, 0);
-    let mut views = Vec::new();
-    for name in names {
-        let count = waiting.get(name).copied().unwrap_or(0);
-        if count == 0 {
-            if idle_shown == MAX_IDLE_SHOWN {
-                hidden += 1;
-                continue;
+    names
+        .into_iter()
+        .map(|name| {
+            let control = controls
+                .get(name)
+                .map_or_else(|| ServerControl::none(name), |c| (*c).clone());
+            ServerView {
+                waiting: waiting.get(name).copied().unwrap_or(0),
+                paused_until: control
+                    .paused_until
+                    .map(|t| moment(t, now).local)
+                    .unwrap_or_default(),
+                control,
+                server: name.to_owned(),
             }
-            idle_shown += 1;
-        }
-        let control = controls
-            .get(name)
-            .map_or_else(|| ServerControl::none(name), |c| (*c).clone());
-        views.push(ServerView {
-            waiting: count,
-            paused_until: control
-                .paused_until
-                .map(|t| moment(t, now).local)
-                .unwrap_or_default(),
-            control,
-            server: name.to_owned(),
-        });
-    }
-    (views, hidden)
+        })
+        .collect()
 }
-
-/// At most this many servers with a control in force and no question waiting are shown on the
-/// queue; `GET /api/v1/servers/controls` lists them all.
-const MAX_IDLE_SHOWN: usize = 100;
 
 #[derive(Template)]
 #[template(path = "decline_many.html")]

@@ -1,0 +1,1 @@
+ALTER TABLE server_controls DROP COLUMN set_via;

@@ -124,10 +124,41 @@ fn retry_after(live: &[Bucket], held: u64, bytes: u64, limit: u64, now: DateTime
     WINDOW
 }
 
+/// At most this many model runs may be under way at once for one door: a run's reply is
+/// counted once it came, so without this bound a script approving many runs at once would
+/// store them all before the first was counted. Each reply is bounded by the providers'
+/// `MAX_REPLY_BYTES`, so a door's overshoot is bounded too.
+pub const MAX_RUNS_PER_DOOR: usize = 4;
+
+/// What is held for the doors: the last hour's writes and the model runs under way.
+#[derive(Debug, Default)]
+struct Doors {
+    windows: [Window; 2],
+    running: [usize; 2],
+}
+
 /// The doors' budgets; cheap to clone, the clones share them.
 #[derive(Debug, Clone, Default)]
 pub struct DoorBudget {
-    doors: Arc<Mutex<[Window; 2]>>,
+    doors: Arc<Mutex<Doors>>,
+}
+
+/// A model run under way for a door, counted until dropped (the run finished, failed, or was
+/// never started).
+#[derive(Debug)]
+#[must_use = "the run counts only while this is held"]
+pub struct RunSlot {
+    doors: DoorBudget,
+    door: Option<usize>,
+}
+
+impl Drop for RunSlot {
+    fn drop(&mut self) {
+        if let Some(door) = self.door {
+            let mut doors = self.doors.lock();
+            doors.running[door] = doors.running[door].saturating_sub(1);
+        }
+    }
 }
 
 impl DoorBudget {
@@ -146,25 +177,43 @@ impl DoorBudget {
         let Some(door) = door_index(via) else {
             return Ok(None);
         };
-        let mut doors = self.doors.lock().unwrap_or_else(PoisonError::into_inner);
-        let minute = doors[door].charge(now, bytes, limit)?;
+        let minute = self.lock().windows[door].charge(now, bytes, limit)?;
         Ok(Some(Charge { via, minute, bytes }))
+    }
+
+    /// Counts a model run for `via` unless [`MAX_RUNS_PER_DOOR`] are under way already
+    /// (`None` then); the browser's door is not counted.
+    pub fn start_run(&self, via: Via) -> Option<RunSlot> {
+        let door = door_index(via);
+        if let Some(door) = door {
+            let mut doors = self.lock();
+            if doors.running[door] >= MAX_RUNS_PER_DOOR {
+                return None;
+            }
+            doors.running[door] += 1;
+        }
+        Some(RunSlot {
+            doors: self.clone(),
+            door,
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Doors> {
+        self.doors.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Counts `bytes` that a call through `via` caused to be stored after it was let in (a
     /// model run's reply, whose size is known only once it came), over the limit if need be.
     pub fn add(&self, via: Via, bytes: u64, now: DateTime<Utc>) {
         if let Some(door) = door_index(via) {
-            let mut doors = self.doors.lock().unwrap_or_else(PoisonError::into_inner);
-            doors[door].add(now, bytes);
+            self.lock().windows[door].add(now, bytes);
         }
     }
 
     /// Gives a charge back (what it paid for was not stored).
     pub fn refund(&self, charge: Charge) {
         if let Some(door) = door_index(charge.via) {
-            let mut doors = self.doors.lock().unwrap_or_else(PoisonError::into_inner);
-            doors[door].refund(charge.minute, charge.bytes);
+            self.lock().windows[door].refund(charge.minute, charge.bytes);
         }
     }
 }
@@ -188,6 +237,19 @@ impl super::Broker {
     /// refused until the window has room.
     pub fn count_stored(&self, via: Via, bytes: u64) {
         self.doors.add(via, bytes, self.now());
+    }
+
+    /// Lets a model run start for `via` when the door has room for it: not past its hourly
+    /// budget, and fewer than [`MAX_RUNS_PER_DOOR`] of its runs under way. Hold the slot until
+    /// the run's reply is counted.
+    ///
+    /// # Errors
+    /// [`super::BrokerError::DoorFull`]; [`super::BrokerError::RunsUnderWay`].
+    pub fn start_run(&self, via: Via) -> Result<RunSlot, super::BrokerError> {
+        self.charge_door(via, 0)?;
+        self.doors
+            .start_run(via)
+            .ok_or(super::BrokerError::RunsUnderWay(MAX_RUNS_PER_DOOR))
     }
 }
 
@@ -245,5 +307,19 @@ mod tests {
         assert!(budget.charge(Via::Cli, 100, 100, at(0)).is_ok());
         let never = budget.charge(Via::Cli, 101, 100, at(5000)).unwrap_err();
         assert_eq!(never.retry_after, WINDOW);
+    }
+
+    #[test]
+    fn a_door_has_at_most_its_runs_under_way_and_a_finished_one_frees_its_slot() {
+        let budget = DoorBudget::default();
+        let slots: Vec<RunSlot> = (0..MAX_RUNS_PER_DOOR)
+            .map(|_| budget.start_run(Via::Token).unwrap())
+            .collect();
+        assert!(budget.start_run(Via::Token).is_none());
+        // Another door, and the person's, are not held up.
+        assert!(budget.start_run(Via::Cli).is_some());
+        assert!(budget.start_run(Via::Browser).is_some());
+        drop(slots);
+        assert!(budget.start_run(Via::Token).is_some());
     }
 }

@@ -39,6 +39,9 @@ pub enum BrokerError {
         "the API token over TCP already has {0} servers paused or blocked; a person must lift some in the browser first"
     )]
     TooManyControls(i64),
+    /// This door already has this many model runs under way; retry once one finished.
+    #[error("this door already has {0} model runs under way; retry when one has finished")]
+    RunsUnderWay(usize),
     #[error(transparent)]
     Store(#[from] DbError),
 }

@@ -8,6 +8,7 @@ use std::pin::Pin;
 use serde_json::Value;
 
 use super::{BrokerError, Question};
+use crate::domain::Via;
 use crate::protocol::jsonrpc::RpcError;
 
 /// A boxed `Send` future of a hook (object-safe async).
@@ -32,9 +33,11 @@ pub trait SamplingHooks: Send + Sync {
         true
     }
 
-    /// Before the question is stored: links the request (its `params`) to the conversation
-    /// whose delivered `tool_use` it answers, and checks the budgets.
-    fn admit<'a>(&'a self, server: &'a str, params: &'a Value) -> HookFuture<'a, Round>;
+    /// Before the question is stored: links the request (its `params`), opened through door
+    /// `via`, to the conversation whose delivered `tool_use` it answers, and checks the
+    /// budgets. Both are the door's own: what another door opened under the same server name
+    /// neither joins its conversations nor uses up its budgets.
+    fn admit<'a>(&'a self, server: &'a str, params: &'a Value, via: Via) -> HookFuture<'a, Round>;
 
     /// After the question was stored and announced.
     fn opened<'a>(&'a self, question: &'a Question) -> HookFuture<'a, ()>;

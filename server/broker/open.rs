@@ -101,7 +101,7 @@ impl Broker {
             .sampling_hooks()
             .filter(|_| checked.kind == Kind::Sampling);
         let conversation = if let Some(hooks) = &hooks {
-            match hooks.admit(&req.server, &checked.params).await? {
+            match hooks.admit(&req.server, &checked.params, via).await? {
                 Round::Continue(c) => Some(c),
                 Round::New => Some(new_id.to_string()),
                 Round::Refuse(e) => {

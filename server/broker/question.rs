@@ -39,7 +39,13 @@ impl Question {
     /// its response or withdraw it. A question stored before doors were recorded counts as
     /// opened through the owner-only socket, where proxies on this computer ask.
     pub fn opened_through(&self, via: Via) -> bool {
-        self.opened_via.unwrap_or(Via::Cli) == via
+        self.door() == via
+    }
+
+    /// The door this question was opened through ([`Question::opened_through`]): what it
+    /// stores, a rule's model runs among it, is counted against that door.
+    pub fn door(&self) -> Via {
+        self.opened_via.unwrap_or(Via::Cli)
     }
 
     /// The list entry.

@@ -14,7 +14,7 @@ use super::schema::{
 };
 use super::sql::Pending;
 use crate::domain::{
-    Actor, DecisionKind, Kind, Phase, QuestionId, RuleId, RuleScope, RunState, State, Step,
+    Actor, DecisionKind, Kind, Phase, QuestionId, RuleId, RuleScope, RunState, State, Step, Via,
 };
 
 /// One revision of a sampling request.
@@ -349,10 +349,12 @@ pub type Delivered = (QuestionId, Option<String>, Option<String>);
 pub fn delivered_sampling(
     conn: &mut Conn,
     server: &str,
+    via: Via,
     limit: i64,
 ) -> QueryResult<Vec<Delivered>> {
     questions::table
         .filter(questions::server.eq(server))
+        .filter(super::models::opened_through(via))
         .filter(questions::kind.eq(Kind::Sampling))
         .filter(questions::state.eq(State::Accepted))
         .order(questions::decided_at.desc())
@@ -392,19 +394,26 @@ pub fn conversation_usage(conn: &mut Conn, conversation: &str) -> QueryResult<Us
         .get_result(conn)
 }
 
-/// Tokens and cost of `server`'s runs started at or after `since` (Unix ms), every run that
-/// reported usage.
-pub fn server_usage_since(conn: &mut Conn, server: &str, since: i64) -> QueryResult<Usage> {
+/// Tokens and cost of the runs of `server`'s questions opened through door `via` (those from
+/// before doors were recorded count as the socket's) started at or after `since` (Unix ms),
+/// every run that reported usage.
+pub fn server_usage_since(
+    conn: &mut Conn,
+    server: &str,
+    via: Via,
+    since: i64,
+) -> QueryResult<Usage> {
     let sql = markers(
         conn,
         "SELECT CAST(0 AS BIGINT) AS rounds,
                 CAST(COALESCE(SUM(COALESCE(r.input_tokens, 0) + COALESCE(r.output_tokens, 0)), 0) AS BIGINT) AS tokens,
                 COALESCE(SUM(COALESCE(r.cost_usd, 0.0)), 0.0) AS cost
          FROM sampling_runs r JOIN questions q ON q.id = r.question_id
-         WHERE q.server = ? AND r.started_at >= ?",
+         WHERE q.server = ? AND COALESCE(q.opened_via, 'cli') = ? AND r.started_at >= ?",
     );
     diesel::sql_query(sql)
         .bind::<diesel::sql_types::Text, _>(server)
+        .bind::<diesel::sql_types::Text, _>(via.as_str())
         .bind::<diesel::sql_types::BigInt, _>(since)
         .get_result(conn)
 }

@@ -301,7 +301,7 @@ type BeforeDoors = diesel::dsl::And<
 
 /// The questions opened through door `via`; those stored before doors were recorded count as
 /// the owner-only socket's (as [`Question::opened_through`] reads them).
-fn opened_through(
+pub(super) fn opened_through(
     via: Via,
 ) -> diesel::dsl::Or<diesel::dsl::Eq<questions::opened_via, Via>, BeforeDoors> {
     use diesel::IntoSql;

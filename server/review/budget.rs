@@ -4,6 +4,7 @@
 //! the runs spent per server and day against those budgets ([`Reviewer::spend`]).
 
 use crate::db::spend;
+use crate::domain::Via;
 use crate::metrics::RejectReason;
 use crate::sampling::Usd;
 use serde_json::{Value, json};
@@ -120,13 +121,18 @@ fn delivered_tool_use(response: &str, ids: &[String]) -> bool {
 }
 
 impl Reviewer {
-    /// Links a new sampling request to the conversation whose delivered `tool_use` it answers,
-    /// and checks the budgets: rounds, tokens and cost per conversation, tokens and cost per
-    /// server per UTC day. Without an engine every request is a new round with no budget.
+    /// Links a new sampling request, opened through door `via`, to the conversation whose
+    /// delivered `tool_use` it answers, and checks the budgets: rounds, tokens and cost per
+    /// conversation, tokens and cost per server per UTC day. Each is the door's own: a request
+    /// joins only a conversation of questions opened through the same door, and the daily
+    /// budgets count the runs of that door's questions, so a script naming a server cannot use
+    /// up the budgets of the server's own proxy. Without an engine every request is a new round
+    /// with no budget.
     pub(super) async fn admit_round(
         &self,
         server: &str,
         params: &Value,
+        via: Via,
     ) -> Result<Round, BrokerError> {
         let Some(engine) = self.engine() else {
             return Ok(Round::New);
@@ -142,7 +148,7 @@ impl Reviewer {
             .unwrap_or_default();
         self.db
             .run(move |c| {
-                let day = approvals::server_usage_since(c, &server, day_start)?;
+                let day = approvals::server_usage_since(c, &server, via, day_start)?;
                 let per_day = (
                     "max_tokens_per_server_per_day",
                     budgets.max_tokens_per_server_per_day,
@@ -155,7 +161,7 @@ impl Reviewer {
                 if answered.is_empty() {
                     return Ok(Round::New);
                 }
-                let conversation = approvals::delivered_sampling(c, &server, 500)?
+                let conversation = approvals::delivered_sampling(c, &server, via, 500)?
                     .into_iter()
                     .find(|(_, _, response)| {
                         response

@@ -112,8 +112,13 @@ impl SamplingHooks for Reviewer {
         self.engine().is_some()
     }
 
-    fn admit<'a>(&'a self, server: &'a str, params: &'a Value) -> HookFuture<'a, Round> {
-        Box::pin(self.admit_round(server, params))
+    fn admit<'a>(
+        &'a self,
+        server: &'a str,
+        params: &'a Value,
+        via: crate::domain::Via,
+    ) -> HookFuture<'a, Round> {
+        Box::pin(self.admit_round(server, params, via))
     }
 
     fn opened<'a>(&'a self, question: &'a Question) -> HookFuture<'a, ()> {

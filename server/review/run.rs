@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::db::{DbError, spend};
+use crate::domain::Via;
 
 use super::{
     Applied, ApprovalRow, AuditAction, BrokerError, Decider, Decision, DecisionKind, NewAudit,
@@ -25,15 +26,18 @@ impl Reviewer {
         now: i64,
     ) -> Result<Applied, BrokerError> {
         // A run stores the model's whole reply: a door already past its budget starts none (the
-        // reply is counted against it once it came).
-        if let Some(via) = actor.via {
-            self.broker.charge_door(via, 0)?;
-        }
+        // reply is counted against it once it came). A rule's run is the door's that opened the
+        // question, so a script cannot have the person's rules run models for free.
+        let via = actor.via.unwrap_or_else(|| q.door());
+        let slot = self.broker.start_run(via)?;
         let model_id = chosen_model_id(review, decision)?;
         let Some(model) = engine.catalog.get(&model_id).cloned() else {
             return Err(invalid(StepRefusal::UnknownModel { model: model_id }));
         };
-        let over_cap = check_not_excluded(review, decision, &model_id)?;
+        // Running over the cost cap is the person's call, confirmed in the browser having seen
+        // the cost and the cap: a script's confirmation is not one.
+        let person_confirmed = decision.over_cap_confirmed && actor.via == Some(Via::Browser);
+        let over_cap = check_not_excluded(review, &model_id, person_confirmed)?;
         let run = new_run(q, &model_id, &run_receipt(review, &model_id, over_cap), now);
         let approval = approval_row(q, decision, actor, &model_id, now)?;
         let audit = approval_audit(q, review, decision, actor, &model_id, now);
@@ -57,11 +61,11 @@ impl Reviewer {
         let engine = engine.clone();
         let params = review.params.clone();
         let question = q.clone();
-        let via = actor.via;
         tokio::spawn(async move {
             broker
                 .execute_run(question, engine, model, params, run, via)
                 .await;
+            drop(slot);
         });
         Ok(Applied::Done)
     }
@@ -75,18 +79,16 @@ impl Reviewer {
         model: crate::sampling::ModelConfig,
         params: Value,
         mut run: RunRow,
-        via: Option<crate::domain::Via>,
+        via: Via,
     ) {
         // The provider bounds the call by the model's `timeout_secs`.
         let outcome = engine.providers.complete(&model, &params).await;
         run.finished_at = Some(self.broker.now().timestamp_millis());
         let phase = record_outcome(&mut run, &q, &params, outcome);
-        if let Some(via) = via {
-            let stored = run.result.as_ref().map_or(0, String::len)
-                + run.error.as_ref().map_or(0, String::len);
-            self.broker
-                .count_stored(via, u64::try_from(stored).unwrap_or(u64::MAX));
-        }
+        let stored =
+            run.result.as_ref().map_or(0, String::len) + run.error.as_ref().map_or(0, String::len);
+        self.broker
+            .count_stored(via, u64::try_from(stored).unwrap_or(u64::MAX));
         if let Err(e) = self.store_finished_run(run, phase).await {
             tracing::error!(error = %e, "cannot store a finished model run");
             return;
@@ -150,12 +152,12 @@ fn chosen_model_id(review: &Review, decision: &Decision) -> Result<String, Broke
 
 /// Refuses a model the route excluded (missing a capability, not allowed for this server),
 /// even when a form posts it anyway; one excluded only for its estimate over the cost cap runs
-/// when the person confirmed it, having seen the cost and the cap. Returns whether it runs over
-/// the cap.
+/// when `person_confirmed` (the person, in the browser, having seen the cost and the cap).
+/// Returns whether it runs over the cap.
 fn check_not_excluded(
     review: &Review,
-    decision: &Decision,
     model_id: &str,
+    person_confirmed: bool,
 ) -> Result<bool, BrokerError> {
     let excluded = review
         .route
@@ -165,7 +167,7 @@ fn check_not_excluded(
         .find(|e| e.model == model_id);
     let over_cap = excluded.is_some_and(|e| e.only_over_budget());
     if let Some(excluded) = excluded
-        && !(over_cap && decision.over_cap_confirmed)
+        && !(over_cap && person_confirmed)
     {
         return Err(invalid(StepRefusal::ModelExcluded {
             model: model_id.to_owned(),

@@ -54,6 +54,9 @@ pub enum ApiError {
     },
 }
 
+/// When to try a model run again after [`BrokerError::RunsUnderWay`]: runs take seconds.
+const RUN_RETRY: std::time::Duration = std::time::Duration::from_secs(5);
+
 impl From<BrokerError> for ApiError {
     fn from(e: BrokerError) -> Self {
         match e {
@@ -69,6 +72,10 @@ impl From<BrokerError> for ApiError {
             BrokerError::DoorFull(over) => ApiError::TooManyRequests {
                 message: e.to_string(),
                 retry_after: over.retry_after,
+            },
+            BrokerError::RunsUnderWay(_) => ApiError::TooManyRequests {
+                message: e.to_string(),
+                retry_after: RUN_RETRY,
             },
             BrokerError::Store(e) if e.is_unavailable() => {
                 tracing::warn!(error = %e, "the database is unreachable");
@@ -180,6 +187,7 @@ impl From<BrokerError> for PageError {
             e @ (BrokerError::Corrupt(..)
             | BrokerError::Store(_)
             | BrokerError::DoorFull(_)
+            | BrokerError::RunsUnderWay(_)
             | BrokerError::TooManyControls(_)) => PageError::Internal(Box::new(e)),
         }
     }

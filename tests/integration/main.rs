@@ -50,6 +50,7 @@ mod review_limits;
 mod routing;
 mod routing_replay;
 mod rules_mid_round;
+mod runs_per_door;
 mod sampling_props;
 mod sampling_review;
 mod sampling_vectors;

@@ -23,6 +23,11 @@ pub(crate) struct FakeModel {
 
 impl FakeModel {
     pub(crate) async fn start() -> FakeModel {
+        FakeModel::start_padded(0).await
+    }
+
+    /// A fake model whose every text answer carries `pad` more bytes.
+    pub(crate) async fn start_padded(pad: usize) -> FakeModel {
         let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
         let recorded = seen.clone();
         let server = HttpServer::new(move || {
@@ -41,7 +46,7 @@ impl FakeModel {
                         json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("call_{n}"), "type": "function",
                             "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]})
                     } else {
-                        json!({"role": "assistant", "content": format!("answer {n} from {model}")})
+                        json!({"role": "assistant", "content": format!("answer {n} from {model}{}", "x".repeat(pad))})
                     };
                     let finish = if request.get("tools").is_some() { "tool_calls" } else { "stop" };
                     HttpResponse::Ok().json(json!({"id": "c", "object": "chat.completion", "created": 1, "model": model,

@@ -252,6 +252,16 @@ async fn a_model_over_the_cost_cap_runs_only_after_a_confirmation_naming_the_cos
         )
         .await;
     assert_eq!(res.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    // A script's confirmation is not the person's: the token cannot run it over the cap.
+    let res = app
+        .post_json(
+            &format!("/api/v1/questions/{id}/approvals"),
+            &json!({"approvalId": approval, "decision": "approve", "model": "pricey",
+                "overCapConfirmed": true}),
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(app.question(&id).await["review"]["runs"], json!([]));
 
     // Confirmed: it runs, and the receipt says the reviewer chose it over the cap.
     let res = post_review(

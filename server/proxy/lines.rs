@@ -169,9 +169,39 @@ impl Partial {
                 id: scanner.finish(),
                 len,
             }),
-            None => each(Seen::Line(Cow::Owned(std::mem::take(&mut self.bytes)))),
+            None => each(Seen::Line(one_line(Cow::Owned(std::mem::take(
+                &mut self.bytes,
+            ))))),
         }
     }
+}
+
+/// The line with every carriage return outside a JSON string made a space. JSON takes a CR
+/// there as whitespace, so the message is the same; but a peer that splits lines at CR as
+/// well as LF (Node's `readline`, Python's text streams) would read two messages where the
+/// proxy judged one, and run the second unjudged. A CR inside a string is left: the line is
+/// not JSON, and is refused as such.
+fn one_line(line: Cow<'_, [u8]>) -> Cow<'_, [u8]> {
+    if memchr::memchr(b'\r', &line).is_none() {
+        return line;
+    }
+    let mut bytes = line.into_owned();
+    let (mut in_string, mut escaped) = (false, false);
+    for b in &mut bytes {
+        if in_string {
+            match (escaped, *b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+        } else if *b == b'"' {
+            in_string = true;
+        } else if *b == b'\r' {
+            *b = b' ';
+        }
+    }
+    Cow::Owned(bytes)
 }
 
 impl<R: AsyncBufRead + Unpin> Lines<R> {
@@ -228,7 +258,7 @@ impl<R: AsyncBufRead + Unpin> Lines<R> {
                         len: line.len(),
                     });
                 } else {
-                    each(Seen::Line(Cow::Borrowed(line)));
+                    each(Seen::Line(one_line(Cow::Borrowed(line))));
                 }
                 start = end;
             }
@@ -330,5 +360,13 @@ mod tests {
             1000,
         );
         assert_eq!(bursts(&mut lines).await.concat(), across);
+    }
+
+    #[test]
+    fn a_carriage_return_outside_a_string_is_a_space_and_one_inside_is_left() {
+        let plain: &[u8] = b"{\"a\":1}\n";
+        assert!(matches!(one_line(Cow::Borrowed(plain)), Cow::Borrowed(_)));
+        let line = one_line(Cow::Borrowed(&b"{\"a\":\r{\"b\":\"x\\\"\ry\"}\r}\r\n"[..]));
+        assert_eq!(&*line, &b"{\"a\": {\"b\":\"x\\\"\ry\"} } \n"[..]);
     }
 }

@@ -6,9 +6,12 @@ Steps: {"until": METHOD} reads until a message with that method; {"until_respons
 until a response with that id; {"send": OBJ} writes OBJ as one line; {"raw": TEXT} writes TEXT
 as one line; {"reply": RESULT} / {"reply_error": ERROR} answer the last message received (by its
 id); {"pid": true} logs "pid N"; {"sleep": SECONDS}; {"exit": CODE} ends the process at once;
-{"ignore_eof": true} makes it outlive its stdin. After the script it logs input until EOF (or,
-with ignore_eof, sleeps until killed).
+{"ignore_eof": true} makes it outlive its stdin; {"read_like_the_python_sdk": true} reads stdin
+from then on as the official Python SDK's stdio server does (a text wrapper over the bytes, which
+ends a line at a lone CR as well). After the script it logs input until EOF (or, with ignore_eof,
+sleeps until killed).
 """
+import io
 import json
 import os
 import sys
@@ -22,9 +25,12 @@ last = None
 ignore_eof = False
 
 
+stdin = sys.stdin
+
+
 def recv():
     global last
-    line = sys.stdin.readline()
+    line = stdin.readline()
     if not line:
         if ignore_eof:
             while True:
@@ -66,6 +72,9 @@ for step in steps:
         log.write("pid %d\n" % os.getpid())
     elif "ignore_eof" in step:
         ignore_eof = True
+    elif "read_like_the_python_sdk" in step:
+        # mcp's stdio_server: TextIOWrapper(sys.stdin.buffer, encoding="utf-8"), newline=None.
+        stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8")
     elif "sleep" in step:
         time.sleep(step["sleep"])
     elif "exit" in step:

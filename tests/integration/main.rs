@@ -20,6 +20,7 @@ mod hosts;
 mod languages;
 mod languages_problems;
 mod lifecycle;
+mod line_breaks;
 mod listeners;
 mod metrics;
 mod model_review;

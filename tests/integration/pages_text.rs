@@ -332,14 +332,34 @@ async fn a_servers_invisible_characters_are_shown_as_code_points_on_every_page()
         .unwrap();
     assert!(status, "{body}");
     let id = body["id"].as_str().unwrap();
+    let second = app
+        .post_json(
+            "/api/v1/requests",
+            &json!({"server": "files\u{200B}\u{202E}exe", "session": "s",
+                "protocolVersion": "2025-11-25", "clientCapabilities": full_caps(),
+                "request": form_with(2, "Pick another", "Name")}),
+        )
+        .await;
+    assert_eq!(second.status(), reqwest::StatusCode::CREATED);
     let browser = app.login().await;
-    for path in ["/".to_owned(), format!("/questions/{id}")] {
-        let page = app.html(&browser, &path).await;
+    // Raw only in attributes (a form's value, a row's data), never as text: not in the
+    // title, the headings, the status line or the button to the next question.
+    let shown_marked = |path: &str, page: &str| {
         assert!(page.contains("files[U+200B][U+202E]exe"), "{path}: {page}");
-        // Raw only where the page posts it back (a form's value), never as text.
-        assert!(!page.contains(">files\u{200B}"), "{path}: {page}");
+        let raw = page.matches("files\u{200B}").count();
+        let in_attributes = page.matches("=\"files\u{200B}").count();
+        assert_eq!(raw, in_attributes, "{path}: the name shown raw: {page}");
+    };
+    for path in ["/".to_owned(), format!("/questions/{id}")] {
+        shown_marked(&path, &app.html(&browser, &path).await);
     }
     app.answer(id, json!({"action": "decline"})).await;
-    let history = app.html(&browser, "/history").await;
-    assert!(history.contains("files[U+200B][U+202E]exe"), "{history}");
+    for path in [format!("/questions/{id}"), "/history".to_owned()] {
+        shown_marked(&path, &app.html(&browser, &path).await);
+    }
+    let decided = app.html(&browser, &format!("/questions/{id}")).await;
+    assert!(decided.contains("class=\"next\""), "{decided}");
+    // The rules page offers no suggestion that hides what it holds.
+    let rules = app.html(&browser, "/rules").await;
+    assert!(!rules.contains("files\u{200B}"), "{rules}");
 }

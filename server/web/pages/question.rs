@@ -39,6 +39,7 @@ use crate::web::views::tool_call::ToolCallView;
 use crate::web::views::tool_call::tool_call_view;
 use crate::web::views::url::UrlPiece;
 use crate::web::views::url::UrlView;
+use crate::web::views::url::inline_code_points;
 use crate::web::views::url::url_view;
 use actix_web::HttpResponse;
 use actix_web::http::StatusCode;
@@ -157,7 +158,7 @@ fn what_happened(i18n: &I18n, q: &Question) -> String {
     i18n.msg("outcome-when")
         .arg("state", Arg::from(q.state.as_str()))
         .arg("kind", Arg::from(q.kind.as_str()))
-        .arg("server", Arg::server(&q.server))
+        .arg("server", Arg::server(&inline_code_points(&q.server)))
         .arg("time", Arg::from(clock))
         .to_string()
 }
@@ -282,6 +283,8 @@ pub fn result_skeleton(request: &Value) -> String {
 /// isolated ([`Arg::server`]). Invisible isolates in every title would only get in the way
 /// (tab names, bookmarks, screen readers).
 fn title_server(name: &str) -> Arg<'static> {
+    // Its invisible characters as code points, as every page shows a server's name.
+    let name = &inline_code_points(name);
     let rtl = |c: char| {
         is_bidi_control(c)
             || matches!(c, '\u{0590}'..='\u{08FF}' | '\u{FB1D}'..='\u{FDFF}' | '\u{FE70}'..='\u{FEFF}')

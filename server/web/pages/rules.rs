@@ -158,7 +158,15 @@ async fn rules_page(
         i18n,
         csrf: session.csrf.clone(),
         rules,
-        servers: state.broker.servers_seen().await?,
+        // Offered as suggestions only where the name shows what it holds: a browser lists an
+        // option's value as it is, invisible characters and all.
+        servers: state
+            .broker
+            .servers_seen()
+            .await?
+            .into_iter()
+            .filter(|s| !s.chars().any(crate::protocol::url_safety::is_hidden_char))
+            .collect(),
         form,
         lifetimes: LIFETIMES,
         grants: grant_views(state).await?,

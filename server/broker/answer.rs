@@ -281,12 +281,14 @@ impl Broker {
     }
 }
 
+/// Whether `by` may answer: the person's questions first (a script is told no before anything
+/// of their state, which would tell it what the person decided), then only a pending one.
 fn check_may_answer(question: &Question, by: Answerer) -> Result<(), BrokerError> {
-    if question.state != State::Pending {
-        return Err(BrokerError::AlreadyDecided(question.state));
-    }
     if question.audience == Audience::Human && by.is_agent() {
         return Err(BrokerError::HumanOnly);
+    }
+    if question.state != State::Pending {
+        return Err(BrokerError::AlreadyDecided(question.state));
     }
     Ok(())
 }

@@ -178,6 +178,10 @@ pub struct AuditFilter {
     pub kind: Option<Kind>,
     /// Entries about rules only (created, revoked, or a step a rule took).
     pub rules_only: bool,
+    /// Leave out the entries about a person's question (`audience` `human`) opened through
+    /// another door than the API token over TCP: a script there must not learn how the person
+    /// decided what it cannot read.
+    pub over_tcp: bool,
 }
 
 /// Audit entries newest first, filtered by `filter`.
@@ -197,6 +201,21 @@ pub fn audit(conn: &mut Conn, filter: &AuditFilter, limit: i64) -> QueryResult<V
             audit_log::rule_id
                 .is_not_null()
                 .or(audit_log::actor.like("rule:%")),
+        );
+    }
+    if filter.over_tcp {
+        use super::schema::questions;
+        let readable = questions::table
+            .filter(
+                questions::audience
+                    .eq(crate::domain::Audience::Agent)
+                    .or(questions::opened_via.eq(Via::Token)),
+            )
+            .select(questions::id.nullable());
+        query = query.filter(
+            audit_log::question_id
+                .is_null()
+                .or(audit_log::question_id.eq_any(readable)),
         );
     }
     query.order(audit_log::seq.desc()).limit(limit).load(conn)

@@ -383,7 +383,11 @@ async fn edit_request(
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let edit: Edit = stored_json_body(&state, &caller, payload).await?;
-    charge_revision(&state, &caller, &state.broker.get(&id).await?).await?;
+    let q = state.broker.get(&id).await?;
+    if q.audience == Audience::Human && caller.via().is_agent() {
+        return Err(person_only(&q));
+    }
+    charge_revision(&state, &caller, &q).await?;
     let revision = state
         .review
         .edit_sampling(&id, &edit, &caller.via().into())
@@ -496,6 +500,7 @@ async fn audit_log(
         action,
         kind,
         rules_only: false,
+        over_tcp: caller.via() == Via::Token,
     };
     let rows = state.review.audit_log(filter, 1000).await?;
     let entries = rows

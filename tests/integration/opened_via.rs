@@ -91,11 +91,13 @@ async fn only_the_door_a_question_was_opened_through_reads_its_answer_or_withdra
     assert_eq!(body["response"]["result"]["arguments"]["pr"], 8, "{body}");
 }
 
-/// The audit's digests of what the person answered are for the person and the owner: over TCP
-/// they are left out, since a digest of a short answer (a PIN) gives it back to whoever tries
-/// every value.
+/// Over TCP, where the token may be a script's or another machine's, the audit says nothing
+/// of how the person decided a question opened through another door (not even its action),
+/// and answering one is refused as the person's before its state is named; of the token's own
+/// questions it gives no digest, which would give a short answer back to whoever tries every
+/// value. The owner's socket gets it all.
 #[tokio::test]
-async fn the_audit_over_tcp_carries_no_digest_of_an_answer() {
+async fn the_audit_over_tcp_tells_nothing_of_the_persons_decisions_on_another_doors_questions() {
     let app = spawn_app().await;
     let browser = app.login().await;
     let opened: Value = app
@@ -113,31 +115,39 @@ async fn the_audit_over_tcp_carries_no_digest_of_an_answer() {
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let entry = |audit: &Value| {
+    let own = app.open_ok(form_request(5)).await;
+    app.answer(
+        &own,
+        json!({"action": "accept", "content": {"name": "Ada"}}),
+    )
+    .await;
+    let entry = |audit: &Value, id: &str| {
         audit["entries"]
             .as_array()
             .unwrap()
             .iter()
             .find(|e| e["questionId"] == id)
             .cloned()
-            .unwrap()
     };
     let over_tcp: Value = app.get("/api/v1/audit").await.json().await.unwrap();
-    let seen = entry(&over_tcp);
+    assert_eq!(entry(&over_tcp, id), None, "{over_tcp}");
+    let mine = entry(&over_tcp, &own).expect("the token's own question is audited");
     assert!(
-        seen["responseDigest"].is_null() && seen["requestDigest"].is_null(),
-        "{seen}"
+        mine["responseDigest"].is_null() && mine["requestDigest"].is_null(),
+        "{mine}"
     );
+    let (status, body) = app.answer(id, json!({"action": "decline"})).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert!(!body.to_string().contains("accepted"), "{body}");
     let over_socket: Value = app
         .get_over_socket("/api/v1/audit")
         .await
         .json()
         .await
         .unwrap();
-    assert!(
-        entry(&over_socket)["responseDigest"].is_string(),
-        "{over_socket}"
-    );
+    let full = entry(&over_socket, id).expect("the socket sees every entry");
+    assert_eq!(full["action"], "tool_edited", "{full}");
+    assert!(full["responseDigest"].is_string(), "{over_socket}");
 }
 
 /// A form that came with the token over TCP says so on its page, as a tool call does: a form

@@ -93,6 +93,7 @@ pub async fn audit(
                 action: action.clone().and_then(Result::ok),
                 kind: kind.clone().and_then(Result::ok),
                 rules_only: false,
+                over_tcp: false,
             };
             state.review.audit_log(filter, 500).await?
         }

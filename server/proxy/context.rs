@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use super::ask::{Progress, Question, ask};
 use super::drops::Drops;
-use super::session::AskHandle;
-use super::session::command::Handle;
+use super::session::command::{Command, Handle};
+use super::session::{AskHandle, forgotten};
 use super::tool_policy::PolicyView;
 use super::tool_report::ToolReporter;
 use crate::client::ServiceClient;
@@ -54,7 +54,15 @@ impl Context {
         handle: &AskHandle,
         progress: Option<&Progress>,
     ) -> Option<Value> {
-        ask(&self.client, &self.opens, question, handle, progress).await
+        let response = ask(&self.client, &self.opens, question, handle, progress).await;
+        // The question is over: its `elicitationId` is watched on only while the server has
+        // yet to report an accepted URL elicitation complete.
+        if let Some(id) = forgotten(&question.request, response.as_ref()) {
+            self.session
+                .send(Command::UnwatchUrls { ids: vec![id] })
+                .await;
+        }
+        response
     }
 
     /// Gives the host a line the proxy wrote (its channel is bounded; the send waits its turn

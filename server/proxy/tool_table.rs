@@ -4,8 +4,13 @@
 //! are dropped (the newest is always kept whole: it came in one line, so it is under the line
 //! limit). A server that lists new tools forever therefore holds no more of the proxy's memory
 //! than the bound plus one page; a tool that is still listed keeps what the server claimed.
+//!
+//! Each tool is held once, whatever the pages repeat: its name is the key of its entry and of
+//! its place in the order tools were listed, and a name listed again (by a later page or the
+//! same one) moves to its newest place. So the bound counts everything held, and a page costs
+//! work in proportion to its own tools (and to the tools it pushes out, each dropped once).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Deserialize;
 use serde::de::IgnoredAny;
@@ -51,40 +56,36 @@ impl Page {
     }
 }
 
-/// One tool kept: what is kept of it, the page that listed it and the bytes it counts for.
+/// One tool kept: what is kept of it, the page that listed it last, its place in the order
+/// tools were listed and the bytes it counts for.
 #[derive(Debug)]
 struct Entry<T> {
     value: T,
     page: u64,
+    place: u64,
     weight: usize,
-}
-
-/// The names one page listed, to drop them with it.
-#[derive(Debug)]
-struct Listed {
-    number: u64,
-    names: Vec<String>,
 }
 
 /// The tools kept from a server's listings.
 #[derive(Debug)]
 pub(super) struct ToolTable<T> {
     entries: HashMap<String, Entry<T>>,
-    pages: VecDeque<Listed>,
+    /// Every kept tool's name by its place: the oldest listed first, so the oldest pages are
+    /// dropped from the front.
+    order: BTreeMap<u64, String>,
     next_page: u64,
+    next_place: u64,
     bytes: usize,
-    /// Names held in `pages`' lists, some of them of tools a later page listed again.
-    listed: usize,
 }
 
 impl<T> Default for ToolTable<T> {
     fn default() -> Self {
         ToolTable {
             entries: HashMap::new(),
-            pages: VecDeque::new(),
+            order: BTreeMap::new(),
             next_page: 0,
+            next_place: 0,
             bytes: 0,
-            listed: 0,
         }
     }
 }
@@ -97,64 +98,52 @@ impl<T> ToolTable<T> {
         tools: impl IntoIterator<Item = (String, T, usize)>,
     ) {
         if page == Page::First {
-            self.entries.clear();
-            self.pages.clear();
+            self.entries = HashMap::new();
+            self.order.clear();
             self.bytes = 0;
-            self.listed = 0;
         }
         let number = self.next_page;
         self.next_page += 1;
-        let mut names = Vec::new();
         for (name, value, size) in tools {
-            // The name is held twice: as the key and in its page's list.
+            // The name is held twice: as the key and in the order.
             let weight = size.saturating_add(2 * name.len());
+            let place = self.next_place;
+            self.next_place += 1;
             let entry = Entry {
                 value,
                 page: number,
+                place,
                 weight,
             };
             if let Some(old) = self.entries.insert(name.clone(), entry) {
                 self.bytes -= old.weight;
+                self.order.remove(&old.place);
             }
             self.bytes += weight;
-            names.push(name);
+            self.order.insert(place, name);
         }
-        self.listed += names.len();
-        self.pages.push_back(Listed { number, names });
-        // Pages that list the same tools again leave the older lists naming tools they no
-        // longer hold: once those are half of what the lists hold, they are swept out (each
-        // sweep at least halves the lists, so a server re-listing forever costs nothing).
-        if self.listed > 2 * self.entries.len() {
-            self.sweep();
-        }
-        while (self.bytes > MAX_BYTES || self.entries.len() > MAX_TOOLS) && self.pages.len() > 1 {
-            let Some(oldest) = self.pages.pop_front() else {
-                break;
-            };
-            self.listed -= oldest.names.len();
-            for name in oldest.names {
-                if self
-                    .entries
-                    .get(&name)
-                    .is_some_and(|e| e.page == oldest.number)
-                    && let Some(gone) = self.entries.remove(&name)
-                {
-                    self.bytes -= gone.weight;
-                }
-            }
-        }
+        self.drop_oldest_pages(number);
     }
 
-    /// Drops from the pages' lists the names a later page listed again, and the pages left
-    /// with none.
-    fn sweep(&mut self) {
-        let entries = &self.entries;
-        for page in &mut self.pages {
-            page.names
-                .retain(|name| entries.get(name).is_some_and(|e| e.page == page.number));
+    /// While what is kept is over the bound, drops the oldest page whole, never `newest`.
+    fn drop_oldest_pages(&mut self, newest: u64) {
+        let mut dropping = None;
+        while let Some(oldest) = self.order.first_entry() {
+            let page = self.entries.get(oldest.get()).map(|e| e.page);
+            let over = self.bytes > MAX_BYTES || self.entries.len() > MAX_TOOLS;
+            // A page being dropped goes whole, even once the rest is under the bound.
+            if page == Some(newest) || !(over || page == dropping) {
+                break;
+            }
+            dropping = page;
+            if let Some(gone) = self.entries.remove(&oldest.remove()) {
+                self.bytes -= gone.weight;
+            }
         }
-        self.pages.retain(|page| !page.names.is_empty());
-        self.listed = self.pages.iter().map(|p| p.names.len()).sum();
+        // The room a huge page took in the table is given back once the page is dropped.
+        if self.entries.capacity() > 4 * self.entries.len() + 64 {
+            self.entries.shrink_to_fit();
+        }
     }
 
     /// What is kept of the tool `name`, when it is.
@@ -172,6 +161,12 @@ impl<T> ToolTable<T> {
     #[cfg(test)]
     pub(super) fn bytes(&self) -> usize {
         self.bytes
+    }
+
+    /// How many names the order holds, and their bytes.
+    #[cfg(test)]
+    fn held_names(&self) -> (usize, usize) {
+        (self.order.len(), self.order.values().map(String::len).sum())
     }
 }
 
@@ -193,9 +188,44 @@ mod tests {
             t.record(Page::Next, page("a", 100, 10));
         }
         assert_eq!(t.len(), 100);
-        let listed: usize = t.pages.iter().map(|p| p.names.len()).sum();
-        assert!(listed <= 200, "{listed} names held for 100 tools");
-        assert!(t.pages.len() <= 2, "{} pages", t.pages.len());
+        let (names, _) = t.held_names();
+        assert!(names <= 100, "{names} names held for 100 tools");
+    }
+
+    /// A page that lists one new name many times holds that name once: the record neither
+    /// grows by the page's length nor walks the copies of earlier pages again.
+    #[test]
+    fn a_name_a_page_lists_many_times_is_held_once() {
+        let mut t = ToolTable::default();
+        t.record(Page::First, page("a", 10, 10));
+        for p in 0..200 {
+            let name = format!("new{p}");
+            t.record(Page::Next, (0..1_000).map(|i| (name.clone(), i, 10)));
+        }
+        assert_eq!(t.len(), 210);
+        assert_eq!(t.get("new199"), Some(&999), "the last copy listed is kept");
+        let (names, _) = t.held_names();
+        assert!(names <= t.len(), "{names} names held for {} tools", t.len());
+    }
+
+    /// Pages that list a tool with a long name again hold no older copies of that name beyond
+    /// what the bound counts.
+    #[test]
+    fn a_long_name_listed_again_is_not_held_once_per_page() {
+        let mut t = ToolTable::default();
+        let long = "h".repeat(1024 * 1024);
+        t.record(Page::First, page("a", 100, 10));
+        t.record(Page::Next, vec![(long.clone(), 0, 10)]);
+        for i in 1..50 {
+            t.record(Page::Next, vec![(long.clone(), i, 10)]);
+        }
+        assert_eq!(t.get(&long), Some(&49));
+        let (_, name_bytes) = t.held_names();
+        assert!(
+            name_bytes <= t.bytes(),
+            "{name_bytes} bytes of names held, {} counted",
+            t.bytes()
+        );
     }
 
     #[test]

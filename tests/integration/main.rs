@@ -36,6 +36,7 @@ mod pg;
 mod provider_bounds;
 mod providers;
 mod proxy;
+mod proxy_url_ids;
 mod public_url;
 mod queue_work;
 mod reference_docs;

@@ -142,8 +142,31 @@ async fn opening_the_link_is_the_consent_and_accepts_without_content() {
     assert_eq!(res.status(), StatusCode::OK);
 }
 
+/// Declines question `id` from the queue page `queue` (the person's confirmed Decline).
+pub(crate) async fn post_decline(
+    app: &TestApp,
+    browser: &reqwest::Client,
+    queue: &str,
+    id: &str,
+) -> reqwest::Response {
+    browser
+        .post(format!("{}/questions/decline", app.base))
+        .form(&[
+            ("csrf", csrf_of(queue).as_str()),
+            ("id", id),
+            ("confirmed", "1"),
+        ])
+        .send()
+        .await
+        .unwrap()
+}
+
 /// Follows the question page's Open button (`GET /questions/{id}/open`).
-async fn get_open(app: &TestApp, browser: &reqwest::Client, id: &str) -> reqwest::Response {
+pub(crate) async fn get_open(
+    app: &TestApp,
+    browser: &reqwest::Client,
+    id: &str,
+) -> reqwest::Response {
     browser
         .get(format!("{}/questions/{id}/open", app.base))
         .send()
@@ -247,17 +270,10 @@ async fn queue_and_history_previews_of_a_url_question_show_its_domain() {
         row.contains("<span class=\"subdomain\">login.microsoftonline.com.</span><strong class=\"domain\">evil.example</strong>"),
         "the registrable domain is the emphasised part: {row}"
     );
-    let res = browser
-        .post(format!("{}/questions/decline", app.base))
-        .form(&[
-            ("csrf", csrf_of(&queue).as_str()),
-            ("id", id.as_str()),
-            ("confirmed", "1"),
-        ])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    assert_eq!(
+        post_decline(&app, &browser, &queue, &id).await.status(),
+        StatusCode::SEE_OTHER
+    );
     let history = app.html(&browser, "/history").await;
     assert!(
         history.contains("<strong class=\"domain\">evil.example</strong>"),

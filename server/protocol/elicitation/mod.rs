@@ -24,6 +24,11 @@ use super::era::Era;
 use super::jsonrpc::{RpcError, Violation};
 use super::{FieldError, Problem, capabilities, url_safety};
 
+/// The longest `elicitationId` a URL elicitation may carry (the spec bounds none; an opaque
+/// id is a few dozen bytes, and a longer one would be stored with the question and watched by
+/// the proxy until it is reported complete).
+pub const MAX_ELICITATION_ID_BYTES: usize = 1024;
+
 /// The two elicitation modes (2025-11-25 §Elicitation Requests).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -172,6 +177,11 @@ fn url_request(
         // 2026-07-28 removed `elicitationId` and the completion notification (EU8):
         // the outcome arrives by the retried request, so an id is not kept.
         Some(_) if era >= Era::V2026_07_28 => None,
+        Some(Value::String(id)) if id.len() > MAX_ELICITATION_ID_BYTES => {
+            return Err(RpcError::invalid_params(format!(
+                "elicitationId is longer than {MAX_ELICITATION_ID_BYTES} bytes"
+            )));
+        }
         Some(Value::String(id)) => Some(id.clone()),
         Some(_) => return Err(RpcError::invalid_params("elicitationId must be a string")),
         None if era == Era::V2025_11_25 => {

@@ -204,7 +204,7 @@ impl Session {
             Command::WatchUrls { ids, reply } => {
                 let waiters = ids
                     .into_iter()
-                    .map(|id| self.url_elicitations.entry(id).or_default().clone())
+                    .map(|id| self.url_elicitations.watch(id))
                     .collect();
                 let _ = reply.send(waiters);
             }

@@ -7,14 +7,16 @@
 
 pub(in crate::proxy) mod command;
 mod request;
+mod url_watch;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use serde_json::Value;
-use tokio::sync::{Notify, oneshot};
+use tokio::sync::oneshot;
 
 pub(in crate::proxy) use request::{AskHandle, Binding, Held, HostRequest, Phase};
+pub(in crate::proxy) use url_watch::{UrlWatch, forgotten};
 
 use super::tool_table::ToolTable;
 use crate::protocol::era::Era;
@@ -46,8 +48,9 @@ pub(in crate::proxy) struct Session {
     /// Server requests forwarded to the host and not yet answered: the only ids a host
     /// response may carry.
     pub(in crate::proxy) forwarded: HashSet<RequestKey>,
-    /// `elicitationId`s of URL elicitations this proxy opened → who waits for completion.
-    pub(in crate::proxy) url_elicitations: HashMap<String, Arc<Notify>>,
+    /// `elicitationId`s whose completion notice is the proxy's → who waits for it (bounded:
+    /// [`url_watch`]).
+    pub(in crate::proxy) url_elicitations: UrlWatch,
     /// Proxy-owned requests to the server (MRTR retries) → who waits for the response.
     pub(in crate::proxy) retries: HashMap<RequestKey, oneshot::Sender<Vec<u8>>>,
     /// Answers held for a host's retry, by the `requestState` token the host was handed.

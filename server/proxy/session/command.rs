@@ -415,4 +415,78 @@ mod tests {
         assert!(s.held.contains_key("t9"));
         assert!(!s.held.contains_key("t0"));
     }
+
+    /// A host request entry under `key`, resolving a round, with the serial the session gives.
+    fn resolving_entry(s: &mut Session, key: &RequestKey, to: &str) -> RequestRef {
+        let serial = s.next_serial();
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"transfer","arguments":{{"to":"{to}"}}}}}}"#
+        );
+        s.requests.insert(
+            key.clone(),
+            super::super::HostRequest {
+                serial,
+                id: RawValue::from_string("1".into()).unwrap(),
+                method: Method::ToolsCall,
+                tool: Some("transfer".into()),
+                page: crate::proxy::tool_table::Page::First,
+                line: Some(Arc::new(line.into_bytes())),
+                as_host_sent: None,
+                progress_token: None,
+                meta_version: None,
+                capabilities: Value::Null,
+                progress: Arc::default(),
+                phase: Phase::Resolving {
+                    asks: Vec::new(),
+                    retry: None,
+                },
+                person_accepted: false,
+            },
+        );
+        RequestRef {
+            key: key.clone(),
+            serial,
+        }
+    }
+
+    /// A task's steps reach only the entry it started with: once that request is over and the
+    /// host sent another under the same id, the old task's commands find nothing (no line to
+    /// retry, no retry to send, nothing to end) and leave the new request as it is.
+    #[test]
+    fn a_tasks_commands_never_reach_a_later_request_under_the_same_id() {
+        let mut s = Session::default();
+        let key = RequestKey::of_raw("1").unwrap();
+        let old = resolving_entry(&mut s, &key, "alice");
+        s.requests.remove(&key);
+        let new = resolving_entry(&mut s, &key, "mallory");
+        assert_ne!(old, new);
+
+        let (reply, mut line) = oneshot::channel();
+        s.apply(Command::Line {
+            host: old.clone(),
+            reply,
+        });
+        assert_eq!(line.try_recv().unwrap(), None);
+        let (waiter, _response) = oneshot::channel();
+        let (reply, mut sent) = oneshot::channel();
+        s.apply(Command::Retrying {
+            host: old.clone(),
+            retry: RequestKey::proxy_own(),
+            waiter,
+            reply,
+        });
+        assert!(!sent.try_recv().unwrap());
+        assert!(s.retries.is_empty());
+        let (reply, mut id) = oneshot::channel();
+        s.apply(Command::Finish { host: old, reply });
+        assert!(id.try_recv().unwrap().is_none());
+
+        let (reply, mut line) = oneshot::channel();
+        s.apply(Command::Line { host: new, reply });
+        let line = line
+            .try_recv()
+            .unwrap()
+            .expect("the new request is still there");
+        assert!(String::from_utf8_lossy(&line).contains("mallory"));
+    }
 }

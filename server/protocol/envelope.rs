@@ -15,11 +15,11 @@
 
 use std::borrow::Cow;
 
-use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::members::Members;
 pub use super::members::has_folded_member;
+use super::request_key::{RequestKey, UnsafeId, key_text};
 
 /// One message, as far as routing needs it. Raw members are the JSON text of their values,
 /// borrowed from the line (already judged valid JSON).
@@ -103,10 +103,16 @@ impl<'a> Envelope<'a> {
         })
     }
 
-    /// The id in canonical JSON text (so `1`, `1.0`-free and escaped strings compare equal),
-    /// the key the proxy tracks requests by.
-    pub fn id_key(&self) -> Option<String> {
-        self.id.map(id_key)
+    /// The key of the id ([`RequestKey::of_raw`]); `None` for a message without one.
+    pub fn key(&self) -> Option<Result<RequestKey, UnsafeId>> {
+        self.id.map(RequestKey::of_raw)
+    }
+
+    /// The key of `params.requestId` (of a `notifications/cancelled`); `None` when the params
+    /// name none or cannot be read by exact names.
+    pub fn cancelled_request(&self) -> Option<Result<RequestKey, UnsafeId>> {
+        let members = Members::read(self.params?, &["requestId"]).ok()?;
+        members.get(0).map(RequestKey::of_raw)
     }
 
     /// `method` as a plain string slice.
@@ -140,39 +146,10 @@ const PARAMS: usize = 3;
 const RESULT: usize = 4;
 const ERROR: usize = 5;
 
-/// The canonical text of a JSON-RPC id given as raw JSON text: parsed and re-serialised, so
-/// different spellings of one id compare equal. Unparseable text is kept as it is.
-pub fn id_key(raw: &str) -> String {
-    if is_canonical_id(raw) {
-        return raw.to_owned();
-    }
-    serde_json::from_str::<Value>(raw)
-        .map(|v| v.to_string())
-        .unwrap_or_else(|_| raw.to_owned())
-}
-
-/// Whether an id's raw text (already valid JSON) is already canonical, so the common ids need
-/// no parse: an integer without sign tricks (JSON allows no leading zeros or `+`), or a string
-/// without escapes (valid JSON strings hold no raw quote or control character, so serde_json
-/// writes them back byte for byte).
-fn is_canonical_id(raw: &str) -> bool {
-    let bytes = raw.as_bytes();
-    match bytes {
-        [b'"', inner @ .., b'"'] => !inner.contains(&b'\\') && !inner.contains(&b'"'),
-        [b'-', digits @ ..] | digits => {
-            !digits.is_empty()
-                && digits.len() < 16
-                && digits.iter().all(u8::is_ascii_digit)
-                && (digits[0] != b'0' || digits.len() == 1)
-                && raw != "-0"
-        }
-    }
-}
-
 /// Finds the raw text of the top-level `"id"` member of a line that may not be valid JSON
 /// (invalid UTF-8, non-finite numbers, lone surrogates elsewhere in it). Used only to tell the
 /// waiting side which request a dropped line concerned. Returns the canonical id text (see
-/// [`id_key`]) for a number, string or `null` id.
+/// [`key_text`]) for an id the proxy keys requests by, `None` for any other.
 pub fn scan_id(line: &[u8]) -> Option<String> {
     let mut scanner = IdScanner::default();
     scanner.feed(line);
@@ -296,16 +273,13 @@ impl IdScanner {
         self.id.clear();
     }
 
-    /// The id found, canonical (see [`id_key`]), if it is a number, a string or `null`.
+    /// The id found, canonical (see [`key_text`]), if it is one the proxy keys requests by.
     pub fn finish(mut self) -> Option<String> {
         if self.reading_id {
             self.end_id();
         }
         let raw = String::from_utf8(self.found?).ok()?;
-        match serde_json::from_str::<Value>(&raw).ok()? {
-            v @ (Value::Number(_) | Value::String(_) | Value::Null) => Some(v.to_string()),
-            _ => None,
-        }
+        key_text(&raw).ok()
     }
 }
 
@@ -328,7 +302,7 @@ mod tests {
             "]".repeat(100_000)
         );
         let m = message(&deep);
-        assert_eq!(m.id_key().as_deref(), Some("7"));
+        assert_eq!(m.key(), Some(RequestKey::of_raw("7")));
         assert!(m.is_response());
     }
 
@@ -387,28 +361,6 @@ mod tests {
     }
 
     #[test]
-    fn ids_are_canonical_however_they_are_written() {
-        for (raw, key) in [
-            ("7", "7"),
-            ("-12", "-12"),
-            ("1.0", "1.0"),
-            ("1e2", "100.0"),
-            ("-0", "-0.0"),
-            (r#""a""#, r#""a""#),
-            (r#""\u0061""#, r#""a""#),
-            ("12345678901234567890", "12345678901234567890"),
-            ("null", "null"),
-        ] {
-            assert_eq!(
-                id_key(raw),
-                serde_json::from_str::<Value>(raw).unwrap().to_string(),
-                "{raw}"
-            );
-            assert_eq!(id_key(raw), key, "{raw}");
-        }
-    }
-
-    #[test]
     fn a_result_head_is_read_with_the_line() {
         let asking = message(
             r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"inputRequests":{"a":{}},"requestState":"s"}}"#,
@@ -432,7 +384,8 @@ mod tests {
     #[test]
     fn a_null_id_stays_visible() {
         let m = message(r#"{"jsonrpc":"2.0","id":null,"method":"sampling/createMessage"}"#);
-        assert_eq!(m.id_key().as_deref(), Some("null"));
+        assert_eq!(m.id, Some("null"));
+        assert_eq!(m.key(), Some(Err(UnsafeId::Null)));
     }
 
     #[test]
@@ -456,6 +409,12 @@ mod tests {
         );
         assert_eq!(scan_id(br#"{"result":{"id":9}}"#), None);
         assert_eq!(scan_id(br#"{"id":{"x":1}}"#), None);
+        // Only ids the proxy keys requests by: no request in flight has another.
+        assert_eq!(scan_id(b"{\"id\":-0,\"x\":NaN}"), None);
+        assert_eq!(
+            scan_id(b"{\"id\":\"\\u0061\",\"x\":NaN}").as_deref(),
+            Some(r#""a""#)
+        );
     }
 
     #[test]

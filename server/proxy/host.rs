@@ -7,7 +7,9 @@
 //!   never get two responses for one id);
 //! - a line the proxy cannot read by exact names (not valid JSON, a duplicate or case-folded
 //!   envelope member, a non-finite number), a batch, and a `tools/call` sent as a notification
-//!   never pass: the server might read them as something the proxy never judged.
+//!   never pass: the server might read them as something the proxy never judged;
+//! - a request under an id a server may read as another id (`-0`, `5.0`, a lone surrogate
+//!   escape: [`RequestKey::of_raw`]) never passes: the host gets `-32600` under its id.
 //!
 //! Requests are remembered until their response, so the server's answers can be judged.
 
@@ -22,7 +24,7 @@ use super::capabilities::{forward_capabilities, rewrite_initialize};
 use super::context::Context;
 use super::refusal::ProxyRefusal;
 use super::retry_gate;
-use super::session::{HostRequest, Phase, Session};
+use super::session::{HostRequest, Phase, RequestRef, Session};
 use super::tool_gate::{self, Gate};
 use super::tool_table::Page;
 use crate::protocol::binding;
@@ -54,17 +56,28 @@ pub(super) fn from_host<'a>(
         );
         return None;
     }
-    let Some(id_key) = msg.id_key().map(RequestKey::canonical) else {
+    let Some(raw_id) = msg.id else {
         return host_notification(ctx, s, &msg).then_some(Cow::Borrowed(line));
     };
+    let key = RequestKey::of_raw(raw_id);
     let Some(method) = msg.method().map(Method::named) else {
         // A host response may only answer a server request the host was given: never one the
         // proxy answers itself, nor an id a server might read as such (`"900"` for `900`).
-        if msg.is_response() && !s.forwarded.remove(&id_key) {
+        if msg.is_response() && !key.is_ok_and(|key| s.forwarded.remove(&key)) {
             tracing::warn!("dropped a host response to a request it was not given");
             return None;
         }
         return Some(Cow::Borrowed(line));
+    };
+    let id_key = match key {
+        Ok(key) => key,
+        Err(why) => {
+            // An id a server may read as another (`-0` as `0`, `5.0` as `5`): the proxy could
+            // not keep the two apart, so the request never passes.
+            tracing::warn!(%why, "refused a host request under an id servers may read differently");
+            ctx.answer_host(ProxyRefusal::UnsafeId(why).line(&raw_id_value(raw_id)));
+            return None;
+        }
     };
     host_request(ctx, s, &msg, method, id_key, line)
 }
@@ -91,8 +104,16 @@ fn readable<'a>(ctx: &Context, s: &Session, line: &'a [u8]) -> Option<Envelope<'
 /// A host notification; whether it passes.
 fn host_notification(ctx: &Context, s: &mut Session, msg: &Envelope<'_>) -> bool {
     match msg.method().map(Method::named) {
-        // The call was held for the person: the server never got it, so nothing to cancel.
-        Some(Method::Cancelled) => !host_cancelled(ctx, s, msg),
+        Some(Method::Cancelled) => match msg.cancelled_request() {
+            // The call was held for the person: the server never got it, so nothing to cancel.
+            Some(Ok(key)) => !host_cancelled(ctx, s, &key),
+            // No request in flight has such an id, and a server might read it as one that is.
+            Some(Err(why)) => {
+                tracing::warn!(%why, "dropped a host cancellation naming an id servers may read differently");
+                false
+            }
+            None => true,
+        },
         Some(Method::ToolsCall) => {
             // A call without an id expects no answer, but a server might still run it: it is
             // never judged, so it never passes.
@@ -119,11 +140,9 @@ fn host_request<'a>(
     line: &'a [u8],
 ) -> Option<Cow<'a, [u8]>> {
     let head = request_head(method, msg.params);
-    // Valid JSON already (the envelope was read), so this only copies the id's text.
     let id = msg
         .id
-        .and_then(|raw| RawValue::from_string(raw.to_owned()).ok())
-        .unwrap_or_else(|| RawValue::NULL.to_owned());
+        .map_or_else(|| RawValue::NULL.to_owned(), raw_id_value);
     let is_call = method == Method::ToolsCall;
     // A request under the id of one still in flight, whatever either's method, gets an error
     // of its own: it must never be taken for the other (nor get its round or its consent), nor
@@ -186,7 +205,9 @@ fn host_request<'a>(
     } else {
         None
     };
+    let serial = s.next_serial();
     let request = HostRequest {
+        serial,
         id,
         method,
         tool: head.tool,
@@ -211,10 +232,20 @@ fn host_request<'a>(
     };
     s.requests.insert(id_key.clone(), request);
     if let Some(tool) = asked_tool {
-        tool_gate::spawn_ask(ctx, id_key, tool, out.into_owned(), complete);
+        let held = RequestRef {
+            key: id_key,
+            serial,
+        };
+        tool_gate::spawn_ask(ctx, held, tool, out.into_owned(), complete);
         return None;
     }
     Some(out)
+}
+
+/// The id as the host wrote it, to answer under (valid JSON already: the envelope was read, so
+/// this only copies its text).
+fn raw_id_value(raw: &str) -> Box<RawValue> {
+    RawValue::from_string(raw.to_owned()).unwrap_or_else(|_| RawValue::NULL.to_owned())
 }
 
 /// The request with the capabilities the proxy answers for: in `initialize`, or (2026-07-28)
@@ -386,7 +417,7 @@ fn refuse_unread(ctx: &Context, s: &Session, id: Option<String>, refusal: ProxyR
     let Some(key) = id.map(RequestKey::canonical) else {
         return;
     };
-    if key.is_null() || s.forwarded.contains(&key) {
+    if s.forwarded.contains(&key) {
         return;
     }
     if let Some(raw) = key.to_raw() {
@@ -397,15 +428,8 @@ fn refuse_unread(ctx: &Context, s: &Session, id: Option<String>, refusal: ProxyR
 /// The host cancelled one of its requests: withdraw the questions opened for it and, when a
 /// proxy retry of it is in flight, tell the server about that one too. True when the request
 /// is a tool call still held for the person (the server never received it).
-fn host_cancelled(ctx: &Context, s: &mut Session, msg: &Envelope<'_>) -> bool {
-    let Some(request_id) = msg
-        .params
-        .and_then(|p| serde_json::from_str::<Value>(p).ok())
-        .and_then(|p| p.get("requestId").cloned())
-    else {
-        return false;
-    };
-    let Some(request) = s.requests.get_mut(&RequestKey::of_value(&request_id)) else {
+fn host_cancelled(ctx: &Context, s: &mut Session, key: &RequestKey) -> bool {
+    let Some(request) = s.requests.get_mut(key) else {
         return false;
     };
     let held = matches!(request.phase, Phase::AwaitingPerson { .. });

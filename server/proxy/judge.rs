@@ -11,8 +11,12 @@
 //! - responses to the proxy's own retries go to the task that waits for them;
 //! - a line the proxy cannot judge (not JSON serde_json accepts, over the size limit, not an
 //!   object, a notification with a request's method) is dropped, logged without content and
-//!   counted; when it carried the id of a host request, the host gets an error for it, and
-//!   when it carried another id, the server gets an error for it;
+//!   counted; when it carried the id of a host request at the server, the host gets an error
+//!   for it (a request held for the person or owned by a round is left as it is: the line
+//!   cannot be the server's answer to it), and when it carried another id, the server gets an
+//!   error for it;
+//! - a server request under an id a host may read as another ([`RequestKey::of_raw`]) never
+//!   passes: the server gets an error for it;
 //! - everything else passes byte for byte, in order.
 
 use std::ops::Range;
@@ -26,7 +30,7 @@ use super::context::Context;
 use super::refusal::ProxyRefusal;
 use super::rounds;
 use super::session::command::Command;
-use super::session::{AskHandle, KnownTool, Phase, Session};
+use super::session::{AskHandle, KnownTool, Phase, RequestRef, Session};
 use super::tool_table::Page;
 use crate::protocol::binding;
 use crate::protocol::envelope::{Envelope, Judged, scan_id};
@@ -109,7 +113,12 @@ pub(super) fn dropped(ctx: &Context, s: &mut Session, reason: DroppedLine, id: O
         "dropped a line from the server that mcp-consent could not judge"
     );
     let Some(key) = id else { return };
-    if let Some(request) = s.requests.remove(&key) {
+    // Only a request at the server can have been answered by this line: one held for the
+    // person never reached it, and one a resolution owns is answered under the proxy's retry
+    // id. Those stay as they are (the question asked for them, and its answer, stay theirs).
+    if s.requests.get(&key).is_some_and(|r| r.phase.at_server())
+        && let Some(request) = s.requests.remove(&key)
+    {
         // Never queue without bound for a server that floods: an error that does not fit now
         // is dropped with the line it concerns.
         let _ = ctx
@@ -118,8 +127,7 @@ pub(super) fn dropped(ctx: &Context, s: &mut Session, reason: DroppedLine, id: O
     } else if let Some(waiter) = s.retries.remove(&key) {
         // Dropping the waiter ends the retry; its task fails the host request.
         drop(waiter);
-    } else if !key.is_null()
-        && let Some(id) = key.to_raw()
+    } else if let Some(id) = key.to_raw()
         && let Some(to_server) = ctx.to_server.upgrade()
     {
         let _ = to_server.try_send(ProxyRefusal::UnreadableMessage.line(&id).into());
@@ -161,9 +169,21 @@ pub(super) fn record_tools(s: &mut Session, result: &[u8], page: Page) {
 /// Judges one message; returns whether it passes to the host.
 fn message(ctx: &Context, s: &mut Session, msg: &Envelope<'_>, line: &[u8]) -> Pass {
     let method = msg.method().map(Method::named);
-    let key = msg.id_key().map(RequestKey::canonical);
-    let pass = match (method, key) {
-        (Some(m), Some(id)) if m.is_asked() => {
+    let pass = match (method, msg.key()) {
+        (Some(_), Some(Err(why))) => {
+            // A server request under an id a host may read as another (`-0` as `0`): were it
+            // passed, the host's answer to it could reach the server as the answer to one the
+            // person is asked about. Never passed, nor asked about; the server is told.
+            tracing::warn!(%why, "refused a server request under an id hosts may read differently");
+            if let Some(raw) = msg
+                .id
+                .and_then(|id| RawValue::from_string(id.to_owned()).ok())
+            {
+                ctx.tell_server(ProxyRefusal::UnsafeId(why).line(&raw));
+            }
+            false
+        }
+        (Some(m), Some(Ok(id))) if m.is_asked() => {
             intercept(ctx, s, id, line);
             false
         }
@@ -178,15 +198,15 @@ fn message(ctx: &Context, s: &mut Session, msg: &Envelope<'_>, line: &[u8]) -> P
             false
         }
         (Some(_), id) => {
-            if let Some(id) = id {
+            if let Some(Ok(id)) = id {
                 // A server request the host will answer: only such ids may be answered by it.
                 s.forwarded.insert(id);
             }
             true
         }
-        (None, Some(key)) if msg.is_response() => return response(ctx, s, msg, key, line),
+        (None, Some(Ok(key))) if msg.is_response() => return response(ctx, s, msg, key, line),
         (None, key) => {
-            dropped(ctx, s, DroppedLine::Ambiguous, key);
+            dropped(ctx, s, DroppedLine::Ambiguous, key.and_then(Result::ok));
             false
         }
     };
@@ -243,7 +263,11 @@ fn response(
                 asks: Vec::new(),
                 retry: None,
             };
-            rounds::spawn(ctx, key, line.to_vec());
+            let owned = RequestRef {
+                key,
+                serial: request.serial,
+            };
+            rounds::spawn(ctx, owned, line.to_vec());
             return Pass::No;
         }
         if msg.result.is_some() {
@@ -280,16 +304,14 @@ fn within(line: &[u8], part: &str) -> Option<Range<usize>> {
     (end <= line.len()).then_some(start..end)
 }
 
-/// The `requestId` of a `notifications/cancelled`.
-fn cancelled_request(msg: &Envelope<'_>) -> Option<RequestKey> {
-    msg.params
-        .and_then(|p| serde_json::from_str::<Value>(p).ok())
-        .and_then(|p| p.get("requestId").map(RequestKey::of_value))
-}
-
+/// The server cancelled one of its requests: a question open for it is withdrawn (and the
+/// host never hears of it). A cancellation naming an id no request may have (`-0`) names no
+/// request the host was given either, and is dropped.
 fn server_cancelled(s: &mut Session, msg: &Envelope<'_>) -> bool {
-    let Some(request_id) = cancelled_request(msg) else {
-        return true;
+    let request_id = match msg.cancelled_request() {
+        Some(Ok(key)) => key,
+        Some(Err(_)) => return false,
+        None => return true,
     };
     match s.server_asks.remove(&request_id) {
         Some(handle) => {

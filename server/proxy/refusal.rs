@@ -6,6 +6,7 @@ use serde_json::value::RawValue;
 
 use crate::protocol::jsonrpc::{RpcError, codes};
 use crate::protocol::mrtr;
+use crate::protocol::request_key::UnsafeId;
 use crate::tools::Refusal;
 
 /// An error the proxy answers a request with.
@@ -32,6 +33,12 @@ pub(super) enum ProxyRefusal {
         "mcp-consent refused this request: its id is the id of a request still in flight (MCP request ids must not be reused)"
     )]
     IdInFlight,
+    /// A request under an id some server may read as another id (to the host for its request,
+    /// to the server for its own): never passed on.
+    #[error(
+        "mcp-consent refused this request: its id is {0}. MCP request ids are strings or integers, and mcp-consent passes only ids every server reads as the same one (an integer from -(2^53 - 1) to 2^53 - 1 written without fraction or exponent, or a string of valid Unicode), so it was not passed on"
+    )]
+    UnsafeId(UnsafeId),
     /// A host retry naming a round whose answers are used or expired.
     #[error(
         "mcp-consent no longer holds the person's answers for this retry (they were used or expired); send the request again without requestState"
@@ -98,6 +105,7 @@ impl ProxyRefusal {
         match self {
             ProxyRefusal::Overlong { .. }
             | ProxyRefusal::IdInFlight
+            | ProxyRefusal::UnsafeId(_)
             | ProxyRefusal::UnreadableHostMessage
             | ProxyRefusal::Batch
             | ProxyRefusal::UnreadableMessage => codes::INVALID_REQUEST,

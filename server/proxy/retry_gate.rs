@@ -55,11 +55,7 @@ pub(super) fn own_retry(ctx: &Context, s: &mut Session, command: Command) -> Opt
     let Command::Retrying { host, .. } = &command else {
         return Some(command);
     };
-    let Some(request) = s
-        .requests
-        .get(host)
-        .filter(|r| r.method == Method::ToolsCall)
-    else {
+    let Some(request) = s.request(host).filter(|r| r.method == Method::ToolsCall) else {
         return Some(command);
     };
     let params = request
@@ -87,7 +83,7 @@ pub(super) fn own_retry(ctx: &Context, s: &mut Session, command: Command) -> Opt
         return None;
     };
     tracing::warn!("refused the proxy's retry of a tool call the person's rules now hold back");
-    s.requests.remove(&host);
+    s.take_request(&host);
     ctx.answer_host(refusal);
     let _ = reply.send(false);
     None

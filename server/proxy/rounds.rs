@@ -27,8 +27,8 @@ use tokio::sync::{Notify, oneshot};
 use super::ask::{Progress, Question};
 use super::context::Context;
 use super::refusal::ProxyRefusal;
-use super::session::AskHandle;
 use super::session::command::{Command, Holding, ToHold};
+use super::session::{AskHandle, RequestRef};
 use crate::protocol::binding;
 use crate::protocol::envelope::{Envelope, Judged};
 use crate::protocol::method::Method;
@@ -108,12 +108,12 @@ enum Step {
 
 /// Takes over the host request `host_key` whose response `response` asks for input, and sees
 /// it through to the host's final answer.
-pub(super) fn spawn(ctx: &Context, host_key: RequestKey, response: Vec<u8>) {
+pub(super) fn spawn(ctx: &Context, host_key: RequestRef, response: Vec<u8>) {
     let ctx = ctx.clone();
     tokio::spawn(async move { resolve(&ctx, &host_key, response).await });
 }
 
-async fn resolve(ctx: &Context, host_key: &RequestKey, mut response: Vec<u8>) {
+async fn resolve(ctx: &Context, host_key: &RequestRef, mut response: Vec<u8>) {
     let mut round = 0;
     loop {
         let step = match classify(&response) {
@@ -142,7 +142,7 @@ async fn resolve(ctx: &Context, host_key: &RequestKey, mut response: Vec<u8>) {
 }
 
 /// One `InputRequiredResult`: ask the person, then either retry or hand the host its entries.
-async fn input_round(ctx: &Context, host_key: &RequestKey, result: &RawValue) -> Step {
+async fn input_round(ctx: &Context, host_key: &RequestRef, result: &RawValue) -> Step {
     let parsed = match mrtr::parse_input_required(result) {
         Ok(parsed) => parsed,
         Err(e) => {
@@ -210,7 +210,7 @@ async fn input_round(ctx: &Context, host_key: &RequestKey, result: &RawValue) ->
 /// own, and holds the person's `answers` for the retry of exactly this request.
 async fn hand_to_host(
     ctx: &Context,
-    host_key: &RequestKey,
+    host_key: &RequestRef,
     result: &RawValue,
     foreign: &[InputRequest],
     server_state: Option<Box<RawValue>>,
@@ -256,7 +256,7 @@ enum Answers {
 }
 
 /// Asks the person about each entry, all at once; the first refusal withdraws the rest.
-async fn ask_all(ctx: &Context, host_key: &RequestKey, entries: &[InputRequest]) -> Answers {
+async fn ask_all(ctx: &Context, host_key: &RequestRef, entries: &[InputRequest]) -> Answers {
     let handles: Vec<Arc<AskHandle>> = entries.iter().map(|_| Arc::default()).collect();
     let Some(asking) = ctx.session.asking(host_key, handles.clone()).await else {
         return Answers::Withdrawn;
@@ -332,7 +332,7 @@ async fn ask_all(ctx: &Context, host_key: &RequestKey, entries: &[InputRequest])
 
 /// A `-32042`: the URLs become questions; after consent and the server's completion notice the
 /// request is retried, otherwise the host gets the error without the URLs.
-async fn url_round(ctx: &Context, host_key: &RequestKey, error: &RawValue) -> Step {
+async fn url_round(ctx: &Context, host_key: &RequestRef, error: &RawValue) -> Step {
     let stripped = mrtr::without_elicitations(error.get());
     let elicitations = mrtr::required_url_elicitations(error);
     let ids: Option<Vec<String>> = elicitations
@@ -408,7 +408,7 @@ async fn url_round(ctx: &Context, host_key: &RequestKey, error: &RawValue) -> St
 /// server or the host went away first.
 async fn send_retry(
     ctx: &Context,
-    host_key: &RequestKey,
+    host_key: &RequestRef,
     retry: RequestKey,
     line: Vec<u8>,
 ) -> Option<Vec<u8>> {
@@ -440,7 +440,7 @@ async fn send_retry(
     wanted.then_some(response)
 }
 
-async fn original_line(ctx: &Context, host_key: &RequestKey) -> Option<Arc<Vec<u8>>> {
+async fn original_line(ctx: &Context, host_key: &RequestRef) -> Option<Arc<Vec<u8>>> {
     let host = host_key.clone();
     ctx.session
         .ask(|reply| Command::Line { host, reply })
@@ -449,13 +449,13 @@ async fn original_line(ctx: &Context, host_key: &RequestKey) -> Option<Arc<Vec<u
 }
 
 /// The host request is over without an answer (withdrawn): it is forgotten.
-async fn withdrawn(ctx: &Context, host_key: &RequestKey) -> Step {
+async fn withdrawn(ctx: &Context, host_key: &RequestRef) -> Step {
     let _ = ctx.session.finish(host_key).await;
     Step::Done
 }
 
 /// Gives the host `response` under its own id and forgets the request.
-async fn finish_with(ctx: &Context, host_key: &RequestKey, response: &[u8]) {
+async fn finish_with(ctx: &Context, host_key: &RequestRef, response: &[u8]) {
     let Some(id) = ctx.session.finish(host_key).await else {
         return;
     };
@@ -464,14 +464,14 @@ async fn finish_with(ctx: &Context, host_key: &RequestKey, response: &[u8]) {
     send_host(ctx, line).await;
 }
 
-async fn finish_with_error(ctx: &Context, host_key: &RequestKey, error: &Value) {
+async fn finish_with_error(ctx: &Context, host_key: &RequestRef, error: &Value) {
     let Some(id) = ctx.session.finish(host_key).await else {
         return;
     };
     send_host(ctx, mrtr::error_line(&id, error)).await;
 }
 
-async fn fail(ctx: &Context, host_key: &RequestKey, refusal: ProxyRefusal) {
+async fn fail(ctx: &Context, host_key: &RequestRef, refusal: ProxyRefusal) {
     finish_with_error(ctx, host_key, &refusal.error()).await;
 }
 

@@ -20,11 +20,10 @@ use super::ask::{Progress, Question};
 use super::context::Context;
 use super::refusal::{CallFailure, EXPIRED, OPEN_FAILED, ProxyRefusal};
 use super::session::command::Command;
-use super::session::{AskHandle, Session};
+use super::session::{AskHandle, RequestRef, Session};
 use super::tool_report::Decided;
 use crate::protocol::exact;
 use crate::protocol::mrtr;
-use crate::protocol::request_key::RequestKey;
 use crate::tools::report::LocalDecision;
 use crate::tools::{Refusal, ToolAction, ToolCall};
 
@@ -133,7 +132,7 @@ fn read_answer(response: &Value) -> Answered {
 /// answers the host.
 pub(super) fn spawn_ask(
     ctx: &Context,
-    key: RequestKey,
+    key: RequestRef,
     tool: String,
     line: Vec<u8>,
     complete: bool,
@@ -142,7 +141,7 @@ pub(super) fn spawn_ask(
     tokio::spawn(async move { ask_call(&ctx, &key, &tool, line, complete).await });
 }
 
-async fn ask_call(ctx: &Context, key: &RequestKey, tool: &str, line: Vec<u8>, complete: bool) {
+async fn ask_call(ctx: &Context, key: &RequestRef, tool: &str, line: Vec<u8>, complete: bool) {
     let handle = Arc::new(AskHandle::default());
     let request = serde_json::from_slice::<Value>(&line)
         .ok()
@@ -185,7 +184,7 @@ async fn ask_call(ctx: &Context, key: &RequestKey, tool: &str, line: Vec<u8>, co
 /// closing.
 async fn question_for(
     ctx: &Context,
-    key: &RequestKey,
+    key: &RequestRef,
     tool: &str,
     request: Value,
     handle: &Arc<AskHandle>,
@@ -230,7 +229,7 @@ fn forwarded_call(line: &[u8], arguments: &Value, digest: &str) -> Option<Vec<u8
 
 /// Sends the accepted call to the server, once, unless the host cancelled meanwhile; the
 /// server's response then reaches the host as any response does.
-async fn forward(ctx: &Context, key: &RequestKey, out: Vec<u8>) {
+async fn forward(ctx: &Context, key: &RequestRef, out: Vec<u8>) {
     let out = Arc::new(out);
     let (host, line) = (key.clone(), out.clone());
     let forwarded = ctx
@@ -254,7 +253,7 @@ async fn forward(ctx: &Context, key: &RequestKey, out: Vec<u8>) {
     }
 }
 
-async fn refuse(ctx: &Context, key: &RequestKey, tool: &str, refusal: Refusal, complete: bool) {
+async fn refuse(ctx: &Context, key: &RequestRef, tool: &str, refusal: Refusal, complete: bool) {
     let Some(id) = ctx.session.finish(key).await else {
         return;
     };
@@ -263,6 +262,6 @@ async fn refuse(ctx: &Context, key: &RequestKey, tool: &str, refusal: Refusal, c
 }
 
 /// Forgets the request without an answer.
-async fn forget(ctx: &Context, key: &RequestKey) {
+async fn forget(ctx: &Context, key: &RequestRef) {
     let _ = ctx.session.finish(key).await;
 }

@@ -537,10 +537,7 @@ async fn another_method_under_the_id_of_a_call_in_flight_is_refused_and_never_fo
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
     flush(&mut proxy, "after-reuse").await;
     assert!(
-        !proxy
-            .server_log()
-            .iter()
-            .any(|l| l.contains("resources/read")),
+        !proxy.server_got("resources/read"),
         "{:?}",
         proxy.server_log()
     );

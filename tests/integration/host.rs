@@ -129,6 +129,12 @@ impl Proxy {
             .collect()
     }
 
+    /// Whether the server has received a line containing `needle` (after a flush, an absence
+    /// is observed, not guessed).
+    pub(crate) fn server_got(&self, needle: &str) -> bool {
+        self.server_log().iter().any(|l| l.contains(needle))
+    }
+
     /// Waits until the server has received a line containing `needle`.
     pub(crate) async fn server_received(&self, needle: &str) -> String {
         eventually(Duration::from_secs(20), || async {
@@ -144,15 +150,21 @@ impl Proxy {
     }
 }
 
+/// The pending questions, as the token lists them.
+pub(crate) async fn pending_questions(app: &TestApp) -> Value {
+    app.get("/api/v1/questions?state=pending")
+        .await
+        .json()
+        .await
+        .unwrap()
+}
+
 pub(crate) async fn pending_question(app: &TestApp) -> Value {
     eventually(Duration::from_secs(20), || async {
-        let list: Value = app
-            .get("/api/v1/questions?state=pending")
-            .await
-            .json()
-            .await
-            .unwrap();
-        list["questions"].as_array()?.first().cloned()
+        pending_questions(app).await["questions"]
+            .as_array()?
+            .first()
+            .cloned()
     })
     .await
     .expect("no question was opened")

@@ -192,8 +192,12 @@ async fn pump(
         {
             request.abort();
         }
-        let key = msg.id.as_deref().map(|id| RequestKey::of_raw(id.get()));
-        let is_request = key.is_some();
+        // Only requests the proxy judged reach this point, so every id is one it keys.
+        let key = msg
+            .id
+            .as_deref()
+            .and_then(|id| RequestKey::of_raw(id.get()).ok());
+        let is_request = msg.id.is_some();
         let (r, s) = (Arc::clone(&remote), sink.clone());
         let mut handle = tokio::spawn(async move {
             match r.mode() {

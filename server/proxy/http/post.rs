@@ -53,7 +53,7 @@ impl Outgoing {
         self.params
             .as_ref()
             .and_then(|p| p.get("requestId"))
-            .map(RequestKey::of_value)
+            .and_then(|id| RequestKey::of_value(id).ok())
     }
 
     /// Reads what the transport needs from one line (anything unparseable is still sent).
@@ -372,7 +372,8 @@ pub(super) async fn resume(
     Ok(Events::new(response, remote.limit))
 }
 
-/// Whether `data` is a JSON-RPC response (result or error) to the request `id`.
+/// Whether `data` is a JSON-RPC response (result or error) to the request `id` (compared by
+/// key, as the proxy compares every id).
 fn is_answer(data: &[u8], id: &RawValue) -> bool {
     #[derive(serde::Deserialize)]
     struct Response<'a> {
@@ -382,15 +383,13 @@ fn is_answer(data: &[u8], id: &RawValue) -> bool {
         result: Option<serde::de::IgnoredAny>,
         error: Option<serde::de::IgnoredAny>,
     }
-    let Ok(id_value) = serde_json::from_str::<Value>(id.get()) else {
+    let Ok(key) = RequestKey::of_raw(id.get()) else {
         return false;
     };
     serde_json::from_slice::<Response<'_>>(data).is_ok_and(|r| {
         r.method.is_none()
             && (r.result.is_some() || r.error.is_some())
-            && r.id
-                .and_then(|i| serde_json::from_str::<Value>(i.get()).ok())
-                == Some(id_value)
+            && r.id.and_then(|i| RequestKey::of_raw(i.get()).ok()) == Some(key)
     })
 }
 

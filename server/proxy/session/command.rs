@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 use tokio::sync::{Notify, mpsc, oneshot};
 
 use super::request::{MAX_HELD, MAX_HELD_BYTES};
-use super::{AskHandle, Binding, Held, Phase, Session};
+use super::{AskHandle, Binding, Held, Phase, RequestRef, Session};
 use crate::protocol::mrtr::Members;
 use crate::protocol::request_key::RequestKey;
 use crate::proxy::output::{Batch, Burst};
@@ -76,49 +76,49 @@ pub(in crate::proxy) enum Command {
     /// Registers questions for the request; replies what they are asked with, or `None` when
     /// no question may be opened (the request is gone or withdrawn, or the proxy is closing).
     Ask {
-        host: RequestKey,
+        host: RequestRef,
         asks: Vec<Arc<AskHandle>>,
         reply: oneshot::Sender<Option<Asking>>,
     },
     /// Those questions are over.
     AsksDone {
-        host: RequestKey,
+        host: RequestRef,
         asks: Vec<Arc<AskHandle>>,
     },
     /// Ends the request; replies its id when the host still waits for an answer.
     Finish {
-        host: RequestKey,
+        host: RequestRef,
         reply: oneshot::Sender<Option<Box<RawValue>>>,
     },
     /// Ends the request; holds the person's answers for its retry, bound to it; replies its id
     /// when the host still waits for an answer (`None`: it does not).
     Hold {
-        host: RequestKey,
+        host: RequestRef,
         hold: ToHold,
         reply: oneshot::Sender<Option<Holding>>,
     },
     /// Replies the request's line as forwarded.
     Line {
-        host: RequestKey,
+        host: RequestRef,
         reply: oneshot::Sender<Option<Arc<Vec<u8>>>>,
     },
     /// The proxy's retry `retry` of the request is about to go out; `waiter` gets the
     /// server's response. Replies `false` (and forgets the request) when it is withdrawn.
     Retrying {
-        host: RequestKey,
+        host: RequestRef,
         retry: RequestKey,
         waiter: oneshot::Sender<Vec<u8>>,
         reply: oneshot::Sender<bool>,
     },
     /// The retry was answered. Replies `false` (and forgets the request) when it is withdrawn.
     Retried {
-        host: RequestKey,
+        host: RequestRef,
         reply: oneshot::Sender<bool>,
     },
     /// The person accepted the held call: it goes to the server as `line`, once. Replies
     /// `false` (and forgets the request) when it is no longer held.
     Forward {
-        host: RequestKey,
+        host: RequestRef,
         line: Arc<Vec<u8>>,
         reply: oneshot::Sender<bool>,
     },
@@ -145,18 +145,13 @@ impl Session {
                 let _ = reply.send(self.register(&host, asks));
             }
             Command::AsksDone { host, asks } => {
-                if let Some(open) = self
-                    .requests
-                    .get_mut(&host)
-                    .and_then(|r| r.phase.asks_mut())
-                {
+                if let Some(open) = self.request_mut(&host).and_then(|r| r.phase.asks_mut()) {
                     open.retain(|a| !asks.iter().any(|h| Arc::ptr_eq(a, h)));
                 }
             }
             Command::Finish { host, reply } => {
                 let id = self
-                    .requests
-                    .remove(&host)
+                    .take_request(&host)
                     .filter(|r| !matches!(r.phase, Phase::Withdrawn | Phase::CancelledAtServer))
                     .map(|r| r.id);
                 let _ = reply.send(id);
@@ -165,7 +160,7 @@ impl Session {
                 let _ = reply.send(self.hold(&host, hold));
             }
             Command::Line { host, reply } => {
-                let _ = reply.send(self.requests.get(&host).and_then(|r| r.line.clone()));
+                let _ = reply.send(self.request(&host).and_then(|r| r.line.clone()));
             }
             Command::Retrying {
                 host,
@@ -183,7 +178,7 @@ impl Session {
                 let _ = reply.send(self.resolving(&host, |slot| *slot = None));
             }
             Command::Forward { host, line, reply } => {
-                let forwarded = match self.requests.get_mut(&host) {
+                let forwarded = match self.request_mut(&host) {
                     Some(request) if matches!(request.phase, Phase::AwaitingPerson { .. }) => {
                         request.phase = Phase::AtServer;
                         request.person_accepted = true;
@@ -194,7 +189,7 @@ impl Session {
                         true
                     }
                     Some(_) => {
-                        self.requests.remove(&host);
+                        self.take_request(&host);
                         false
                     }
                     None => false,
@@ -225,32 +220,31 @@ impl Session {
 
     /// Sets the retry in flight of a request a resolution owns; `false` (and the request is
     /// forgotten) when it is no longer owned by one (withdrawn).
-    fn resolving(&mut self, host: &RequestKey, set: impl FnOnce(&mut Option<RequestKey>)) -> bool {
-        match self.requests.get_mut(host).map(|r| &mut r.phase) {
+    fn resolving(&mut self, host: &RequestRef, set: impl FnOnce(&mut Option<RequestKey>)) -> bool {
+        match self.request_mut(host).map(|r| &mut r.phase) {
             Some(Phase::Resolving { retry, .. }) => {
                 set(retry);
                 true
             }
             Some(_) => {
-                self.requests.remove(host);
+                self.take_request(host);
                 false
             }
             None => false,
         }
     }
 
-    fn register(&mut self, host: &RequestKey, asks: Vec<Arc<AskHandle>>) -> Option<Asking> {
+    fn register(&mut self, host: &RequestRef, asks: Vec<Arc<AskHandle>>) -> Option<Asking> {
         if self.closing {
             return None;
         }
         let tool_info = self
-            .requests
-            .get(host)
+            .request(host)
             .and_then(|r| r.tool.as_ref())
             .and_then(|tool| self.tools.get(tool))
             .and_then(|known| ToolInfo::from_listed(&known.listed));
         let version = self.session_version();
-        let request = self.requests.get_mut(host)?;
+        let request = self.request_mut(host)?;
         request.phase.asks_mut()?.extend(asks);
         Some(Asking {
             tool: request.tool.clone(),
@@ -264,8 +258,8 @@ impl Session {
         })
     }
 
-    fn hold(&mut self, host: &RequestKey, hold: ToHold) -> Option<Holding> {
-        let request = self.requests.remove(host)?;
+    fn hold(&mut self, host: &RequestRef, hold: ToHold) -> Option<Holding> {
+        let request = self.take_request(host)?;
         if !matches!(request.phase, Phase::Resolving { .. }) {
             return None;
         }
@@ -351,7 +345,7 @@ impl Handle {
     /// Registers questions for the host request `host` ([`Command::Ask`]).
     pub(in crate::proxy) async fn asking(
         &self,
-        host: &RequestKey,
+        host: &RequestRef,
         asks: Vec<Arc<AskHandle>>,
     ) -> Option<Asking> {
         let host = host.clone();
@@ -361,7 +355,7 @@ impl Handle {
     }
 
     /// Ends the host request `host` ([`Command::Finish`]): its id when the host still waits.
-    pub(in crate::proxy) async fn finish(&self, host: &RequestKey) -> Option<Box<RawValue>> {
+    pub(in crate::proxy) async fn finish(&self, host: &RequestRef) -> Option<Box<RawValue>> {
         let host = host.clone();
         self.ask(|reply| Command::Finish { host, reply })
             .await
@@ -420,5 +414,79 @@ mod tests {
         }
         assert!(s.held.contains_key("t9"));
         assert!(!s.held.contains_key("t0"));
+    }
+
+    /// A host request entry under `key`, resolving a round, with the serial the session gives.
+    fn resolving_entry(s: &mut Session, key: &RequestKey, to: &str) -> RequestRef {
+        let serial = s.next_serial();
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"transfer","arguments":{{"to":"{to}"}}}}}}"#
+        );
+        s.requests.insert(
+            key.clone(),
+            super::super::HostRequest {
+                serial,
+                id: RawValue::from_string("1".into()).unwrap(),
+                method: Method::ToolsCall,
+                tool: Some("transfer".into()),
+                page: crate::proxy::tool_table::Page::First,
+                line: Some(Arc::new(line.into_bytes())),
+                as_host_sent: None,
+                progress_token: None,
+                meta_version: None,
+                capabilities: Value::Null,
+                progress: Arc::default(),
+                phase: Phase::Resolving {
+                    asks: Vec::new(),
+                    retry: None,
+                },
+                person_accepted: false,
+            },
+        );
+        RequestRef {
+            key: key.clone(),
+            serial,
+        }
+    }
+
+    /// A task's steps reach only the entry it started with: once that request is over and the
+    /// host sent another under the same id, the old task's commands find nothing (no line to
+    /// retry, no retry to send, nothing to end) and leave the new request as it is.
+    #[test]
+    fn a_tasks_commands_never_reach_a_later_request_under_the_same_id() {
+        let mut s = Session::default();
+        let key = RequestKey::of_raw("1").unwrap();
+        let old = resolving_entry(&mut s, &key, "alice");
+        s.requests.remove(&key);
+        let new = resolving_entry(&mut s, &key, "mallory");
+        assert_ne!(old, new);
+
+        let (reply, mut line) = oneshot::channel();
+        s.apply(Command::Line {
+            host: old.clone(),
+            reply,
+        });
+        assert_eq!(line.try_recv().unwrap(), None);
+        let (waiter, _response) = oneshot::channel();
+        let (reply, mut sent) = oneshot::channel();
+        s.apply(Command::Retrying {
+            host: old.clone(),
+            retry: RequestKey::proxy_own(),
+            waiter,
+            reply,
+        });
+        assert!(!sent.try_recv().unwrap());
+        assert!(s.retries.is_empty());
+        let (reply, mut id) = oneshot::channel();
+        s.apply(Command::Finish { host: old, reply });
+        assert!(id.try_recv().unwrap().is_none());
+
+        let (reply, mut line) = oneshot::channel();
+        s.apply(Command::Line { host: new, reply });
+        let line = line
+            .try_recv()
+            .unwrap()
+            .expect("the new request is still there");
+        assert!(String::from_utf8_lossy(&line).contains("mallory"));
     }
 }

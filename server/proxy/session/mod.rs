@@ -15,7 +15,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-pub(in crate::proxy) use request::{AskHandle, Binding, Held, HostRequest, Phase};
+pub(in crate::proxy) use request::{AskHandle, Binding, Held, HostRequest, Phase, RequestRef};
 pub(in crate::proxy) use url_watch::{UrlWatch, forgotten};
 
 use super::tool_table::ToolTable;
@@ -43,6 +43,8 @@ pub(in crate::proxy) struct Session {
     pub(in crate::proxy) capabilities: Value,
     /// Host requests in flight.
     pub(in crate::proxy) requests: HashMap<RequestKey, HostRequest>,
+    /// The last [`HostRequest::serial`] given.
+    serials: u64,
     /// Server requests being answered through a question.
     pub(in crate::proxy) server_asks: HashMap<RequestKey, Arc<AskHandle>>,
     /// Server requests forwarded to the host and not yet answered: the only ids a host
@@ -87,6 +89,31 @@ impl Session {
     /// Whether the session speaks 2026-07-28 or later (results carry `resultType`).
     pub(in crate::proxy) fn speaks_mrtr(&self) -> bool {
         Era::for_revision(&self.session_version()).is_ok_and(|era| era >= Era::V2026_07_28)
+    }
+
+    /// A new [`HostRequest::serial`].
+    pub(in crate::proxy) fn next_serial(&mut self) -> u64 {
+        self.serials += 1;
+        self.serials
+    }
+
+    /// The entry `r` names, while it is that very entry.
+    pub(in crate::proxy) fn request(&self, r: &RequestRef) -> Option<&HostRequest> {
+        self.requests.get(&r.key).filter(|e| e.serial == r.serial)
+    }
+
+    /// [`Session::request`], to change it.
+    pub(in crate::proxy) fn request_mut(&mut self, r: &RequestRef) -> Option<&mut HostRequest> {
+        self.requests
+            .get_mut(&r.key)
+            .filter(|e| e.serial == r.serial)
+    }
+
+    /// Forgets the entry `r` names, when it is that very entry (a later request under the same
+    /// id stays).
+    pub(in crate::proxy) fn take_request(&mut self, r: &RequestRef) -> Option<HostRequest> {
+        self.request(r)?;
+        self.requests.remove(&r.key)
     }
 
     /// The tool that asked: with exactly one `tools/call` in flight, that one.

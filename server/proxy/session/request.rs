@@ -111,9 +111,22 @@ impl Phase {
     }
 }
 
+/// A host request as the tasks that see it through (a question about a held call, a round)
+/// name it: its key and the serial number of its entry. A step of theirs acts only on that
+/// entry, never on a later request the host sent under the same id once this one was over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(in crate::proxy) struct RequestRef {
+    /// The request's key.
+    pub(in crate::proxy) key: RequestKey,
+    /// [`HostRequest::serial`] of its entry.
+    pub(in crate::proxy) serial: u64,
+}
+
 /// A host request in flight (received from the host, no response given to it yet).
 #[derive(Debug)]
 pub(in crate::proxy) struct HostRequest {
+    /// Its entry's number in the session, never given twice ([`RequestRef`]).
+    pub(in crate::proxy) serial: u64,
     /// The host's id, as the host wrote it.
     pub(in crate::proxy) id: Box<RawValue>,
     /// `method`.

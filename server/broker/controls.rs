@@ -109,15 +109,6 @@ impl ControlChange {
         }
     }
 
-    /// Whether the change puts something in force (pause, block, mute) rather than lifting it:
-    /// the row then records the door it came through.
-    pub fn sets(self) -> bool {
-        matches!(
-            self,
-            ControlChange::Pause | ControlChange::Block | ControlChange::Mute
-        )
-    }
-
     /// Whether the change only refuses more or tells the person more (pause, block,
     /// unmute): a script holding the API token may make those. Lifting a pause or block, or
     /// muting the notices, is the person's own choice in the browser.
@@ -222,11 +213,7 @@ impl Broker {
                     // Read in the write, so parallel changes through one door count exactly.
                     let before = controls::find(conn, &row.server)?;
                     let counted = |r: &ControlRow| r.set_via == Some(Via::Token) && r.in_force(ms);
-                    row.set_via = if change.sets() {
-                        Some(by)
-                    } else {
-                        before.as_ref().and_then(|r| r.set_via)
-                    };
+                    row.set_via = set_via_after(change, by, before.as_ref(), ms);
                     if counted(&row)
                         && !before.as_ref().is_some_and(counted)
                         && controls::in_force_through(conn, Via::Token, ms)?
@@ -246,5 +233,29 @@ impl Broker {
         c.set_via = set_via.filter(|_| c.any());
         tracing::info!(server = %c.server, ?change, via = %by, "server control changed");
         Ok(c)
+    }
+}
+
+/// The door a server's controls record after `change` through `by` (`before`: the row as it
+/// was, at `now` Unix ms): the door that set what refuses the server. The person's pause or
+/// block makes the row theirs; a script's pause or block of a server something else already
+/// refuses leaves that door's mark (its own adds nothing while the other holds); a mute only
+/// marks a row nothing refuses; lifting leaves the mark as it was.
+fn set_via_after(
+    change: ControlChange,
+    by: Via,
+    before: Option<&ControlRow>,
+    now: i64,
+) -> Option<Via> {
+    let refusing = before.filter(|r| r.blocked != 0 || r.paused_until.is_some_and(|t| t > now));
+    match change {
+        ControlChange::Pause | ControlChange::Block if by == Via::Browser => Some(by),
+        ControlChange::Pause | ControlChange::Block | ControlChange::Mute => match refusing {
+            Some(r) => r.set_via,
+            None => Some(by),
+        },
+        ControlChange::Resume | ControlChange::Unblock | ControlChange::Unmute => {
+            before.and_then(|r| r.set_via)
+        }
     }
 }

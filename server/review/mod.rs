@@ -230,7 +230,15 @@ impl Reviewer {
         self.db
             .write(move |c| Ok(approvals::insert_revision(c, &row)?))
             .await?;
-        self.apply_rule(q, Step::Request).await
+        match self.apply_rule(q, Step::Request).await {
+            // The question is stored: a rule's run that cannot start now (the door's runs
+            // under way, its budget) leaves it for the person, and the opening stands.
+            Err(e @ (BrokerError::RunsUnderWay(_) | BrokerError::DoorFull(_))) => {
+                tracing::info!(id = %q.id, error = %e, "the rule's run waits for the person");
+                Ok(())
+            }
+            other => other,
+        }
     }
 
     /// The review of a model-run sampling question.

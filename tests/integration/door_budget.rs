@@ -520,3 +520,55 @@ async fn model_runs_are_counted_against_the_door_that_started_them() {
         "{runs} runs, refused after {refused_after}"
     );
 }
+
+/// A server's controls say which door set what refuses it: a script's pause of a server the
+/// person blocked leaves the block the person's, and the person's mute of a server the script
+/// blocked leaves the block the script's (still counted against its hundred).
+#[tokio::test]
+async fn a_control_keeps_the_door_that_set_what_refuses_the_server() {
+    let app = spawn_app().await;
+    let browser = app.login().await;
+    let csrf = csrf_of(&app.html(&browser, "/").await);
+    let person = |server: &'static str, what: &'static str| {
+        let (browser, csrf, base) = (browser.clone(), csrf.clone(), app.base.clone());
+        async move {
+            browser
+                .post(format!("{base}/servers/control"))
+                .form(&[
+                    ("csrf", csrf.as_str()),
+                    ("server", server),
+                    ("change", what),
+                ])
+                .send()
+                .await
+                .unwrap();
+        }
+    };
+    let token = |server: &'static str, what: &'static str| {
+        let app = &app;
+        async move {
+            let body = json!({"server": server, "change": what});
+            app.post_json("/api/v1/servers/control", &body).await
+        }
+    };
+    person("persons", "block").await;
+    assert_eq!(token("persons", "pause").await.status(), StatusCode::OK);
+    assert_eq!(token("scripts", "block").await.status(), StatusCode::OK);
+    person("scripts", "mute").await;
+    let listed: Value = app
+        .get("/api/v1/servers/controls")
+        .await
+        .json()
+        .await
+        .unwrap();
+    let via = |name: &str| {
+        listed["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["server"] == name)
+            .map(|c| c["setVia"].clone())
+    };
+    assert_eq!(via("persons"), Some(json!("browser")), "{listed}");
+    assert_eq!(via("scripts"), Some(json!("token")), "{listed}");
+}

@@ -218,3 +218,32 @@ async fn a_script_answering_a_servers_tool_use_does_not_join_its_conversation() 
     .await;
     assert!(eventually_ran.is_some(), "{q}");
 }
+
+/// A rule's run that cannot start because the door has four under way leaves the question
+/// stored and waiting for the person: the opening is not refused after the fact.
+#[tokio::test]
+async fn a_rules_run_that_cannot_start_leaves_its_question_for_the_person() {
+    let (base, _silent) = silent_model().await;
+    let app = spawn_with(Config {
+        models: vec![model("slow", &base, false, 0.1)],
+        ..Config::default()
+    })
+    .await;
+    request_rule(&app, &app.login().await).await;
+    let mut ids = Vec::new();
+    for n in 1..=6 {
+        ids.push(app.open_ok(hinted(n, &[])).await);
+    }
+    let waiting: Vec<Value> = {
+        let mut w = Vec::new();
+        for id in &ids {
+            let q = app.question(id).await;
+            if q["phase"] == "request_review" {
+                w.push(q);
+            }
+        }
+        w
+    };
+    assert_eq!(waiting.len(), 2, "{waiting:?}");
+    assert!(waiting.iter().all(|q| q["state"] == "pending"));
+}

@@ -29,6 +29,10 @@ pub struct Origin {
     pub earlier_total: i64,
 }
 
+/// How many of the most recent server names the pages list (History's filter, the Rules
+/// page's suggestions), from the questions and from the audit each.
+pub const SERVERS_LISTED: i64 = 200;
+
 impl Broker {
     /// Decided questions matching `filter`, most recently decided first, at most `limit`, each
     /// with the audit entry that decided it.
@@ -70,12 +74,29 @@ impl Broker {
         })
     }
 
-    /// Every server name that asked something, sorted.
+    /// The server names that asked something most recently (at most [`SERVERS_LISTED`] from
+    /// the questions and as many from the audit), sorted: what the pages offer to pick from,
+    /// bounded however many names a script made up.
     ///
     /// # Errors
     /// [`BrokerError::Store`].
     pub async fn servers_seen(&self) -> Result<Vec<String>, BrokerError> {
-        Ok(self.db.run(|c| Ok(history::servers_seen(c)?)).await?)
+        Ok(self
+            .db
+            .run(|c| Ok(history::servers_seen(c, SERVERS_LISTED)?))
+            .await?)
+    }
+
+    /// Whether `server` ever asked something.
+    ///
+    /// # Errors
+    /// [`BrokerError::Store`].
+    pub async fn server_seen(&self, server: &str) -> Result<bool, BrokerError> {
+        let name = server.to_owned();
+        Ok(self
+            .db
+            .run(move |c| Ok(history::server_seen(c, &name)?))
+            .await?)
     }
 
     async fn with_entries(&self, questions: Vec<Question>) -> Result<Vec<Decided>, BrokerError> {

@@ -117,21 +117,42 @@ pub fn session_questions(
         .first(conn)
 }
 
-/// Every server name that asked something (its questions, and the audit of questions since
-/// pruned), sorted. A rule's server alone does not count: a misspelt rule is no server.
-pub fn servers_seen(conn: &mut Conn) -> QueryResult<Vec<String>> {
+/// The server names that asked something most recently (their questions, and the audit of
+/// questions since pruned), at most `limit` of each, sorted by name. A rule's server alone
+/// does not count: a misspelt rule is no server.
+pub fn servers_seen(conn: &mut Conn, limit: i64) -> QueryResult<Vec<String>> {
     let mut names: Vec<String> = questions::table
+        .group_by(questions::server)
         .select(questions::server)
-        .distinct()
+        .order(diesel::dsl::max(questions::created_at).desc())
+        .limit(limit)
         .load(conn)?;
     names.extend(
         audit_log::table
             .filter(audit_log::question_id.is_not_null())
+            .group_by(audit_log::server)
             .select(audit_log::server)
-            .distinct()
+            .order(diesel::dsl::max(audit_log::seq).desc())
+            .limit(limit)
             .load::<String>(conn)?,
     );
     names.sort();
     names.dedup();
     Ok(names)
+}
+
+/// Whether `server` ever asked something (a question on record, or the audit of one).
+pub fn server_seen(conn: &mut Conn, server: &str) -> QueryResult<bool> {
+    use diesel::dsl::exists;
+    let asked = diesel::select(exists(
+        questions::table.filter(questions::server.eq(server)),
+    ))
+    .get_result(conn)?;
+    Ok(asked
+        || diesel::select(exists(
+            audit_log::table
+                .filter(audit_log::server.eq(server))
+                .filter(audit_log::question_id.is_not_null()),
+        ))
+        .get_result(conn)?)
 }

@@ -25,6 +25,7 @@ mod line_breaks;
 mod listeners;
 mod metrics;
 mod model_review;
+mod names_listed;
 mod nix_module;
 mod notify;
 mod one_writer;

@@ -231,9 +231,9 @@ pub async fn create_rule(
     form.incomplete = form.server.is_empty() || form.reason.is_empty();
     form.both_unconfirmed = form.scope == RuleScope::Both.as_str() && get("confirm_both") != "1";
     if !form.server.is_empty() && get("confirm_unknown") != "1" {
-        let seen = state.broker.servers_seen().await?;
-        if !seen.contains(&form.server) {
+        if !state.broker.server_seen(&form.server).await? {
             form.unknown_server = true;
+            let seen = state.broker.servers_seen().await?;
             form.suggestion = closest(&form.server, &seen);
         }
     }

@@ -230,12 +230,13 @@ pub async fn create_rule(
     };
     form.incomplete = form.server.is_empty() || form.reason.is_empty();
     form.both_unconfirmed = form.scope == RuleScope::Both.as_str() && get("confirm_both") != "1";
-    if !form.server.is_empty() && get("confirm_unknown") != "1" {
-        if !state.broker.server_seen(&form.server).await? {
-            form.unknown_server = true;
-            let seen = state.broker.servers_seen().await?;
-            form.suggestion = closest(&form.server, &seen);
-        }
+    if !form.server.is_empty()
+        && get("confirm_unknown") != "1"
+        && !state.broker.server_seen(&form.server).await?
+    {
+        form.unknown_server = true;
+        let seen = state.broker.servers_seen().await?;
+        form.suggestion = closest(&form.server, &seen);
     }
     if form.has_problem() {
         let page = rules_page(&state, &session, i18n.at("/rules"), form).await?;

@@ -321,7 +321,7 @@ async fn a_servers_invisible_characters_are_shown_as_code_points_on_every_page()
     let (status, body) = app
         .post_json(
             "/api/v1/requests",
-            &json!({"server": "files\u{200B}\u{202E}exe", "session": "s",
+            &json!({"server": "files\u{200B}\u{202E}exe", "session": "s\u{200B}1",
                 "protocolVersion": "2025-11-25", "clientCapabilities": full_caps(),
                 "request": form_with(1, "Pick one", "Name")}),
         )
@@ -353,6 +353,12 @@ async fn a_servers_invisible_characters_are_shown_as_code_points_on_every_page()
     for path in ["/".to_owned(), format!("/questions/{id}")] {
         shown_marked(&path, &app.html(&browser, &path).await);
     }
+    // The host session in "Why am I being asked" too.
+    let page = app.html(&browser, &format!("/questions/{id}")).await;
+    assert!(
+        page.contains("s[U+200B]1") && !page.contains("s\u{200B}1"),
+        "{page}"
+    );
     app.answer(id, json!({"action": "decline"})).await;
     for path in [format!("/questions/{id}"), "/history".to_owned()] {
         shown_marked(&path, &app.html(&browser, &path).await);

@@ -447,7 +447,7 @@ fn host_cancelled(ctx: &Context, s: &mut Session, key: &RequestKey) -> bool {
         return false;
     };
     let held = matches!(request.phase, Phase::AwaitingPerson { .. });
-    if let Some(retry) = request.phase.cancel() {
+    if let Some(retry) = request.cancel() {
         ctx.tell_server(notifications::cancelled_line(
             &retry.to_value(),
             CANCELLED_BY_HOST,

@@ -35,6 +35,10 @@ pub struct Envelope<'a> {
     pub result: Option<&'a str>,
     /// `error`, raw.
     pub error: Option<&'a str>,
+    /// `result` or `error` was given as JSON `null` (which [`Envelope::result`] and
+    /// [`Envelope::error`] read as absent): such a message answers nothing validly, yet a
+    /// reader that goes by which members are present takes it for a response.
+    pub null_answer: bool,
     /// The head of an object `result` ([`super::mrtr::RESULT_MEMBERS`]) when it was read in
     /// the same pass as the line; `None` otherwise (no object `result`, or a line serde_json
     /// decided): then read it from `result`.
@@ -99,6 +103,7 @@ impl<'a> Envelope<'a> {
             params: m.get(PARAMS),
             result: m.get(RESULT),
             error: m.get(ERROR),
+            null_answer: m.is_null(RESULT) || m.is_null(ERROR),
             result_head,
         })
     }
@@ -125,6 +130,12 @@ impl<'a> Envelope<'a> {
         self.method.is_none()
             && self.id.is_some()
             && (self.result.is_some() || self.error.is_some())
+    }
+
+    /// A valid response: no method, an id, and exactly one of a result or an error, neither
+    /// given as `null`.
+    pub fn is_valid_response(&self) -> bool {
+        self.is_response() && self.result.is_some() != self.error.is_some() && !self.null_answer
     }
 }
 
@@ -386,6 +397,24 @@ mod tests {
         let m = message(r#"{"jsonrpc":"2.0","id":null,"method":"sampling/createMessage"}"#);
         assert_eq!(m.id, Some("null"));
         assert_eq!(m.key(), Some(Err(UnsafeId::Null)));
+    }
+
+    /// JSON-RPC readers that go by which members are present (the Java SDK's) take a `null`
+    /// `result` or `error` for a response: it is marked, and is not a valid one.
+    #[test]
+    fn a_null_result_or_error_is_marked_and_not_a_valid_response() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"result":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":null,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":1}"#,
+        ] {
+            assert!(!message(line).is_valid_response(), "{line}");
+        }
+        assert!(message(r#"{"id":1,"result":null}"#).null_answer);
+        assert!(message(r#"{"id":1,"result":{}}"#).is_valid_response());
+        assert!(message(r#"{"id":1,"error":{"code":1,"message":"x"}}"#).is_valid_response());
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //!   capabilities the proxy answers for ([`super::capabilities`]);
 //! - a host's retry of a request whose sampling/elicitation entries the person answered gets
 //!   those answers merged into its `inputResponses`;
-//! - a host response to a server request the proxy intercepted is dropped (the server must
-//!   never get two responses for one id);
+//! - a host message with an id and no method is a response: it passes only when valid and
+//!   answering a server request the host was given, so one under the id of a request the
+//!   proxy intercepted is dropped (the server must never get two responses for one id);
 //! - a line the proxy cannot read by exact names (not valid JSON, a duplicate or case-folded
 //!   envelope member, a non-finite number), a batch, and a `tools/call` sent as a notification
 //!   never pass: the server might read them as something the proxy never judged;
@@ -56,19 +57,13 @@ pub(super) fn from_host<'a>(
         );
         return None;
     }
+    let Some(method) = msg.method().map(Method::named) else {
+        return host_response(s, &msg).then_some(Cow::Borrowed(line));
+    };
     let Some(raw_id) = msg.id else {
         return host_notification(ctx, s, &msg).then_some(Cow::Borrowed(line));
     };
     let key = RequestKey::of_raw(raw_id);
-    let Some(method) = msg.method().map(Method::named) else {
-        // A host response may only answer a server request the host was given: never one the
-        // proxy answers itself, nor an id a server might read as such (`"900"` for `900`).
-        if msg.is_response() && !key.is_ok_and(|key| s.forwarded.remove(&key)) {
-            tracing::warn!("dropped a host response to a request it was not given");
-            return None;
-        }
-        return Some(Cow::Borrowed(line));
-    };
     let id_key = match key {
         Ok(key) => key,
         Err(why) => {
@@ -99,6 +94,25 @@ fn readable<'a>(ctx: &Context, s: &Session, line: &'a [u8]) -> Option<Envelope<'
             None
         }
     }
+}
+
+/// A host message without a method: a response, whatever else it carries or lacks (a reader
+/// that goes by which members are present takes `{"id":1}` or `"result":null` for one). It
+/// passes only when it is a valid response ([`Envelope::is_valid_response`]) answering a
+/// server request the host was given: never one the proxy answers itself (the person's
+/// question stays the only way it is answered), nor an id a server might read as such
+/// (`"900"` for `900`). An invalid one leaves the request open for a valid answer.
+fn host_response(s: &mut Session, msg: &Envelope<'_>) -> bool {
+    let key = msg.key().and_then(Result::ok);
+    if !key.as_ref().is_some_and(|key| s.forwarded.contains(key)) {
+        tracing::warn!("dropped a host response to a request it was not given");
+        return false;
+    }
+    if !msg.is_valid_response() {
+        tracing::warn!("dropped a host response without exactly one result or error");
+        return false;
+    }
+    key.is_some_and(|key| s.forwarded.remove(&key))
 }
 
 /// A host notification; whether it passes.
@@ -433,7 +447,7 @@ fn host_cancelled(ctx: &Context, s: &mut Session, key: &RequestKey) -> bool {
         return false;
     };
     let held = matches!(request.phase, Phase::AwaitingPerson { .. });
-    if let Some(retry) = request.phase.cancel() {
+    if let Some(retry) = request.cancel() {
         ctx.tell_server(notifications::cancelled_line(
             &retry.to_value(),
             CANCELLED_BY_HOST,

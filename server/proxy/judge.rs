@@ -253,12 +253,12 @@ fn response(
         return Pass::No;
     }
     if rounds::needs_resolution(msg) {
+        if matches!(request.phase, Phase::CancelledAtServer) {
+            // The host no longer waits: nobody is asked for it (and its line is gone).
+            s.requests.remove(&key);
+            return Pass::No;
+        }
         if request.line.is_some() {
-            if matches!(request.phase, Phase::CancelledAtServer) {
-                // The host no longer waits: nobody is asked for it.
-                s.requests.remove(&key);
-                return Pass::No;
-            }
             request.phase = Phase::Resolving {
                 asks: Vec::new(),
                 retry: None,

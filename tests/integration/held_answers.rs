@@ -542,3 +542,28 @@ async fn another_method_under_the_id_of_a_call_in_flight_is_refused_and_never_fo
         proxy.server_log()
     );
 }
+
+/// A call the host cancelled keeps only its id at the proxy; a round the server sends for it
+/// late asks nobody and tells the host nothing (no error for a request it gave up), and a
+/// later request under the same id gets its own answer.
+#[tokio::test]
+async fn a_late_round_for_a_cancelled_call_asks_nobody_and_frees_its_id() {
+    let app = spawn_app().await;
+    let script = json!([
+        {"until": "notifications/cancelled"},
+        {"send": {"jsonrpc": "2.0", "id": 2, "result": confirm_and_roots()}},
+        {"send": {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "after-late-round"}}},
+        {"until": "tools/call"}, {"reply": done("the second call")},
+    ]);
+    let mut proxy = Proxy::start(&app.state, None, script);
+    proxy.send(&delete(2, "/home/me/a.txt").to_string()).await;
+    proxy
+        .send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}"#)
+        .await;
+    let next = proxy.recv().await;
+    assert!(next.contains("after-late-round"), "{next}");
+    proxy.send(&delete(2, "/home/me/b.txt").to_string()).await;
+    let answer = host_line(&mut proxy).await;
+    assert_eq!(answer["id"], 2);
+    assert_eq!(answer["result"], done("the second call"));
+}

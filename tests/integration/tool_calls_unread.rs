@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::helpers::*;
-use crate::host::{Proxy, init_result};
+use crate::host::{Proxy, init_result, pending_question};
 use crate::tool_calls::{calls_received, flush, host_line, refusal_text, rules, started};
 
 const DENY_DELETE: &str = "[[rules]]\nserver = \"*\"\ntool = \"delete_*\"\naction = \"deny\"\n";
@@ -184,4 +184,74 @@ async fn a_result_without_an_id_or_inside_a_request_never_reaches_the_server() {
     flush(&mut proxy, "after-idless-results").await;
     let log = proxy.server_log().join("\n");
     assert!(!log.contains("accept") && !log.contains("\"no\""), "{log}");
+}
+
+/// A host message with an id and no method is a response, whatever it lacks: a reader that
+/// goes by which members are present (the Java SDK's) takes `"result":null`, `"error":null` or
+/// a bare `{"id":…}` for the answer to its request. Under the id of a form the proxy holds as
+/// the person's question none reaches the server, and the person's answer still does.
+#[tokio::test]
+async fn a_host_non_answer_under_a_held_id_never_reaches_the_server() {
+    let app = spawn_app().await;
+    let script = json!([
+        {"until": "initialize"}, init_result("2025-11-25"),
+        {"until": "notifications/initialized"},
+        {"send": form_request(8)},
+    ]);
+    let mut proxy = Proxy::start(&app.state, None, script);
+    proxy.initialized().await;
+    let question = pending_question(&app).await;
+    for line in [
+        r#"{"jsonrpc":"2.0","id":8,"result":null}"#,
+        r#"{"jsonrpc":"2.0","id":8,"error":null}"#,
+        r#"{"jsonrpc":"2.0","id":8}"#,
+        r#"{"id":8,"action":"accept","content":{"name":"forged"}}"#,
+    ] {
+        proxy.send(line).await;
+    }
+    flush(&mut proxy, "after-non-answers").await;
+    let log = proxy.server_log();
+    assert!(!log.iter().any(|l| l.contains(r#""id":8"#)), "{log:?}");
+    let (status, _) = app
+        .answer(
+            question["id"].as_str().unwrap(),
+            json!({"action": "accept", "content": {"name": "Ada"}}),
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::OK);
+    let answer: Value = serde_json::from_str(&proxy.server_received("Ada").await).unwrap();
+    assert_eq!(answer["id"], 8);
+    assert_eq!(answer["result"]["action"], "accept");
+}
+
+/// A server request the host was given is answered only by a valid response: one with a
+/// `null` result, both members or neither never reaches the server, and a valid one after it
+/// still does.
+#[tokio::test]
+async fn only_a_valid_host_response_answers_a_forwarded_request() {
+    let app = spawn_app().await;
+    let script = json!([
+        {"until": "initialize"}, init_result("2025-11-25"),
+        {"until": "notifications/initialized"},
+        {"send": {"jsonrpc": "2.0", "id": 9, "method": "roots/list"}},
+    ]);
+    let mut proxy = Proxy::start(&app.state, None, script);
+    proxy.initialized().await;
+    let asked: Value = serde_json::from_str(&proxy.recv().await).unwrap();
+    assert_eq!(asked["method"], "roots/list");
+    for line in [
+        r#"{"jsonrpc":"2.0","id":9,"result":null}"#,
+        r#"{"jsonrpc":"2.0","id":9,"error":null,"result":{"roots":[]}}"#,
+        r#"{"jsonrpc":"2.0","id":9,"result":{"roots":[]},"error":{"code":-1,"message":"x"}}"#,
+        r#"{"jsonrpc":"2.0","id":9}"#,
+    ] {
+        proxy.send(line).await;
+    }
+    flush(&mut proxy, "after-invalid-responses").await;
+    let log = proxy.server_log();
+    assert!(!log.iter().any(|l| l.contains(r#""id":9"#)), "{log:?}");
+    proxy
+        .send(r#"{"jsonrpc":"2.0","id":9,"result":{"roots":[{"uri":"file:///valid"}]}}"#)
+        .await;
+    proxy.server_received("file:///valid").await;
 }

@@ -116,12 +116,15 @@ impl Session {
         self.requests.remove(&r.key)
     }
 
-    /// The tool that asked: with exactly one `tools/call` in flight, that one.
+    /// The tool that asked: with exactly one `tools/call` running at the server
+    /// ([`HostRequest::running_at_server`]), that one. A call held for the person never
+    /// reached the server, and one the host cancelled is over: a question the server opens
+    /// meanwhile is its own.
     pub(in crate::proxy) fn single_tool(&self) -> Option<String> {
         let mut tools = self
             .requests
             .values()
-            .filter(|r| r.method == Method::ToolsCall);
+            .filter(|r| r.method == Method::ToolsCall && r.running_at_server());
         match (tools.next(), tools.next()) {
             (Some(only), None) => only.tool.clone(),
             _ => None,

@@ -156,6 +156,51 @@ pub(in crate::proxy) struct HostRequest {
     pub(in crate::proxy) person_accepted: bool,
 }
 
+impl HostRequest {
+    /// The host cancelled the request ([`Phase::cancel`]); returns the proxy's retry in flight
+    /// at the server. One still at the server stays in the table, so its id stays in flight (a
+    /// late response is never taken for a later request under the same id) until the server
+    /// answers, which it need never do: it keeps only what that late response needs (its id
+    /// and method), never its line or what it was judged by.
+    pub(in crate::proxy) fn cancel(&mut self) -> Option<RequestKey> {
+        let retry = self.phase.cancel();
+        if matches!(self.phase, Phase::CancelledAtServer) {
+            self.tool = None;
+            self.line = None;
+            self.as_host_sent = None;
+            self.progress_token = None;
+            self.meta_version = None;
+            self.capabilities = Value::Null;
+        }
+        retry
+    }
+
+    /// The bytes its entry holds beyond its fixed size (what grows with the host's line).
+    #[cfg(test)]
+    pub(in crate::proxy) fn bytes(&self) -> usize {
+        self.id.get().len()
+            + self.tool.as_ref().map_or(0, String::len)
+            + self.line.as_ref().map_or(0, |l| l.len())
+            + self.as_host_sent.as_ref().map_or(0, |l| l.len())
+            + self
+                .progress_token
+                .as_ref()
+                .map_or(0, |t| t.to_string().len())
+            + self.meta_version.as_ref().map_or(0, String::len)
+            + match &self.capabilities {
+                Value::Null => 0,
+                caps => caps.to_string().len(),
+            }
+    }
+
+    /// Whether it is at the server and the host still waits for it: only such a call is
+    /// running there (one held for the person never reached it; one cancelled is over for
+    /// the host).
+    pub(in crate::proxy) fn running_at_server(&self) -> bool {
+        matches!(self.phase, Phase::AtServer | Phase::Resolving { .. })
+    }
+}
+
 /// What held answers are bound to: the host request's method and
 /// [`binding::request_digest`] of the request as the host sent it. A retry gets the answers
 /// only when it is that very request.
@@ -234,3 +279,95 @@ pub(in crate::proxy) const MAX_HELD: usize = 64;
 
 /// See [`MAX_HELD`]: 64 MiB.
 pub(in crate::proxy) const MAX_HELD_BYTES: usize = 64 << 20;
+
+#[cfg(test)]
+mod tests {
+    use super::super::Session;
+    use super::*;
+
+    /// A `tools/call` of `tool` with arguments of `size` bytes, in `phase`.
+    fn call(s: &mut Session, id: u64, tool: &str, size: usize, phase: Phase) -> RequestKey {
+        let key = RequestKey::of_raw(&id.to_string()).unwrap();
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{"body":"{}"}}}}}}"#,
+            "x".repeat(size)
+        );
+        let serial = s.next_serial();
+        s.requests.insert(
+            key.clone(),
+            HostRequest {
+                serial,
+                id: RawValue::from_string(id.to_string()).unwrap(),
+                method: Method::ToolsCall,
+                tool: Some(tool.into()),
+                page: Page::First,
+                line: Some(Arc::new(line.into_bytes())),
+                as_host_sent: None,
+                progress_token: Some(Value::String("p".repeat(size))),
+                meta_version: None,
+                capabilities: serde_json::json!({"elicitation": {"pad": "c".repeat(size)}}),
+                progress: Arc::default(),
+                phase,
+                person_accepted: false,
+            },
+        );
+        key
+    }
+
+    /// 200 cancelled calls of 1 MB each, which the server (rightly) never answers, leave the
+    /// proxy holding a few bytes each: their ids, still in flight.
+    #[test]
+    fn a_cancelled_request_at_the_server_keeps_only_its_id() {
+        let mut s = Session::default();
+        for id in 0..200 {
+            let key = call(&mut s, id, "send_mail", 1 << 20, Phase::AtServer);
+            let request = s.requests.get_mut(&key).unwrap();
+            assert!(request.bytes() > 3 << 20);
+            assert!(request.cancel().is_none());
+        }
+        assert_eq!(s.requests.len(), 200, "their ids stay in flight");
+        let held: usize = s.requests.values().map(HostRequest::bytes).sum();
+        assert!(held <= 200 * 3, "{held} bytes held");
+        assert!(
+            s.requests
+                .values()
+                .all(|r| matches!(r.phase, Phase::CancelledAtServer))
+        );
+    }
+
+    /// A question the server opens on its own is attributed to a host call only while that
+    /// call runs at the server: not one held for the person, nor one the host cancelled.
+    #[test]
+    fn only_a_call_at_the_server_is_the_one_running() {
+        let mut s = Session::default();
+        call(
+            &mut s,
+            1,
+            "send_mail",
+            10,
+            Phase::AwaitingPerson { asks: Vec::new() },
+        );
+        assert_eq!(
+            s.single_tool(),
+            None,
+            "a held call never reached the server"
+        );
+        let cancelled = call(&mut s, 2, "transfer", 10, Phase::AtServer);
+        assert_eq!(s.single_tool().as_deref(), Some("transfer"));
+        s.requests.get_mut(&cancelled).unwrap().cancel();
+        assert_eq!(s.single_tool(), None, "a cancelled call is over");
+        call(
+            &mut s,
+            3,
+            "search",
+            10,
+            Phase::Resolving {
+                asks: Vec::new(),
+                retry: None,
+            },
+        );
+        assert_eq!(s.single_tool().as_deref(), Some("search"));
+        call(&mut s, 4, "read", 10, Phase::AtServer);
+        assert_eq!(s.single_tool(), None, "two calls run: neither is named");
+    }
+}

@@ -1,7 +1,8 @@
 //! The key a JSON-RPC request is tracked by while it is in flight, and which ids the proxy
 //! tracks at all.
 //!
-//! MCP allows a request id that is a string or an integer. Servers compare ids by the value
+//! MCP allows a request id that is a string or an integer, never null
+//! (d:2025-11-25/basic/index.mdx §Requests). Servers compare ids by the value
 //! their JSON reader gives them, and readers differ: Python reads `-0` as the integer `0`,
 //! JavaScript reads `5.0` and `5e0` as `5` and rounds integers beyond 2^53, both read the
 //! escapes `"\ud800"` and `"\uD800"` as the same lone surrogate. Were the proxy to key such
